@@ -1,0 +1,56 @@
+//! Errors met while reading a recording. Each names the file and says what to
+//! do about it.
+
+use std::io;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    #[error("cannot open {}: {source}{}", path.display(), hint_for(source))]
+    Open { path: PathBuf, source: io::Error },
+
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+
+    #[error(
+        "{} is not a profiler recording (it lacks the profiler's signature); \
+         make one with `profiler record -- COMMAND`",
+        path.display()
+    )]
+    NotARecording { path: PathBuf },
+
+    #[error(
+        "{} is truncated: it ends before the recording's end marker (interrupted while \
+         being written, or cut short since); record it again",
+        path.display()
+    )]
+    Truncated { path: PathBuf },
+
+    #[error(
+        "{} uses recording format version {found}, but this profiler reads version {supported}; \
+         read it with the profiler that wrote it, or record it again",
+        path.display()
+    )]
+    Version {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+
+    #[error("{} is corrupt at byte {offset}: {what}; record it again", path.display())]
+    Corrupt {
+        path: PathBuf,
+        offset: u64,
+        what: String,
+    },
+}
+
+fn hint_for(error: &io::Error) -> &'static str {
+    match error.kind() {
+        io::ErrorKind::NotFound => {
+            "; make a recording with `profiler record -- COMMAND` or name one with -i FILE"
+        }
+        io::ErrorKind::IsADirectory => "; name a recording file with -i FILE",
+        _ => "",
+    }
+}

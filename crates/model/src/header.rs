@@ -1,0 +1,71 @@
+//! The metadata that frames a recording's event stream: the header written
+//! first (what was recorded, where, how) and the trailer written last (what
+//! came of it). Both are JSON, so fields can be added without a new format
+//! version.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::event::EventDescription;
+use crate::record::BuildId;
+use crate::stats::RecordingStats;
+
+/// Written at the start of every recording.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordingHeader {
+    /// The events sampled, indexed by [`EventIndex`](crate::EventIndex).
+    pub events: Vec<EventDescription>,
+    /// The profiled command and its arguments.
+    pub command: Vec<String>,
+    pub host: HostInfo,
+    /// Wall-clock start of the recording, nanoseconds since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// The version of the profiler that wrote the recording.
+    pub profiler_version: String,
+}
+
+/// The machine a recording was made on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    /// The kernel release (`uname -r`).
+    pub kernel: String,
+    pub arch: String,
+    pub cpus: u32,
+}
+
+/// Written at the end of every finished recording.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trailer {
+    pub stats: RecordingStats,
+    /// Every file mapped executable during the recording.
+    pub modules: Vec<ModuleEntry>,
+    /// Wall-clock duration of the recording in nanoseconds.
+    pub duration_ns: u64,
+    /// How the profiled command ended, e.g. `exited with status 0`.
+    pub outcome: String,
+}
+
+/// A file mapped executable into a profiled process.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ModuleEntry {
+    pub path: String,
+    #[serde(default, with = "build_id_hex")]
+    pub build_id: Option<BuildId>,
+}
+
+mod build_id_hex {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(id: &Option<BuildId>, s: S) -> Result<S::Ok, S::Error> {
+        match id {
+            Some(id) => s.serialize_some(&id.to_string()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<BuildId>, D::Error> {
+        let text: Option<String> = Option::deserialize(d)?;
+        text.map(|t| BuildId::from_hex(&t).ok_or_else(|| serde::de::Error::custom("bad build-id")))
+            .transpose()
+    }
+}

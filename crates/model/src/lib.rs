@@ -1,0 +1,56 @@
+//! The profiler's data model: the address vocabulary, the recording format and
+//! the process model. Every other crate speaks these types; this one performs
+//! no system calls beyond reading and writing files.
+//!
+//! Data flow: the sampler turns kernel records into [`Record`]s and pushes them
+//! into a [`RecordSink`] such as [`RecordingWriter`]; a report opens the file
+//! with [`Recording::open`], replays its side-band records into a
+//! [`ProcessModel`], and resolves every [`Sample`] to a [`Location`].
+//!
+//! ```
+//! use profiler_model::*;
+//!
+//! let header = RecordingHeader {
+//!     events: vec![],
+//!     command: vec!["./app".into()],
+//!     host: HostInfo::default(),
+//!     start_unix_ns: 0,
+//!     profiler_version: "0".into(),
+//! };
+//! let mut writer = RecordingWriter::new(Vec::new(), &header).unwrap();
+//! writer.push(&Record::Mmap(Mmap {
+//!     time: 1, pid: 7, tid: 7, start: Avma(0x40_1000), len: 0x1000,
+//!     offset: FileOffset(0x1000), path: "/bin/app".into(), build_id: None,
+//! })).unwrap();
+//! let bytes = writer.finish(Trailer::default()).unwrap();
+//! assert!(bytes.ends_with(b"PROFEND1"));
+//! ```
+
+mod address;
+mod atomic_file;
+mod codec;
+mod error;
+mod event;
+mod header;
+mod layout;
+mod module;
+mod process;
+mod reader;
+mod record;
+mod stats;
+mod symbolize;
+mod writer;
+
+pub use address::{Avma, FileOffset, KERNEL_SPACE_START, RelativeAddress, Svma};
+pub use atomic_file::AtomicFile;
+pub use error::RecordingError;
+pub use event::{EventDescription, EventIndex, Sampling};
+pub use header::{HostInfo, ModuleEntry, RecordingHeader, Trailer};
+pub use layout::FORMAT_VERSION;
+pub use module::{Module, ModuleId, ModuleTable};
+pub use process::{Location, ProcessModel, ProcessModelBuilder};
+pub use reader::{Recording, Records};
+pub use record::{BuildId, Comm, CpuMode, Lost, Mmap, Record, Sample, TaskEvent, Throttle};
+pub use stats::{EventStats, RecordingStats, StatsCollector};
+pub use symbolize::{AddressSymbol, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer};
+pub use writer::{RecordSink, RecordingWriter};

@@ -1,0 +1,149 @@
+//! The records of a recording: samples and the side-band events that tie each
+//! sampled address to a file (mappings, exec, fork, exit), plus the kernel's
+//! notes on data it dropped.
+//!
+//! Times are nanoseconds on the kernel's perf clock, comparable across CPUs.
+
+use std::fmt;
+
+use crate::address::{Avma, FileOffset};
+use crate::event::EventIndex;
+
+/// One record of the event stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    Sample(Sample),
+    Mmap(Mmap),
+    Comm(Comm),
+    Fork(TaskEvent),
+    Exit(TaskEvent),
+    Lost(Lost),
+    Throttle(Throttle),
+}
+
+/// Where the CPU was executing when a sample was taken
+/// (`PERF_RECORD_MISC_CPUMODE_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CpuMode {
+    Unknown,
+    Kernel,
+    User,
+    Hypervisor,
+    GuestKernel,
+    GuestUser,
+}
+
+/// A program-counter sample, taken when an event's counter overflowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sample {
+    pub time: u64,
+    pub pid: u32,
+    pub tid: u32,
+    pub cpu: u32,
+    pub event: EventIndex,
+    pub mode: CpuMode,
+    pub ip: Avma,
+    /// How many events this sample stands for (the counter's period when it
+    /// overflowed; constant unless sampling by frequency).
+    pub period: u64,
+}
+
+/// A file (or an anonymous or special region such as `[vdso]`) mapped
+/// executable into a process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mmap {
+    pub time: u64,
+    pub pid: u32,
+    pub tid: u32,
+    pub start: Avma,
+    pub len: u64,
+    /// Offset in the file of the byte mapped at `start`.
+    pub offset: FileOffset,
+    /// The path as the kernel saw it, or a name in brackets (`[vdso]`).
+    pub path: String,
+    /// The GNU build-id of the file, when the kernel could read it.
+    pub build_id: Option<BuildId>,
+}
+
+/// A thread took a new name, or a process executed a new program (`exec`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comm {
+    pub time: u64,
+    pub pid: u32,
+    pub tid: u32,
+    pub name: String,
+    /// True when the name changed because of `exec`: the old mappings are gone.
+    pub exec: bool,
+}
+
+/// A task was created (fork, clone) or ended. `pid == ppid` for a new thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskEvent {
+    pub time: u64,
+    pub pid: u32,
+    pub ppid: u32,
+    pub tid: u32,
+    pub ptid: u32,
+}
+
+/// The kernel dropped `count` records of this event: its ring buffer was full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lost {
+    pub time: u64,
+    pub event: EventIndex,
+    pub count: u64,
+}
+
+/// The kernel stopped (or resumed) sampling this event because it exceeded
+/// `perf_event_max_sample_rate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Throttle {
+    pub time: u64,
+    pub event: EventIndex,
+    /// False for a THROTTLE record, true for the UNTHROTTLE that ends it.
+    pub unthrottle: bool,
+}
+
+/// A GNU build-id (the `.note.gnu.build-id` payload).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BuildId(pub Vec<u8>);
+
+impl fmt::Display for BuildId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+impl fmt::Debug for BuildId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BuildId({self})")
+    }
+}
+
+impl BuildId {
+    /// Parses the hexadecimal form written by `Display`.
+    pub fn from_hex(text: &str) -> Option<BuildId> {
+        if text.len() % 2 != 0 {
+            return None;
+        }
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+            .collect::<Option<Vec<u8>>>()
+            .map(BuildId)
+    }
+}
+
+impl Record {
+    /// The record's timestamp.
+    pub fn time(&self) -> u64 {
+        match self {
+            Record::Sample(r) => r.time,
+            Record::Mmap(r) => r.time,
+            Record::Comm(r) => r.time,
+            Record::Fork(r) | Record::Exit(r) => r.time,
+            Record::Lost(r) => r.time,
+            Record::Throttle(r) => r.time,
+        }
+    }
+}

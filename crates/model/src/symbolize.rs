@@ -1,0 +1,56 @@
+//! The contract between the symbolizer and the reports.
+//!
+//! Reports hand a symbolizer the deduplicated, sorted file offsets sampled in
+//! one module, and get back what each offset is. The reports never open ELF
+//! files themselves; the symbolizer never sees samples.
+
+use crate::address::{FileOffset, RelativeAddress};
+use crate::module::Module;
+
+/// Turns file offsets of a module into functions.
+pub trait Symbolizer: Sync {
+    /// Symbolizes `offsets`, which are sorted and free of duplicates. The
+    /// answer holds one [`AddressSymbol`] per offset, in the same order.
+    fn symbolize(&self, module: &Module, offsets: &[FileOffset]) -> ModuleSymbols;
+}
+
+/// The symbolizer's answer for one module.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleSymbols {
+    /// Why this module's addresses could not be named, e.g. its file is
+    /// missing or no longer matches the recorded build-id.
+    pub problem: Option<String>,
+    pub addresses: Vec<AddressSymbol>,
+}
+
+/// What one sampled address is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AddressSymbol {
+    /// The address relative to the module's image base, when the file
+    /// could be read.
+    pub relative: Option<RelativeAddress>,
+    /// The function containing the address, when one is known.
+    pub function: Option<FunctionSymbol>,
+}
+
+/// A function, known by name or only by its extent (from unwind tables).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionSymbol {
+    /// The demangled name, if the symbol table or debug info has one.
+    pub name: Option<String>,
+    /// The function's first address, relative to the module's image base.
+    pub start: RelativeAddress,
+}
+
+/// A symbolizer that knows nothing: every address stays a module offset.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoSymbols;
+
+impl Symbolizer for NoSymbols {
+    fn symbolize(&self, _: &Module, offsets: &[FileOffset]) -> ModuleSymbols {
+        ModuleSymbols {
+            problem: None,
+            addresses: vec![AddressSymbol::default(); offsets.len()],
+        }
+    }
+}
