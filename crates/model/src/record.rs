@@ -123,7 +123,7 @@ impl fmt::Debug for BuildId {
 impl BuildId {
     /// Parses the hexadecimal form written by `Display`.
     pub fn from_hex(text: &str) -> Option<BuildId> {
-        if text.len() % 2 != 0 {
+        if !text.len().is_multiple_of(2) {
             return None;
         }
         (0..text.len())
