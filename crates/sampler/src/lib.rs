@@ -1,1 +1,46 @@
-//! placeholder
+//! The sampler: `perf_event_open` on Linux, from launching the profiled
+//! command to draining the kernel's ring buffers into profiler records.
+//!
+//! It owns the first step of the data flow: a [`Recorder`] is checked once
+//! (events, rates, command), then run; every record it drains (samples,
+//! mappings, exec, fork, exit, lost, throttle) goes to a
+//! [`RecordSink`](profiler_model::RecordSink), such as the recording writer.
+//!
+//! ```no_run
+//! use profiler_sampler::{EventRequest, RecordConfig, Recorder, DEFAULT_RING_BYTES};
+//! use profiler_model::RecordingWriter;
+//!
+//! let recorder = Recorder::new(RecordConfig {
+//!     command: vec!["./app".into()],
+//!     events: vec![EventRequest { name: "cpu-clock".into(), sampling: None }],
+//!     sampling: None,
+//!     ring_bytes: DEFAULT_RING_BYTES,
+//! })?;
+//! let mut writer = RecordingWriter::new(Vec::new(), &recorder.header())?;
+//! let outcome = recorder.run(&mut writer)?;
+//! println!("{}", outcome.exit);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! This is the one crate with `unsafe` code: `fork`/`exec`, signal handlers,
+//! `poll` and one ioctl. Each block says why it is sound.
+
+#![allow(unsafe_code)]
+
+mod command;
+mod convert;
+mod counters;
+mod error;
+mod event;
+mod launch;
+mod recorder;
+mod signals;
+pub mod sysinfo;
+
+pub use counters::ResolvedEvent;
+pub use error::SamplerError;
+pub use event::{CPU_CLOCK, CYCLES, EventSpec, KNOWN_EVENTS, KnownEvent};
+pub use launch::TargetExit;
+pub use recorder::{
+    DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, EventRequest, RecordConfig, RecordOutcome, Recorder,
+};

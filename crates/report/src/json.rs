@@ -1,0 +1,92 @@
+//! The flat profile as JSON:
+//! `{"events":[{"name","samples","lost",...}], "functions":[{"name","module","self",
+//! "self_percent","total","total_percent",...}], ...}`. `total` equals `self`
+//! until call graphs exist.
+
+use std::io::{self, Write};
+
+use serde_json::{Value, json};
+
+use profiler_model::Sampling;
+
+use crate::profile::FlatProfile;
+
+pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()> {
+    let events: Vec<Value> = profile
+        .events
+        .iter()
+        .map(|e| {
+            let (key, value) = match e.description.sampling {
+                Sampling::Frequency(hz) => ("frequency", hz),
+                Sampling::Period(n) => ("period", n),
+            };
+            json!({
+                "name": e.description.name,
+                "samples": e.stats.samples,
+                "lost": e.stats.lost,
+                "throttled": e.stats.throttled,
+                "period": e.stats.period,
+                "unit": e.description.unit,
+                "sampling": { key: value },
+            })
+        })
+        .collect();
+    let functions: Vec<Value> = profile
+        .events
+        .iter()
+        .flat_map(|e| {
+            e.functions.iter().map(|f| {
+                json!({
+                    "name": f.name,
+                    "module": f.module,
+                    "event": e.description.name,
+                    "self": f.weight.samples,
+                    "self_percent": round(f.percent),
+                    "total": f.weight.samples,
+                    "total_percent": round(f.percent),
+                    "period": f.weight.period,
+                })
+            })
+        })
+        .collect();
+    let modules: Vec<Value> = profile
+        .events
+        .iter()
+        .flat_map(|e| {
+            e.modules.iter().map(|m| {
+                json!({
+                    "module": m.module,
+                    "path": m.path,
+                    "event": e.description.name,
+                    "self": m.weight.samples,
+                    "self_percent": round(m.percent),
+                    "period": m.weight.period,
+                })
+            })
+        })
+        .collect();
+    let threads: Vec<Value> = profile
+        .threads
+        .iter()
+        .map(|t| json!({"pid": t.pid, "tid": t.tid, "name": t.name, "samples": t.samples}))
+        .collect();
+    let document = json!({
+        "command": profile.header.command,
+        "duration_ns": profile.duration_ns,
+        "outcome": profile.outcome,
+        "processes": profile.processes,
+        "threads_seen": profile.thread_count,
+        "events": events,
+        "functions": functions,
+        "modules": modules,
+        "threads": threads,
+        "problems": profile.problems,
+    });
+    serde_json::to_writer_pretty(&mut *out, &document)?;
+    writeln!(out)
+}
+
+/// Percentages with four decimals: enough, and stable in golden files.
+fn round(percent: f64) -> f64 {
+    (percent * 10_000.0).round() / 10_000.0
+}

@@ -1,0 +1,164 @@
+//! Kernel ring-buffer records -> model records.
+//!
+//! Parsing goes through a `Visitor` rather than `Record::parse_record`,
+//! because the latter drops the `sample_id_all` trailer, and with it the time
+//! of every non-sample record, which the report needs to order mappings
+//! against samples.
+
+use std::collections::HashMap;
+
+use perf_event::data::endian::Native;
+use perf_event::data::parse::{ParseConfig, Parser};
+use perf_event::data::{self as perf, RecordMetadata, Visitor};
+use perf_event_open_sys::bindings::{
+    PERF_RECORD_MISC_COMM_EXEC, PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_GUEST_KERNEL,
+    PERF_RECORD_MISC_GUEST_USER, PERF_RECORD_MISC_HYPERVISOR, PERF_RECORD_MISC_KERNEL,
+    PERF_RECORD_MISC_USER, perf_event_header,
+};
+use profiler_model::{
+    Avma, BuildId, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record, Sample, TaskEvent,
+    Throttle,
+};
+
+/// Converts one ring-buffer record. `None` for record kinds the profiler does
+/// not keep (and for records the parser cannot read).
+pub(crate) fn convert(
+    record: &perf_event::Record<'_>,
+    config: &ParseConfig<Native>,
+    events_by_id: &HashMap<u64, EventIndex>,
+) -> Option<Record> {
+    let bytes = record.to_contiguous();
+    let header = perf_event_header {
+        type_: record.ty(),
+        misc: record.misc(),
+        size: (record.len() + size_of::<perf_event_header>()) as u16,
+    };
+    let visitor = Converter { events_by_id };
+    Parser::new(bytes.as_ref(), config.clone())
+        .parse_record_with_header(visitor, header)
+        .ok()?
+}
+
+struct Converter<'a> {
+    events_by_id: &'a HashMap<u64, EventIndex>,
+}
+
+impl Converter<'_> {
+    fn event(&self, id: Option<u64>) -> EventIndex {
+        id.and_then(|id| self.events_by_id.get(&id).copied())
+            .unwrap_or(0)
+    }
+}
+
+fn time(metadata: &RecordMetadata) -> u64 {
+    metadata.sample_id().time().unwrap_or(0)
+}
+
+fn cpu_mode(misc: u16) -> CpuMode {
+    match u32::from(misc) & PERF_RECORD_MISC_CPUMODE_MASK {
+        PERF_RECORD_MISC_KERNEL => CpuMode::Kernel,
+        PERF_RECORD_MISC_USER => CpuMode::User,
+        PERF_RECORD_MISC_HYPERVISOR => CpuMode::Hypervisor,
+        PERF_RECORD_MISC_GUEST_KERNEL => CpuMode::GuestKernel,
+        PERF_RECORD_MISC_GUEST_USER => CpuMode::GuestUser,
+        _ => CpuMode::Unknown,
+    }
+}
+
+impl<'p> Visitor<'p> for Converter<'_> {
+    type Output = Option<Record>;
+
+    fn visit_unimplemented(self, _: RecordMetadata) -> Self::Output {
+        None
+    }
+
+    fn visit_sample(self, s: perf::Sample<'p>, metadata: RecordMetadata) -> Self::Output {
+        Some(Record::Sample(Sample {
+            time: s.time()?,
+            pid: s.pid()?,
+            tid: s.tid()?,
+            cpu: s.cpu().unwrap_or(0),
+            event: self.event(s.id()),
+            mode: cpu_mode(metadata.misc()),
+            ip: Avma(s.ip()?),
+            period: s.period().unwrap_or(1),
+        }))
+    }
+
+    fn visit_mmap2(self, m: perf::Mmap2<'p>, metadata: RecordMetadata) -> Self::Output {
+        Some(Record::Mmap(Mmap {
+            time: time(&metadata),
+            pid: m.pid,
+            tid: m.tid,
+            start: Avma(m.addr),
+            len: m.len,
+            offset: FileOffset(m.pgoff),
+            path: String::from_utf8_lossy(&m.filename).into_owned(),
+            build_id: m
+                .build_id()
+                .filter(|id| !id.is_empty())
+                .map(|id| BuildId(id.to_vec())),
+        }))
+    }
+
+    fn visit_comm(self, c: perf::Comm<'p>, metadata: RecordMetadata) -> Self::Output {
+        Some(Record::Comm(Comm {
+            time: time(&metadata),
+            pid: c.pid,
+            tid: c.tid,
+            name: String::from_utf8_lossy(&c.comm).into_owned(),
+            exec: u32::from(metadata.misc()) & PERF_RECORD_MISC_COMM_EXEC != 0,
+        }))
+    }
+
+    fn visit_fork(self, f: perf::Fork, _: RecordMetadata) -> Self::Output {
+        Some(Record::Fork(task(&f)))
+    }
+
+    fn visit_exit(self, e: perf::Exit, _: RecordMetadata) -> Self::Output {
+        Some(Record::Exit(task(&e)))
+    }
+
+    fn visit_lost(self, l: perf::Lost, metadata: RecordMetadata) -> Self::Output {
+        Some(Record::Lost(Lost {
+            time: time(&metadata),
+            event: self.event(Some(l.id)),
+            count: l.lost,
+        }))
+    }
+
+    fn visit_lost_samples(self, l: perf::LostSamples, metadata: RecordMetadata) -> Self::Output {
+        let event = self.event(metadata.sample_id().id());
+        Some(Record::Lost(Lost {
+            time: time(&metadata),
+            event,
+            count: l.lost,
+        }))
+    }
+
+    fn visit_throttle(self, t: perf::Throttle, _: RecordMetadata) -> Self::Output {
+        Some(throttle(self.event(Some(t.id)), &t, false))
+    }
+
+    fn visit_unthrottle(self, t: perf::Throttle, _: RecordMetadata) -> Self::Output {
+        Some(throttle(self.event(Some(t.id)), &t, true))
+    }
+}
+
+fn task(e: &perf::Exit) -> TaskEvent {
+    TaskEvent {
+        time: e.time,
+        pid: e.pid,
+        ppid: e.ppid,
+        tid: e.tid,
+        ptid: e.ptid,
+    }
+}
+
+fn throttle(event: EventIndex, t: &perf::Throttle, unthrottle: bool) -> Record {
+    Record::Throttle(Throttle {
+        time: t.time,
+        event,
+        unthrottle,
+    })
+}

@@ -1,0 +1,289 @@
+//! The kernel side of a recording: one counter per event per CPU on the
+//! target (inherited by its threads and children, enabled at its exec), and
+//! per CPU one ring buffer that all that CPU's events write into.
+//!
+//! One counter per CPU rather than one per task: the kernel refuses to map
+//! the ring buffer of an inherited counter opened for any CPU.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use perf_event::events::Event;
+use perf_event::{Builder, Counter, SampleFlag, Sampler};
+use perf_event_open_sys::bindings::perf_event_attr;
+use profiler_model::{EventIndex, RecordSink, Sampling};
+
+use crate::convert::convert;
+use crate::error::SamplerError;
+use crate::event::EventSpec;
+use crate::sysinfo;
+
+/// An event with its sampling rate, as it will be opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResolvedEvent {
+    pub spec: EventSpec,
+    pub sampling: Sampling,
+}
+
+/// The smallest ring buffer tried when the locked-memory budget is tight.
+const MIN_RING_BYTES: usize = 16 << 10;
+
+struct PerfEventType {
+    perf_type: u32,
+    config: u64,
+}
+
+impl Event for PerfEventType {
+    fn update_attrs(self, attr: &mut perf_event_attr) {
+        attr.type_ = self.perf_type;
+        attr.config = self.config;
+    }
+}
+
+/// The builder for `event`; `side_band` adds the mapping, exec and task
+/// records, which one event per CPU carries.
+fn builder(event: &ResolvedEvent, side_band: bool) -> Builder<'static> {
+    let kind = event.spec.event;
+    let mut builder = Builder::new(PerfEventType {
+        perf_type: kind.perf_type,
+        config: kind.config,
+    });
+    builder
+        .exclude_user(!event.spec.user)
+        .exclude_kernel(!event.spec.kernel)
+        .sample(
+            SampleFlag::IP
+                | SampleFlag::TID
+                | SampleFlag::TIME
+                | SampleFlag::CPU
+                | SampleFlag::PERIOD
+                | SampleFlag::IDENTIFIER,
+        )
+        .sample_id_all(true);
+    match event.sampling {
+        Sampling::Period(period) => builder.sample_period(period),
+        Sampling::Frequency(hz) => builder.sample_frequency(hz),
+    };
+    if side_band {
+        builder
+            .mmap(true)
+            .mmap2(true)
+            .build_id(true)
+            .comm(true)
+            .comm_exec(true)
+            .task(true);
+    }
+    builder
+}
+
+/// Opens `event` on the calling process, to learn before anything is
+/// launched whether the kernel will accept it.
+pub(crate) fn probe(event: &ResolvedEvent) -> Result<(), SamplerError> {
+    builder(event, true)
+        .observe_self()
+        .any_cpu()
+        .build()
+        .map(drop)
+        .map_err(|error| open_error(event, error))
+}
+
+/// Explains a refused `perf_event_open`.
+pub(crate) fn open_error(event: &ResolvedEvent, error: io::Error) -> SamplerError {
+    let name = event.spec.name();
+    match error.raw_os_error() {
+        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV) => {
+            let reason = if !event.spec.event.is_hardware() {
+                "the kernel does not provide it".to_owned()
+            } else if sysinfo::has_cpu_pmu() {
+                "the CPU's performance-monitoring unit does not provide it".to_owned()
+            } else {
+                "it needs a hardware performance-monitoring unit, and this machine exposes none \
+                 (a virtual machine?)"
+                    .to_owned()
+            };
+            SamplerError::EventNotSupported {
+                event: name,
+                reason,
+            }
+        }
+        Some(libc::EACCES | libc::EPERM) => SamplerError::PermissionDenied {
+            event: name,
+            paranoid: sysinfo::paranoid_level(),
+            kernel: event.spec.kernel,
+        },
+        _ => SamplerError::OpenFailed {
+            event: name,
+            source: error,
+        },
+    }
+}
+
+/// The ring buffers of a recording, one per CPU.
+pub(crate) struct Rings {
+    rings: Vec<Ring>,
+    events_by_id: HashMap<u64, EventIndex>,
+    /// Data bytes per ring, after any reduction to fit the mlock budget.
+    pub bytes_per_ring: usize,
+}
+
+struct Ring {
+    sampler: Sampler,
+    /// The CPU's other events, writing into `sampler`'s buffer. Kept open.
+    _followers: Vec<Counter>,
+    hung_up: bool,
+}
+
+enum OpenFailure {
+    Open(SamplerError),
+    Map(io::Error),
+}
+
+/// Opens every event on every CPU for `pid`, halving the ring size while
+/// the locked-memory budget refuses it.
+pub(crate) fn open_rings(
+    events: &[ResolvedEvent],
+    pid: libc::pid_t,
+    cpus: &[usize],
+    mut bytes: usize,
+) -> Result<Rings, SamplerError> {
+    loop {
+        match try_open_rings(events, pid, cpus, bytes) {
+            Ok(rings) => return Ok(rings),
+            Err(OpenFailure::Open(error)) => return Err(error),
+            Err(OpenFailure::Map(error)) => {
+                let budget = matches!(error.raw_os_error(), Some(libc::EPERM | libc::ENOMEM));
+                if !budget || bytes / 2 < MIN_RING_BYTES {
+                    let mlock_kb = sysinfo::mlock_kb().map_or("unknown".into(), |k| k.to_string());
+                    return Err(SamplerError::RingBuffer {
+                        source: error,
+                        mlock_kb,
+                    });
+                }
+                bytes /= 2;
+            }
+        }
+    }
+}
+
+fn try_open_rings(
+    events: &[ResolvedEvent],
+    pid: libc::pid_t,
+    cpus: &[usize],
+    bytes: usize,
+) -> Result<Rings, OpenFailure> {
+    let mut rings = Vec::with_capacity(cpus.len());
+    let mut events_by_id = HashMap::new();
+    for &cpu in cpus {
+        let mut leader: Option<Sampler> = None;
+        let mut followers = Vec::new();
+        for (index, event) in events.iter().enumerate() {
+            let counter = builder(event, index == 0)
+                .observe_pid(pid)
+                .one_cpu(cpu)
+                .inherit(true)
+                .enable_on_exec(true)
+                .build()
+                .map_err(|e| OpenFailure::Open(open_error(event, e)))?;
+            events_by_id.insert(counter.id(), index as EventIndex);
+            match &leader {
+                None => leader = Some(counter.sampled(bytes).map_err(OpenFailure::Map)?),
+                Some(leader) => {
+                    redirect_output(&counter, leader).map_err(|source| {
+                        OpenFailure::Open(SamplerError::System {
+                            what: "sharing a ring buffer",
+                            source,
+                        })
+                    })?;
+                    followers.push(counter);
+                }
+            }
+        }
+        if let Some(sampler) = leader {
+            rings.push(Ring {
+                sampler,
+                _followers: followers,
+                hung_up: false,
+            });
+        }
+    }
+    Ok(Rings {
+        rings,
+        events_by_id,
+        bytes_per_ring: bytes,
+    })
+}
+
+/// Makes `counter` write its records into `leader`'s ring buffer.
+fn redirect_output(counter: &Counter, leader: &Sampler) -> io::Result<()> {
+    // SAFETY: both are open perf event fds owned by live objects.
+    let result =
+        unsafe { perf_event_open_sys::ioctls::SET_OUTPUT(counter.as_raw_fd(), leader.as_raw_fd()) };
+    if result == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+impl Rings {
+    /// Waits until a buffer has data, every task has exited, a signal
+    /// arrives, or `timeout` passes. Notes which rings have hung up.
+    pub fn wait(&mut self, timeout: Duration) -> Result<(), SamplerError> {
+        let mut open: Vec<usize> = Vec::new();
+        let mut fds: Vec<libc::pollfd> = Vec::new();
+        for (index, ring) in self.rings.iter().enumerate().filter(|(_, r)| !r.hung_up) {
+            open.push(index);
+            fds.push(libc::pollfd {
+                fd: ring.sampler.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        if fds.is_empty() {
+            return Ok(());
+        }
+        let timeout_ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+        if ready == -1 {
+            let error = io::Error::last_os_error();
+            if error.kind() == io::ErrorKind::Interrupted {
+                return Ok(());
+            }
+            return Err(SamplerError::System {
+                what: "poll",
+                source: error,
+            });
+        }
+        for (fd, index) in fds.iter().zip(open) {
+            if fd.revents & (libc::POLLHUP | libc::POLLERR) != 0 {
+                self.rings[index].hung_up = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every task that could write into the rings has exited.
+    pub fn all_hung_up(&self) -> bool {
+        self.rings.iter().all(|r| r.hung_up)
+    }
+
+    /// Moves every record in every ring into `sink`.
+    pub fn drain(&mut self, sink: &mut dyn RecordSink) -> Result<(), SamplerError> {
+        for ring in &mut self.rings {
+            let config = ring.sampler.config().clone();
+            while let Some(raw) = ring.sampler.next_record() {
+                // Copy out and release the ring space before writing.
+                let record = convert(&raw, &config, &self.events_by_id);
+                drop(raw);
+                if let Some(record) = record {
+                    sink.push(&record)
+                        .map_err(|source| SamplerError::Sink { source })?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,281 @@
+//! Starting the profiled command suspended, so that its counters can be
+//! opened before it runs a single instruction of its own.
+//!
+//! The child is forked and blocks reading a pipe; the parent opens the events
+//! on the child's pid (enabled at exec), then writes one byte. The child
+//! `execv`s; a second pipe, closed by a successful exec, carries back the
+//! errno of a failed one. If the parent goes away first, the child reads
+//! end-of-file and exits without running the command.
+
+use std::ffi::CStr;
+use std::fmt;
+use std::io::{self, PipeReader, PipeWriter, Read, Write};
+use std::os::fd::AsRawFd;
+
+use crate::command::ResolvedCommand;
+
+/// Exit status of a child that never got to run the command.
+const NOT_RESUMED: i32 = 125;
+
+/// How the profiled command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetExit {
+    Exited(i32),
+    Signaled(i32),
+}
+
+impl TargetExit {
+    /// The exit status a shell would report: the code, or 128 + signal.
+    pub fn code(self) -> u8 {
+        match self {
+            TargetExit::Exited(code) => code as u8,
+            TargetExit::Signaled(signal) => (128 + signal) as u8,
+        }
+    }
+}
+
+impl fmt::Display for TargetExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetExit::Exited(code) => write!(f, "exited with status {code}"),
+            TargetExit::Signaled(signal) => {
+                write!(f, "killed by signal {signal} ({})", signal_name(*signal))
+            }
+        }
+    }
+}
+
+fn signal_name(signal: i32) -> String {
+    // SAFETY: strsignal returns a pointer to a static or thread-local string,
+    // valid until the next call on this thread; it is copied at once.
+    let text = unsafe { libc::strsignal(signal) };
+    if text.is_null() {
+        return format!("signal {signal}");
+    }
+    // SAFETY: a non-null result of strsignal is a NUL-terminated string.
+    unsafe { CStr::from_ptr(text) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A forked child waiting for the word to exec.
+pub(crate) struct SuspendedChild {
+    pid: libc::pid_t,
+    resume: Option<PipeWriter>,
+    exec_errors: PipeReader,
+}
+
+pub(crate) fn spawn_suspended(command: &ResolvedCommand) -> io::Result<SuspendedChild> {
+    let (resume_reader, resume_writer) = io::pipe()?;
+    let (errors_reader, errors_writer) = io::pipe()?;
+    let argv: Vec<*const libc::c_char> = command
+        .argv
+        .iter()
+        .map(|a| a.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    // SAFETY: between fork and exec the child calls only async-signal-safe
+    // functions (close, read, execv, write, _exit) on memory prepared before
+    // the fork, so it cannot deadlock on a lock held by another thread.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => unsafe {
+            libc::close(resume_writer.as_raw_fd());
+            libc::close(errors_reader.as_raw_fd());
+            run_child(
+                resume_reader.as_raw_fd(),
+                errors_writer.as_raw_fd(),
+                command.path.as_ptr(),
+                argv.as_ptr(),
+            )
+        },
+        pid => Ok(SuspendedChild {
+            pid,
+            resume: Some(resume_writer),
+            exec_errors: errors_reader,
+        }),
+    }
+}
+
+/// The child's side. All pipes are close-on-exec, so a successful exec
+/// closes the error pipe, which the parent reads as success.
+///
+/// # Safety
+/// Must run in a freshly forked child; `path` and `argv` must be valid.
+unsafe fn run_child(
+    resume: libc::c_int,
+    errors: libc::c_int,
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+) -> ! {
+    unsafe {
+        let mut byte = 0u8;
+        if libc::read(resume, (&raw mut byte).cast(), 1) != 1 {
+            libc::_exit(NOT_RESUMED);
+        }
+        libc::execv(path, argv);
+        let errno = *libc::__errno_location();
+        libc::write(errors, (&raw const errno).cast(), size_of::<libc::c_int>());
+        libc::_exit(127);
+    }
+}
+
+impl SuspendedChild {
+    pub fn pid(&self) -> libc::pid_t {
+        self.pid
+    }
+
+    /// Lets the child exec, and waits until it has (or has failed to).
+    pub fn resume(mut self) -> io::Result<RunningChild> {
+        let pid = self.pid;
+        let mut resume = self
+            .resume
+            .take()
+            .expect("a suspended child is resumed once");
+        resume.write_all(&[1])?;
+        drop(resume);
+        let mut errno = [0u8; size_of::<libc::c_int>()];
+        let read = read_fully(&mut self.exec_errors, &mut errno)?;
+        let mut child = RunningChild { pid, exit: None };
+        if read == 0 {
+            return Ok(child);
+        }
+        child.wait()?;
+        Err(io::Error::from_raw_os_error(libc::c_int::from_ne_bytes(
+            errno,
+        )))
+    }
+}
+
+impl Drop for SuspendedChild {
+    fn drop(&mut self) {
+        if self.resume.take().is_some() {
+            // The child reads end-of-file and exits; reap it.
+            let _ = RunningChild {
+                pid: self.pid,
+                exit: None,
+            }
+            .wait();
+        }
+    }
+}
+
+fn read_fully(reader: &mut PipeReader, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// The profiled command, running.
+pub(crate) struct RunningChild {
+    pid: libc::pid_t,
+    exit: Option<TargetExit>,
+}
+
+impl RunningChild {
+    /// The exit status, if the child has ended; does not block.
+    pub fn try_wait(&mut self) -> io::Result<Option<TargetExit>> {
+        self.wait_with(libc::WNOHANG)
+    }
+
+    /// Waits for the child to end.
+    pub fn wait(&mut self) -> io::Result<TargetExit> {
+        loop {
+            if let Some(exit) = self.wait_with(0)? {
+                return Ok(exit);
+            }
+        }
+    }
+
+    /// Sends `signal` to the child, unless it has been reaped already.
+    pub fn signal(&self, signal: libc::c_int) {
+        if self.exit.is_none() {
+            // SAFETY: kill has no memory-safety preconditions; the pid is our
+            // unreaped child, so it cannot have been reused.
+            unsafe { libc::kill(self.pid, signal) };
+        }
+    }
+
+    fn wait_with(&mut self, flags: libc::c_int) -> io::Result<Option<TargetExit>> {
+        if let Some(exit) = self.exit {
+            return Ok(Some(exit));
+        }
+        let mut status = 0;
+        // SAFETY: `status` is a valid out-pointer for the duration of the call.
+        let reaped = unsafe { libc::waitpid(self.pid, &mut status, flags) };
+        if reaped == -1 {
+            let error = io::Error::last_os_error();
+            return if error.kind() == io::ErrorKind::Interrupted {
+                Ok(None)
+            } else {
+                Err(error)
+            };
+        }
+        if reaped == 0 {
+            return Ok(None);
+        }
+        let exit = if libc::WIFSIGNALED(status) {
+            TargetExit::Signaled(libc::WTERMSIG(status))
+        } else {
+            TargetExit::Exited(libc::WEXITSTATUS(status))
+        };
+        self.exit = Some(exit);
+        Ok(Some(exit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::resolve_command;
+
+    fn command(args: &[&str]) -> ResolvedCommand {
+        resolve_command(&args.iter().map(Into::into).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn a_resumed_child_runs_and_its_status_comes_back() {
+        let child = spawn_suspended(&command(&["sh", "-c", "exit 7"])).unwrap();
+        assert_eq!(
+            child.resume().unwrap().wait().unwrap(),
+            TargetExit::Exited(7)
+        );
+        let child = spawn_suspended(&command(&["sh", "-c", "kill -9 $$"])).unwrap();
+        let exit = child.resume().unwrap().wait().unwrap();
+        assert_eq!(exit, TargetExit::Signaled(9));
+        assert_eq!(exit.code(), 137);
+        assert!(
+            exit.to_string().starts_with("killed by signal 9 (Killed"),
+            "{exit}"
+        );
+    }
+
+    #[test]
+    fn a_failed_exec_returns_its_errno() {
+        let dir = std::env::temp_dir().join(format!("launch-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("bad-interpreter");
+        std::fs::write(&script, "#!/no/such/interpreter\n").unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let child = spawn_suspended(&command(&[script.to_str().unwrap()])).unwrap();
+        let error = child.resume().err().unwrap();
+        assert_eq!(error.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn a_child_never_resumed_exits_without_running() {
+        let marker = std::env::temp_dir().join(format!("never-ran-{}", std::process::id()));
+        let script = format!("touch {}", marker.display());
+        let child = spawn_suspended(&command(&["sh", "-c", &script])).unwrap();
+        drop(child);
+        assert!(!marker.exists());
+    }
+}

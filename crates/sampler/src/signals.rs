@@ -1,0 +1,60 @@
+//! Ctrl-C and friends during a recording: note the signal, let the recorder
+//! finish cleanly, never die with a half-written file.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+extern "C" fn note_signal(signal: libc::c_int) {
+    RECEIVED.store(signal, Ordering::Relaxed);
+}
+
+/// While alive, SIGINT, SIGTERM and SIGHUP are noted instead of killing the
+/// profiler; dropping it restores the previous handlers.
+pub(crate) struct InterruptGuard {
+    previous: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+/// Starts noting interruptions. Handlers are installed without `SA_RESTART`,
+/// so a blocking `poll` returns at once. A handler (unlike `SIG_IGN`) is reset
+/// by `exec`, so the profiled command still gets the default behaviour.
+pub(crate) fn catch_interrupts() -> InterruptGuard {
+    RECEIVED.store(0, Ordering::Relaxed);
+    let mut previous = Vec::new();
+    for signal in CAUGHT {
+        // SAFETY: sigaction structs are plain data; zeroed is a valid start.
+        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+        action.sa_sigaction = note_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: zeroed is valid; sigemptyset initialises the mask in place.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: both pointers are valid for the call; the handler only
+        // stores to an atomic, which is async-signal-safe.
+        let installed = unsafe {
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, &mut old)
+        };
+        if installed == 0 {
+            previous.push((signal, old));
+        }
+    }
+    InterruptGuard { previous }
+}
+
+/// The last interrupting signal received since `catch_interrupts`, if any.
+pub(crate) fn received() -> Option<libc::c_int> {
+    match RECEIVED.load(Ordering::Relaxed) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+impl Drop for InterruptGuard {
+    fn drop(&mut self) {
+        for (signal, old) in &self.previous {
+            // SAFETY: restores an action previously returned by sigaction.
+            unsafe { libc::sigaction(*signal, old, std::ptr::null_mut()) };
+        }
+    }
+}

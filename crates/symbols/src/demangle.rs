@@ -1,0 +1,58 @@
+//! Symbol names as people write them: Rust (legacy and v0) without the hash
+//! suffix, C++ without the argument list.
+
+use cpp_demangle::DemangleOptions;
+
+/// Demangles `name` if it is a Rust or C++ symbol; returns it unchanged
+/// otherwise.
+pub fn demangle(name: &str) -> String {
+    if let Ok(rust) = rustc_demangle::try_demangle(name) {
+        // The alternate form drops the `::h0123456789abcdef` hash.
+        return format!("{rust:#}");
+    }
+    if name.starts_with("_Z")
+        && let Ok(symbol) = cpp_demangle::Symbol::new(name)
+    {
+        let options = DemangleOptions::new().no_params().no_return_type();
+        if let Ok(text) = symbol.demangle_with_options(&options) {
+            return text;
+        }
+    }
+    name.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::demangle;
+
+    #[test]
+    fn rust_legacy_names_lose_their_hash() {
+        assert_eq!(
+            demangle("_ZN4core3fmt5write17h6c5a8bbf1a1e8a6dE"),
+            "core::fmt::write"
+        );
+    }
+
+    #[test]
+    fn rust_v0_names_are_demangled() {
+        assert_eq!(demangle("_RNvCs1234_7mycrate4burn"), "mycrate::burn");
+        assert_eq!(
+            demangle("_RNvMNtCs1234_7mycrate5shapeNtB2_6Circle4area"),
+            "<mycrate::shape::Circle>::area"
+        );
+    }
+
+    #[test]
+    fn cpp_names_lose_their_argument_lists() {
+        assert_eq!(demangle("_ZN3foo3Bar4burnEi"), "foo::Bar::burn");
+        assert_eq!(demangle("_Z4workIiEvT_"), "work<int>");
+        assert_eq!(demangle("_ZNK3foo3Bar4sizeEv"), "foo::Bar::size");
+    }
+
+    #[test]
+    fn plain_names_are_left_alone() {
+        assert_eq!(demangle("main"), "main");
+        assert_eq!(demangle("_Zinvalid"), "_Zinvalid");
+        assert_eq!(demangle("hot_loop.cold"), "hot_loop.cold");
+    }
+}

@@ -1,0 +1,163 @@
+//! The functions of a module and their extents, from the symbol tables
+//! (`.symtab`, then `.dynsym`) and, where neither names the code, from the
+//! unwind tables (`.eh_frame` describes every function a stripped binary
+//! still has, by range only).
+
+use gimli::{BaseAddresses, CieOrFde, EhFrame, RunTimeEndian, UnwindSection};
+use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+
+use crate::image::Image;
+
+/// A function: `start..end` in stated addresses, with its raw symbol name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Function<'data> {
+    pub start: u64,
+    pub end: u64,
+    pub name: Option<&'data str>,
+}
+
+/// The functions of a module, sorted by start address.
+pub(crate) struct FunctionTable<'data> {
+    functions: Vec<Function<'data>>,
+}
+
+/// A text symbol before duplicates at one address are resolved.
+struct Candidate<'data> {
+    address: u64,
+    rank: (u8, usize),
+    /// Zero when the symbol table does not say.
+    size: u64,
+    name: &'data str,
+    /// End of the symbol's section: where a sizeless symbol must stop.
+    section_end: u64,
+}
+
+/// Which of several symbols at one address names it: global over weak over
+/// local, then the name with fewer leading underscores (`memcpy` over
+/// `__memcpy`).
+fn preference(symbol: &object::Symbol<'_, '_>, name: &str) -> (u8, usize) {
+    let binding = if symbol.is_global() && !symbol.is_weak() {
+        0
+    } else if symbol.is_weak() {
+        1
+    } else {
+        2
+    };
+    (binding, name.len() - name.trim_start_matches('_').len())
+}
+
+impl<'data> FunctionTable<'data> {
+    pub fn new(image: &Image<'data>) -> FunctionTable<'data> {
+        let object = &image.object;
+        let mut candidates: Vec<Candidate<'data>> = Vec::new();
+        for symbol in object.symbols().chain(object.dynamic_symbols()) {
+            if symbol.kind() != SymbolKind::Text || !symbol.is_definition() || symbol.address() == 0
+            {
+                continue;
+            }
+            let Ok(name) = symbol.name() else { continue };
+            if name.is_empty() {
+                continue;
+            }
+            let section_end = symbol
+                .section_index()
+                .and_then(|i| object.section_by_index(i).ok())
+                .map_or(u64::MAX, |s| s.address() + s.size());
+            candidates.push(Candidate {
+                address: symbol.address(),
+                rank: preference(&symbol, name),
+                size: symbol.size(),
+                name,
+                section_end,
+            });
+        }
+        candidates.sort_by_key(|c| (c.address, c.rank));
+        candidates.dedup_by_key(|c| c.address);
+
+        let mut functions: Vec<Function<'data>> = Vec::with_capacity(candidates.len());
+        for (i, c) in candidates.iter().enumerate() {
+            let next = candidates.get(i + 1).map_or(u64::MAX, |n| n.address);
+            let end = if c.size > 0 {
+                c.address + c.size
+            } else {
+                next.min(c.section_end)
+            };
+            functions.push(Function {
+                start: c.address,
+                end,
+                name: Some(c.name),
+            });
+        }
+        let mut table = FunctionTable { functions };
+        table.add_unnamed(unwind_ranges(image));
+        table
+    }
+
+    /// Adds the ranges no symbol covers, as unnamed functions.
+    fn add_unnamed(&mut self, ranges: Vec<(u64, u64)>) {
+        let unnamed: Vec<Function<'data>> = ranges
+            .into_iter()
+            .filter(|&(start, _)| self.find(start).is_none())
+            .map(|(start, end)| Function {
+                start,
+                end,
+                name: None,
+            })
+            .collect();
+        if !unnamed.is_empty() {
+            self.functions.extend(unnamed);
+            self.functions.sort_by_key(|f| f.start);
+        }
+    }
+
+    /// The function containing `address`.
+    pub fn find(&self, address: u64) -> Option<&Function<'data>> {
+        let after = self.functions.partition_point(|f| f.start <= address);
+        self.functions[..after]
+            .iter()
+            .rev()
+            .take(4)
+            .find(|f| address < f.end)
+    }
+}
+
+/// The address ranges of every FDE in `.eh_frame`.
+fn unwind_ranges(image: &Image<'_>) -> Vec<(u64, u64)> {
+    let object = &image.object;
+    let Some(section) = object.section_by_name(".eh_frame") else {
+        return Vec::new();
+    };
+    let Ok(data) = section.data() else {
+        return Vec::new();
+    };
+    let endian = if object.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let mut eh_frame = EhFrame::new(data, endian);
+    eh_frame.set_address_size(if object.is_64() { 8 } else { 4 });
+    let mut bases = BaseAddresses::default().set_eh_frame(section.address());
+    if let Some(text) = object.section_by_name(".text") {
+        bases = bases.set_text(text.address());
+    }
+    if let Some(got) = object.section_by_name(".got") {
+        bases = bases.set_got(got.address());
+    }
+    let mut ranges = Vec::new();
+    let mut entries = eh_frame.entries(&bases);
+    while let Ok(Some(entry)) = entries.next() {
+        let CieOrFde::Fde(partial) = entry else {
+            continue;
+        };
+        let Ok(fde) =
+            partial.parse(|section, bases, offset| section.cie_from_offset(bases, offset))
+        else {
+            continue;
+        };
+        if fde.len() > 0 && fde.initial_address() != 0 {
+            ranges.push((fde.initial_address(), fde.initial_address() + fde.len()));
+        }
+    }
+    ranges
+}
