@@ -1,1 +1,7 @@
-fn main() {}
+//! End-to-end tests: the real `profiler` binary on the fixture programs.
+
+mod util;
+
+mod bad_input;
+mod exit_status;
+mod record_report;

@@ -3,7 +3,7 @@
 use std::io::BufWriter;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::ArgMatches;
 use profiler_model::{AtomicFile, RecordingStats, RecordingWriter, Sampling, Trailer};
 use profiler_sampler::{DEFAULT_RING_BYTES, EventRequest, RecordConfig, RecordOutcome, Recorder};
@@ -23,9 +23,9 @@ pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         eprintln!("profiler: {notice}");
     }
     let output = &args.output;
-    let file = AtomicFile::create(output).with_context(|| {
-        format!(
-            "cannot write the recording to {}; choose another -o FILE",
+    let file = AtomicFile::create(output).map_err(|error| {
+        anyhow!(
+            "cannot write the recording to {}: {error}; choose another -o FILE",
             output.display()
         )
     })?;
@@ -119,7 +119,7 @@ fn summary(stats: &RecordingStats, outcome: &RecordOutcome, output: &str) -> Str
 }
 
 /// Advice when the kernel dropped more than 1% of the samples.
-pub fn loss_advice(stats: &RecordingStats) -> Option<String> {
+fn loss_advice(stats: &RecordingStats) -> Option<String> {
     let total = stats.total();
     let lost_share = total.lost as f64 / (total.samples + total.lost).max(1) as f64;
     (lost_share > 0.01).then(|| {

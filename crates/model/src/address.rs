@@ -62,7 +62,7 @@ address_type!(
 
 /// The first address of the kernel half of the x86-64 and AArch64 address
 /// spaces; a sampled `Avma` at or above it lies in the kernel.
-pub const KERNEL_SPACE_START: Avma = Avma(0xffff_8000_0000_0000);
+const KERNEL_SPACE_START: Avma = Avma(0xffff_8000_0000_0000);
 
 impl Avma {
     /// Whether this address lies in the kernel half of the address space.

@@ -41,7 +41,7 @@ mod stats;
 mod symbolize;
 mod writer;
 
-pub use address::{Avma, FileOffset, KERNEL_SPACE_START, RelativeAddress, Svma};
+pub use address::{Avma, FileOffset, RelativeAddress, Svma};
 pub use atomic_file::AtomicFile;
 pub use error::RecordingError;
 pub use event::{EventDescription, EventIndex, Sampling};
@@ -51,6 +51,6 @@ pub use module::{Module, ModuleId, ModuleTable};
 pub use process::{Location, ProcessModel, ProcessModelBuilder};
 pub use reader::{Recording, Records};
 pub use record::{BuildId, Comm, CpuMode, Lost, Mmap, Record, Sample, TaskEvent, Throttle};
-pub use stats::{EventStats, RecordingStats, StatsCollector};
+pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{AddressSymbol, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer};
 pub use writer::{RecordSink, RecordingWriter};

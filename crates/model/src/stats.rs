@@ -31,7 +31,7 @@ pub struct EventStats {
 
 /// Accumulates [`RecordingStats`] from records as they pass.
 #[derive(Debug)]
-pub struct StatsCollector {
+pub(crate) struct StatsCollector {
     events: Vec<EventStats>,
     pids: HashSet<u32>,
     tids: HashSet<u32>,

@@ -20,7 +20,6 @@ mod text;
 
 pub use error::ReportError;
 pub use json::render_json;
-pub use naming::{FunctionKey, ModuleKey};
 pub use profile::{
     EventProfile, FlatProfile, FunctionRow, ModuleRow, ReportOptions, SortKey, ThreadRow,
     flat_profile,

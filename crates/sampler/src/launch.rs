@@ -75,8 +75,9 @@ pub(crate) fn spawn_suspended(command: &ResolvedCommand) -> io::Result<Suspended
         .chain(std::iter::once(std::ptr::null()))
         .collect();
     // SAFETY: between fork and exec the child calls only async-signal-safe
-    // functions (close, read, execv, write, _exit) on memory prepared before
-    // the fork, so it cannot deadlock on a lock held by another thread.
+    // functions (close, read, signal, sigprocmask, execv, write, _exit) on
+    // memory prepared before the fork, so it cannot deadlock on a lock held
+    // by another thread.
     match unsafe { libc::fork() } {
         -1 => Err(io::Error::last_os_error()),
         0 => unsafe {
@@ -113,6 +114,12 @@ unsafe fn run_child(
         if libc::read(resume, (&raw mut byte).cast(), 1) != 1 {
             libc::_exit(NOT_RESUMED);
         }
+        // Rust ignores SIGPIPE, and an ignored signal stays ignored across
+        // exec: give the command the defaults a shell would.
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let mut nothing: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut nothing);
+        libc::sigprocmask(libc::SIG_SETMASK, &nothing, std::ptr::null_mut());
         libc::execv(path, argv);
         let errno = *libc::__errno_location();
         libc::write(errors, (&raw const errno).cast(), size_of::<libc::c_int>());

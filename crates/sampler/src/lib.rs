@@ -35,11 +35,9 @@ mod event;
 mod launch;
 mod recorder;
 mod signals;
-pub mod sysinfo;
+mod sysinfo;
 
-pub use counters::ResolvedEvent;
 pub use error::SamplerError;
-pub use event::{CPU_CLOCK, CYCLES, EventSpec, KNOWN_EVENTS, KnownEvent};
 pub use launch::TargetExit;
 pub use recorder::{
     DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, EventRequest, RecordConfig, RecordOutcome, Recorder,

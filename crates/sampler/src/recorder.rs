@@ -174,11 +174,11 @@ fn follow(
     loop {
         rings.wait(POLL_INTERVAL)?;
         rings.drain(sink)?;
-        if rings.all_hung_up() {
-            return Ok(interrupt.map(|(signal, _)| signal));
-        }
         if interrupt.is_none() {
             interrupt = signals::received().map(|signal| (signal, Instant::now()));
+        }
+        if rings.all_hung_up() {
+            return Ok(interrupt.map(|(signal, _)| signal));
         }
         let Some((signal, since)) = interrupt else {
             continue;

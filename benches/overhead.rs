@@ -1,0 +1,402 @@
+//! Recording overhead and report time, against `perf` in the same run,
+//! written to BENCHMARKS.md.
+//!
+//! `cargo bench --bench overhead [-- RUNS]` (default 5 runs per figure).
+//! Runs of the bare program, `profiler record` and `perf record` are
+//! interleaved so that drift in the machine's speed hits all alike; figures
+//! are medians. CPU time is that of the whole command (profiler or perf
+//! included), from the kernel's accounting of reaped children.
+
+#[allow(dead_code)]
+#[path = "../tests/util.rs"]
+mod util;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Instant;
+
+/// Sampling rates compared.
+const RATES: [u64; 3] = [1000, 4000, 20000];
+/// Rounds of the split fixture (about 0.14 s of CPU each).
+const ROUNDS: &str = "10";
+
+#[derive(Clone, Copy, Default)]
+struct Measure {
+    wall: f64,
+    cpu: f64,
+    samples: u64,
+    lost: u64,
+}
+
+fn main() {
+    let runs: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(5);
+    let split = util::fixture("split");
+    let dir = util::scratch("bench");
+    let perf_available = Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+
+    let mut page = String::new();
+    header(&mut page, runs, perf_available);
+    overhead(&mut page, &split, &dir, runs, perf_available);
+    startup(&mut page, &dir, runs * 2, perf_available);
+    report_time(&mut page, &split, &dir, runs, perf_available);
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
+    std::fs::write(&path, &page).unwrap();
+    print!("{page}");
+    eprintln!("wrote {}", path.display());
+}
+
+fn header(page: &mut String, runs: usize, perf_available: bool) {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
+    let cpu = read("/proc/cpuinfo")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_default();
+    let perf = if perf_available {
+        output_of(Command::new("perf").arg("--version"))
+    } else {
+        "absent".into()
+    };
+    let date = output_of(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]));
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    writeln!(page, "# Benchmarks\n").unwrap();
+    writeln!(page, "Written by `cargo bench --bench overhead` on {date}: {cpus} CPUs ({cpu}), Linux {}, {perf}. Medians of {runs} interleaved runs. No hardware PMU on this machine: both tools sample `cpu-clock` in user space (`perf record -e cpu-clock:u`).\n", read("/proc/sys/kernel/osrelease")).unwrap();
+}
+
+/// Bare program vs `profiler record` vs `perf record` at several rates.
+fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_available: bool) {
+    writeln!(page, "## Recording overhead\n").unwrap();
+    writeln!(page, "Workload: `fixtures/programs/split {ROUNDS}` (CPU-bound, single-threaded). Ratios are against the bare program; lower is better.\n").unwrap();
+    writeln!(
+        page,
+        "| rate | command | wall s | wall × bare | CPU s | CPU × bare | samples | lost |"
+    )
+    .unwrap();
+    writeln!(page, "| --- | --- | --- | --- | --- | --- | --- | --- |").unwrap();
+    let split = split.to_str().unwrap();
+    for rate in RATES {
+        let rate_text = rate.to_string();
+        let (mut bare, mut ours, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs {
+            bare.push(timed(Command::new(split).arg(ROUNDS)).0);
+            let (mut m, output) = timed(util::profiler().current_dir(dir).args([
+                "record",
+                "-e",
+                "cpu-clock",
+                "-F",
+                &rate_text,
+                "-o",
+                "bench.data",
+                "--",
+                split,
+                ROUNDS,
+            ]));
+            (m.samples, m.lost) = profiler_counts(&output);
+            ours.push(m);
+            if perf_available {
+                let (mut m, output) = timed(Command::new("perf").current_dir(dir).args([
+                    "record",
+                    "-e",
+                    "cpu-clock:u",
+                    "-F",
+                    &rate_text,
+                    "-o",
+                    "perf.data",
+                    "--",
+                    split,
+                    ROUNDS,
+                ]));
+                (m.samples, m.lost) = perf_counts(&output, &dir.join("perf.data"));
+                theirs.push(m);
+            }
+        }
+        let bare = median(&bare);
+        row(
+            page,
+            &format!("{rate} Hz"),
+            "bare program",
+            bare,
+            bare,
+            false,
+        );
+        row(page, "", "profiler record", median(&ours), bare, true);
+        if perf_available {
+            row(page, "", "perf record", median(&theirs), bare, true);
+        }
+    }
+    writeln!(page).unwrap();
+}
+
+/// `record -- true`: the fixed cost of starting and finishing a recording.
+fn startup(page: &mut String, dir: &Path, runs: usize, perf_available: bool) {
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    for _ in 0..runs {
+        ours.push(
+            timed(util::profiler().current_dir(dir).args([
+                "record",
+                "-e",
+                "cpu-clock",
+                "-o",
+                "true.data",
+                "--",
+                "true",
+            ]))
+            .0,
+        );
+        if perf_available {
+            theirs.push(
+                timed(Command::new("perf").current_dir(dir).args([
+                    "record",
+                    "-e",
+                    "cpu-clock:u",
+                    "-o",
+                    "true.perf",
+                    "--",
+                    "true",
+                ]))
+                .0,
+            );
+        }
+    }
+    writeln!(page, "## Start-up: `record -- true`\n").unwrap();
+    writeln!(page, "| command | wall s | CPU s |").unwrap();
+    writeln!(page, "| --- | --- | --- |").unwrap();
+    let ours = median(&ours);
+    writeln!(
+        page,
+        "| profiler record | {:.3} | {:.2} |",
+        ours.wall, ours.cpu
+    )
+    .unwrap();
+    if perf_available {
+        let theirs = median(&theirs);
+        writeln!(
+            page,
+            "| perf record | {:.3} | {:.2} |",
+            theirs.wall, theirs.cpu
+        )
+        .unwrap();
+        writeln!(
+            page,
+            "\nprofiler record finishes {:.0}× faster.",
+            theirs.wall / ours.wall
+        )
+        .unwrap();
+    }
+    writeln!(page).unwrap();
+}
+
+/// `profiler report` vs `perf report --stdio` on recordings of one workload.
+fn report_time(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_available: bool) {
+    let split = split.to_str().unwrap();
+    let rate = "20000";
+    let rounds = "20";
+    let recorded = util::profiler()
+        .current_dir(dir)
+        .args([
+            "record",
+            "-e",
+            "cpu-clock",
+            "-F",
+            rate,
+            "-o",
+            "report.data",
+            "--",
+            split,
+            rounds,
+        ])
+        .output()
+        .unwrap();
+    let samples = profiler_counts(&recorded).0;
+    if perf_available {
+        Command::new("perf")
+            .current_dir(dir)
+            .args([
+                "record",
+                "-e",
+                "cpu-clock:u",
+                "-F",
+                rate,
+                "-o",
+                "report.perf",
+                "--",
+                split,
+                rounds,
+            ])
+            .output()
+            .unwrap();
+    }
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        ours.push(
+            timed(
+                util::profiler()
+                    .current_dir(dir)
+                    .args(["report", "-i", "report.data"]),
+            )
+            .0,
+        );
+        if perf_available {
+            theirs.push(
+                timed(Command::new("perf").current_dir(dir).args([
+                    "report",
+                    "--stdio",
+                    "-i",
+                    "report.perf",
+                ]))
+                .0,
+            );
+        }
+    }
+    writeln!(page, "## Report time\n").unwrap();
+    writeln!(page, "Recordings of `split {rounds}` at {rate} Hz ({samples} samples in ours), reported to /dev/null.\n").unwrap();
+    writeln!(page, "| command | wall s | CPU s |").unwrap();
+    writeln!(page, "| --- | --- | --- |").unwrap();
+    let ours = median(&ours);
+    writeln!(
+        page,
+        "| profiler report | {:.3} | {:.2} |",
+        ours.wall, ours.cpu
+    )
+    .unwrap();
+    if perf_available {
+        let theirs = median(&theirs);
+        writeln!(
+            page,
+            "| perf report --stdio | {:.3} | {:.2} |",
+            theirs.wall, theirs.cpu
+        )
+        .unwrap();
+        writeln!(
+            page,
+            "\nprofiler report takes {:.2}× perf report's wall time.",
+            ours.wall / theirs.wall
+        )
+        .unwrap();
+    }
+}
+
+fn row(page: &mut String, rate: &str, what: &str, m: Measure, bare: Measure, counts: bool) {
+    let (samples, lost) = if counts {
+        (m.samples.to_string(), m.lost.to_string())
+    } else {
+        ("".into(), "".into())
+    };
+    writeln!(
+        page,
+        "| {rate} | {what} | {:.3} | {:.3} | {:.2} | {:.3} | {samples} | {lost} |",
+        m.wall,
+        m.wall / bare.wall,
+        m.cpu,
+        m.cpu / bare.cpu
+    )
+    .unwrap();
+}
+
+/// Runs `command` to completion with its output captured; wall time and the
+/// CPU time of it and its reaped descendants.
+fn timed(command: &mut Command) -> (Measure, Output) {
+    let cpu_before = children_cpu_seconds();
+    let start = Instant::now();
+    let output = command.stdin(Stdio::null()).output().unwrap();
+    let wall = start.elapsed().as_secs_f64();
+    assert!(
+        output.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let measure = Measure {
+        wall,
+        cpu: children_cpu_seconds() - cpu_before,
+        ..Measure::default()
+    };
+    (measure, output)
+}
+
+/// User + system time of this process's reaped children (/proc/self/stat
+/// fields 16 and 17, in clock ticks of 1/100 s).
+fn children_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // Field 3 of the file is the first after the name; 16 and 17 follow.
+    let ticks: u64 = fields[13].parse::<u64>().unwrap() + fields[14].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+/// Samples and lost samples from `profiler record`'s summary line.
+fn profiler_counts(output: &Output) -> (u64, u64) {
+    let text = String::from_utf8_lossy(&output.stderr);
+    let line = text
+        .lines()
+        .find(|l| l.contains(" samples ("))
+        .unwrap_or_default();
+    let words: Vec<&str> = line.split([' ', '(']).collect();
+    let number = |after: &str| {
+        words
+            .iter()
+            .position(|w| *w == after)
+            .and_then(|i| words[i - 1].parse().ok())
+            .unwrap_or(0)
+    };
+    (number("samples"), number("lost,"))
+}
+
+/// Samples from `perf record`'s last line, lost samples from its report header.
+fn perf_counts(output: &Output, data: &PathBuf) -> (u64, u64) {
+    let text = String::from_utf8_lossy(&output.stderr);
+    let samples = text
+        .rsplit_once(" samples)")
+        .and_then(|(before, _)| before.rsplit('(').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let report = output_of(
+        Command::new("perf")
+            .args(["report", "--stdio", "--sort", "dso", "-i"])
+            .arg(data),
+    );
+    let lost = report
+        .lines()
+        .find_map(|l| l.strip_prefix("# Total Lost Samples: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    (samples, lost)
+}
+
+fn output_of(command: &mut Command) -> String {
+    command
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
+
+fn median(measures: &[Measure]) -> Measure {
+    let middle = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let mut samples: Vec<u64> = measures.iter().map(|m| m.samples).collect();
+    samples.sort();
+    Measure {
+        wall: middle(measures.iter().map(|m| m.wall).collect()),
+        cpu: middle(measures.iter().map(|m| m.cpu).collect()),
+        samples: samples[samples.len() / 2],
+        lost: measures.iter().map(|m| m.lost).max().unwrap_or(0),
+    }
+}

@@ -1,0 +1,155 @@
+//! The target's exit status passes through, and an interrupted recording is
+//! still a whole, readable recording.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::util::*;
+
+#[test]
+fn the_commands_exit_status_passes_through() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("exit-status");
+    for (script, code) in [
+        ("exit 0", 0),
+        ("exit 3", 3),
+        ("kill -TERM $$", 143),
+        ("kill -KILL $$", 137),
+    ] {
+        let output = run(
+            &dir,
+            &["record", "-e", "cpu-clock", "--", "sh", "-c", script],
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{script}: {}",
+            stderr(&output)
+        );
+        let report = report_json(&dir, "profiler.data");
+        let expected = if code < 128 {
+            "exited with status"
+        } else {
+            "killed by signal"
+        };
+        assert!(
+            report["outcome"].as_str().unwrap().starts_with(expected),
+            "{report}"
+        );
+    }
+}
+
+/// Sends `signal` to a process, or with a negative pid to a process group.
+fn kill(signal: &str, pid: i64) {
+    let status = std::process::Command::new("kill")
+        .args([signal, "--", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Starts `record` in its own process group on a long-running command.
+fn start_long_recording(dir: &std::path::Path) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    let split = fixture("split");
+    let child = profiler()
+        .current_dir(dir)
+        .args([
+            "record",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "long.data",
+            "--",
+            split.to_str().unwrap(),
+            "1000",
+        ])
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    child
+}
+
+#[test]
+fn ctrl_c_leaves_a_valid_recording_and_reports_the_signal() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("ctrl-c");
+    let child = start_long_recording(&dir);
+    // A terminal's Ctrl-C goes to the whole foreground process group.
+    kill("-INT", -(child.id() as i64));
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    let report = report_json(&dir, "long.data");
+    assert!(samples(&report) >= 100, "{report}");
+    assert!(percent(&report, "burn_60") > 40.0, "{report}");
+    assert!(
+        stderr(&output).contains("interrupted"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_signal_to_the_profiler_alone_stops_the_command_and_keeps_the_recording() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("sigterm");
+    let child = start_long_recording(&dir);
+    kill("-TERM", child.id() as i64);
+    let output = child.wait_with_output().unwrap();
+    // The command is asked to terminate in turn.
+    assert_eq!(output.status.code(), Some(143), "{}", stderr(&output));
+    let report = report_json(&dir, "long.data");
+    assert!(samples(&report) >= 100, "{report}");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers, ["long.data"]);
+}
+
+#[test]
+fn the_command_starts_with_default_signal_handling() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("signal-dispositions");
+    // The profiler, like every Rust program, ignores SIGPIPE; the command
+    // must not inherit that (`yes | head` relies on dying of SIGPIPE).
+    let output = run(
+        &dir,
+        &[
+            "record",
+            "-e",
+            "cpu-clock",
+            "--",
+            "cat",
+            "/proc/self/status",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let status = String::from_utf8(output.stdout).unwrap();
+    let mask = |field: &str| {
+        let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+        u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
+    };
+    let sigpipe = 1 << (13 - 1);
+    assert_eq!(
+        mask("SigIgn:") & sigpipe,
+        0,
+        "SIGPIPE ignored in the command:\n{status}"
+    );
+    assert_eq!(
+        mask("SigBlk:"),
+        0,
+        "signals blocked in the command:\n{status}"
+    );
+}

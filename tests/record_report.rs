@@ -1,0 +1,398 @@
+//! Live sampling of the fixtures: shares within a tolerance, lower bounds on
+//! counts, names and modules as a user would read them.
+
+use crate::util::*;
+
+#[test]
+fn three_functions_split_60_30_10() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("split");
+    let split = fixture("split");
+    let report = record_and_report(
+        &dir,
+        "split",
+        &["-e", "cpu-clock"],
+        &[split.to_str().unwrap()],
+    );
+    assert!(
+        samples(&report) >= 2000,
+        "too few samples: {}",
+        samples(&report)
+    );
+    for (name, share) in [("burn_60", 60.0), ("burn_30", 30.0), ("burn_10", 10.0)] {
+        assert_near(name, percent(&report, name), share, 3.0, &report);
+        assert_eq!(function(&report, name).unwrap()["module"], "split");
+    }
+    let event = &report["events"][0];
+    assert_eq!(event["name"], "cpu-clock");
+    assert_eq!(event["lost"], 0);
+    for row in report["functions"].as_array().unwrap() {
+        assert_eq!(row["total"], row["self"]);
+        assert_eq!(row["total_percent"], row["self_percent"]);
+    }
+}
+
+#[test]
+fn a_non_pie_binary_is_named_through_its_own_address_space() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("nopie");
+    let program = fixture("split-nopie");
+    let report = record_and_report(
+        &dir,
+        "nopie",
+        &["-F", "2000"],
+        &[program.to_str().unwrap(), "4"],
+    );
+    assert!(
+        samples(&report) >= 500,
+        "too few samples: {}",
+        samples(&report)
+    );
+    assert_near("burn_60", percent(&report, "burn_60"), 60.0, 5.0, &report);
+    assert_eq!(
+        function(&report, "burn_60").unwrap()["module"],
+        "split-nopie"
+    );
+}
+
+#[test]
+fn a_stripped_binary_is_attributed_to_its_module_by_function() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("stripped");
+    let program = fixture("split-stripped");
+    let report = record_and_report(&dir, "stripped", &[], &[program.to_str().unwrap(), "5"]);
+    let module = report["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["module"] == "split-stripped");
+    let module_share = module.expect("no samples in the stripped module")["self_percent"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        module_share >= 95.0,
+        "only {module_share}% in the stripped module"
+    );
+    // Without symbols, the unwind tables still tell its functions apart.
+    let mut shares: Vec<(f64, &str)> = report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["module"] == "split-stripped")
+        .map(|f| {
+            (
+                f["self_percent"].as_f64().unwrap(),
+                f["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    shares.sort_by(|a, b| b.0.total_cmp(&a.0));
+    assert!(shares.len() >= 3, "{shares:?}");
+    for ((share, name), expected) in shares.iter().zip([60.0, 30.0, 10.0]) {
+        assert!(name.starts_with("split-stripped+0x"), "{name}");
+        assert_near(name, *share, expected, 3.0, &report);
+    }
+}
+
+#[test]
+fn two_threads_are_sampled_and_attributed() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("threads");
+    let program = fixture("threads");
+    let report = record_and_report(&dir, "threads", &[], &[program.to_str().unwrap()]);
+    assert!(
+        samples(&report) >= 2000,
+        "too few samples: {}",
+        samples(&report)
+    );
+    assert_near(
+        "thread_a_work",
+        percent(&report, "thread_a_work"),
+        66.7,
+        4.0,
+        &report,
+    );
+    assert_near(
+        "thread_b_work",
+        percent(&report, "thread_b_work"),
+        33.3,
+        4.0,
+        &report,
+    );
+    let threads = report["threads"].as_array().unwrap();
+    let thread = |name: &str| {
+        threads
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no thread {name}: {threads:?}"))
+    };
+    let (a, b) = (thread("worker-a"), thread("worker-b"));
+    assert_ne!(a["tid"], b["tid"]);
+    assert_eq!(a["pid"], b["pid"]);
+    let ratio = a["samples"].as_f64().unwrap() / b["samples"].as_f64().unwrap();
+    assert!((1.6..=2.5).contains(&ratio), "worker-a/worker-b = {ratio}");
+}
+
+#[test]
+fn forked_and_executed_children_are_sampled_and_attributed() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("forkexec");
+    let (program, child) = (fixture("forkexec"), fixture("split"));
+    let report = record_and_report(
+        &dir,
+        "forkexec",
+        &[],
+        &[program.to_str().unwrap(), child.to_str().unwrap(), "2"],
+    );
+    // 300 units in the parent, 300 in the forked child, 120 of 200 in burn_60.
+    assert_near(
+        "parent_work",
+        percent(&report, "parent_work"),
+        37.5,
+        6.0,
+        &report,
+    );
+    assert_near(
+        "forked_child_work",
+        percent(&report, "forked_child_work"),
+        37.5,
+        6.0,
+        &report,
+    );
+    assert_near("burn_60", percent(&report, "burn_60"), 15.0, 4.0, &report);
+    assert_eq!(
+        function(&report, "forked_child_work").unwrap()["module"],
+        "forkexec"
+    );
+    assert_eq!(function(&report, "burn_60").unwrap()["module"], "split");
+    let pids: std::collections::BTreeSet<u64> = report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["pid"].as_u64().unwrap())
+        .collect();
+    assert!(pids.len() >= 3, "processes sampled: {pids:?}");
+}
+
+#[test]
+fn a_function_in_a_dlopened_library_is_named_with_its_file() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("dlopen");
+    let (program, library) = (fixture("dlmain"), fixture("libhot.so"));
+    let report = record_and_report(
+        &dir,
+        "dlopen",
+        &[],
+        &[program.to_str().unwrap(), library.to_str().unwrap(), "500"],
+    );
+    let row = function(&report, "hot_in_library").expect("hot_in_library not reported");
+    assert_eq!(row["module"], "libhot.so");
+    assert!(row["self_percent"].as_f64().unwrap() >= 90.0, "{row}");
+}
+
+#[test]
+fn cpp_and_rust_names_are_demangled() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("demangle");
+    let cases = [
+        (
+            "cppwork",
+            ["work::Engine::spin", "work::crunch<unsigned long>"],
+        ),
+        (
+            "rusthot",
+            [
+                "rusthot::kernels::hot_loop",
+                "rusthot::kernels::Mixer::churn",
+            ],
+        ),
+        (
+            "rusthot-v0",
+            [
+                "rusthot::kernels::hot_loop",
+                "<rusthot::kernels::Mixer>::churn",
+            ],
+        ),
+    ];
+    for (program, names) in cases {
+        let path = fixture(program);
+        let report = record_and_report(&dir, program, &[], &[path.to_str().unwrap(), "200"]);
+        for name in names {
+            assert_near(name, percent(&report, name), 50.0, 8.0, &report);
+        }
+    }
+}
+
+#[test]
+fn a_threshold_takes_one_sample_every_n_events() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("threshold");
+    let split = fixture("split");
+    let report = record_and_report(
+        &dir,
+        "threshold",
+        &["-e", "cpu-clock", "-c", "1000000"],
+        &[split.to_str().unwrap(), "3"],
+    );
+    let event = &report["events"][0];
+    assert_eq!(event["sampling"]["period"], 1_000_000);
+    let count = event["samples"].as_u64().unwrap();
+    assert!(
+        count >= 200,
+        "{count} samples of a 1 ms period over ~0.4 s of CPU"
+    );
+    assert_eq!(event["period"].as_u64().unwrap(), count * 1_000_000);
+
+    let report = record_and_report(
+        &dir,
+        "faults",
+        &["-e", "page-faults", "-c", "1"],
+        &[split.to_str().unwrap(), "1"],
+    );
+    assert_eq!(report["events"][0]["name"], "page-faults");
+    assert!(
+        samples(&report) >= 10,
+        "page faults sampled: {}",
+        samples(&report)
+    );
+}
+
+#[test]
+fn the_default_event_is_cycles_or_cpu_clock_with_a_notice() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("default-event");
+    let output = run(&dir, &["record", "-o", "default.data", "--", "true"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report_json(&dir, "default.data");
+    let has_pmu = std::path::Path::new("/sys/bus/event_source/devices/cpu").exists();
+    if has_pmu {
+        assert_eq!(report["events"][0]["name"], "cycles");
+    } else {
+        assert_eq!(report["events"][0]["name"], "cpu-clock");
+        let notice = stderr(&output);
+        assert!(notice.contains("sampling cpu-clock instead"), "{notice}");
+        assert_eq!(report["events"][0]["sampling"]["frequency"], 4000);
+    }
+}
+
+#[test]
+fn the_text_report_reads_like_perf_report() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("text");
+    let split = fixture("split");
+    let output = run(
+        &dir,
+        &[
+            "record",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "text.data",
+            "--",
+            split.to_str().unwrap(),
+            "3",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = stderr(&output);
+    assert_eq!(summary.lines().count(), 1, "{summary}");
+    for part in [
+        "samples (0 lost, 0 throttled)",
+        "1 process",
+        "exited with status 0",
+        "text.data",
+    ] {
+        assert!(summary.contains(part), "summary lacks '{part}': {summary}");
+    }
+
+    let text = String::from_utf8(run(&dir, &["report", "-i", "text.data"]).stdout).unwrap();
+    assert!(
+        text.contains("# Event:    cpu-clock, 4000 Hz, user space"),
+        "{text}"
+    );
+    assert!(text.contains("# Samples:  "), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let first: Vec<&str> = rows[0].split_whitespace().collect();
+    assert_eq!(first[2..], ["split", "burn_60"], "{text}");
+
+    let limited = String::from_utf8(
+        run(
+            &dir,
+            &["report", "-i", "text.data", "--percent-limit", "20"],
+        )
+        .stdout,
+    )
+    .unwrap();
+    let names: Vec<&str> = limited
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    assert_eq!(names, ["burn_60", "burn_30"], "{limited}");
+
+    let modules =
+        String::from_utf8(run(&dir, &["report", "-i", "text.data", "--sort", "module"]).stdout)
+            .unwrap();
+    let first = modules.lines().find(|l| !l.starts_with('#')).unwrap();
+    assert!(
+        first.trim_end().ends_with(split.to_str().unwrap()),
+        "{modules}"
+    );
+}
+
+#[test]
+fn several_events_are_sampled_side_by_side() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("two-events");
+    let split = fixture("split");
+    let report = record_and_report(
+        &dir,
+        "two",
+        &[
+            "-e",
+            "cpu-clock",
+            "-F",
+            "1000",
+            "-e",
+            "page-faults",
+            "-c",
+            "1",
+        ],
+        &[split.to_str().unwrap(), "2"],
+    );
+    let events = report["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0]["sampling"]["frequency"], 1000);
+    assert_eq!(events[1]["sampling"]["period"], 1);
+    assert!(events[0]["samples"].as_u64().unwrap() >= 100, "{events:?}");
+    assert!(events[1]["samples"].as_u64().unwrap() >= 10, "{events:?}");
+    let burn = report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "burn_60")
+        .unwrap();
+    assert_eq!(burn["event"], "cpu-clock");
+}

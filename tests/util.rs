@@ -1,0 +1,148 @@
+//! The harness: fixture programs built once, the profiler binary run in a
+//! scratch directory, and the rule for live sampling tests (skip with a
+//! reason outside CI when the kernel refuses, fail under CI).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The fixture programs, built with their Makefile into the target
+/// directory; a file lock keeps concurrent test processes from racing.
+pub fn fixture(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let out = root.join("target").join("fixtures");
+        std::fs::create_dir_all(&out).unwrap();
+        let lock = File::create(out.join(".lock")).unwrap();
+        lock.lock().unwrap();
+        let status = Command::new("make")
+            .arg("-s")
+            .arg("-C")
+            .arg(root.join("fixtures/programs"))
+            .arg(format!("OUT={}", out.display()))
+            .status()
+            .expect("make is needed to build the fixtures");
+        assert!(status.success(), "building the fixtures failed");
+        out
+    });
+    dir.join(name)
+}
+
+/// A fresh directory for one test's files.
+pub fn scratch(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/test-scratch")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn profiler() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_profiler"))
+}
+
+/// Runs the profiler with `args` in `dir`.
+pub fn run(dir: &Path, args: &[&str]) -> Output {
+    profiler().current_dir(dir).args(args).output().unwrap()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Whether the kernel lets this process sample. Outside CI a refusal skips
+/// the live tests with a printed reason; under CI (`CI=true`) it fails them:
+/// a check that cannot fail is worth nothing.
+pub fn sampling_allowed() -> bool {
+    static ALLOWED: OnceLock<Result<(), String>> = OnceLock::new();
+    let verdict = ALLOWED.get_or_init(|| {
+        let dir = scratch("sampling-probe");
+        let output = run(
+            &dir,
+            &[
+                "record",
+                "-e",
+                "cpu-clock",
+                "-o",
+                "probe.data",
+                "--",
+                "true",
+            ],
+        );
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(stderr(&output))
+        }
+    });
+    match verdict {
+        Ok(()) => true,
+        Err(reason) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI=true and the kernel refuses to sample: {reason}")
+        }
+        Err(reason) => {
+            eprintln!("skipping a live sampling test: {reason}");
+            false
+        }
+    }
+}
+
+/// Records `command` into `dir/name.data` with the extra `options`; asserts
+/// success and returns the report as JSON.
+pub fn record_and_report(dir: &Path, name: &str, options: &[&str], command: &[&str]) -> Value {
+    let data = format!("{name}.data");
+    let mut args = vec!["record", "-o", &data];
+    args.extend_from_slice(options);
+    args.push("--");
+    args.extend_from_slice(command);
+    let output = run(dir, &args);
+    assert!(
+        output.status.success(),
+        "record failed: {}",
+        stderr(&output)
+    );
+    report_json(dir, &data)
+}
+
+pub fn report_json(dir: &Path, data: &str) -> Value {
+    let output = run(dir, &["report", "-i", data, "--format", "json"]);
+    assert!(
+        output.status.success(),
+        "report failed: {}",
+        stderr(&output)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The JSON report's row for function `name`, if any.
+pub fn function<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
+    report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+}
+
+/// Function `name`'s share of its event, in percent (0 if absent).
+pub fn percent(report: &Value, name: &str) -> f64 {
+    function(report, name).map_or(0.0, |f| f["self_percent"].as_f64().unwrap())
+}
+
+/// Total samples of the first event.
+pub fn samples(report: &Value) -> u64 {
+    report["events"][0]["samples"].as_u64().unwrap()
+}
+
+/// Asserts that `value` is within `tolerance` of `expected`.
+pub fn assert_near(what: &str, value: f64, expected: f64, tolerance: f64, report: &Value) {
+    assert!(
+        (value - expected).abs() <= tolerance,
+        "{what}: {value:.2} is not within {tolerance} of {expected}; functions: {}",
+        report["functions"]
+    );
+}
