@@ -99,8 +99,7 @@ pub(crate) fn open_error(event: &ResolvedEvent, error: io::Error) -> SamplerErro
             } else if sysinfo::has_cpu_pmu() {
                 "the CPU's performance-monitoring unit does not provide it".to_owned()
             } else {
-                "it needs a hardware performance-monitoring unit, and this machine exposes none \
-                 (a virtual machine?)"
+                "this machine exposes no hardware performance-monitoring unit (a virtual machine?)"
                     .to_owned()
             };
             SamplerError::EventNotSupported {

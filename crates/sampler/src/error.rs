@@ -23,7 +23,7 @@ pub enum SamplerError {
     UnsupportedModifier { event: String, modifier: char },
 
     #[error(
-        "event '{event}' is not supported on this machine: {reason}; sample a software event instead, e.g. -e cpu-clock"
+        "event '{event}' cannot be sampled: {reason}; sample a software event instead, e.g. -e cpu-clock"
     )]
     EventNotSupported { event: String, reason: String },
 

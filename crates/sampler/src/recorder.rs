@@ -253,7 +253,7 @@ fn default_event(sampling: Sampling, notices: &mut Vec<String>) -> ResolvedEvent
                 other => other.to_string(),
             };
             notices.push(format!(
-                "hardware cycles cannot be sampled here ({reason}); sampling cpu-clock instead"
+                "hardware cycles cannot be sampled: {reason}; sampling cpu-clock instead"
             ));
             ResolvedEvent {
                 spec: EventSpec::user_only(CPU_CLOCK),
