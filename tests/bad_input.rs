@@ -14,6 +14,10 @@ fn fails(dir: &Path, args: &[&str], status: i32, needles: &[&str]) -> String {
     assert_eq!(message.lines().count(), 1, "not one line: {message}");
     assert!(message.starts_with("profiler: "), "{message}");
     assert!(!message.contains("panicked"), "{message}");
+    assert!(
+        message.matches("(os error").count() <= 1,
+        "cause repeated: {message}"
+    );
     for needle in needles {
         assert!(
             message.contains(needle),

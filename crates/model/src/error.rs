@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
-    #[error("cannot open {}: {source}{}", path.display(), hint_for(source))]
-    Open { path: PathBuf, source: io::Error },
+    #[error("cannot open {}: {error}{}", path.display(), hint_for(error))]
+    Open { path: PathBuf, error: io::Error },
 
-    #[error("cannot read {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
+    #[error("cannot read {}: {error}", path.display())]
+    Read { path: PathBuf, error: io::Error },
 
     #[error(
         "{} is not a profiler recording (it lacks the profiler's signature); \

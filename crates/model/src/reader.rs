@@ -25,9 +25,9 @@ impl Recording {
     /// Opens `path` and checks its signature, version, end marker, header
     /// and trailer.
     pub fn open(path: &Path) -> Result<Recording, RecordingError> {
-        let open_error = |source| RecordingError::Open {
+        let open_error = |error| RecordingError::Open {
             path: path.to_owned(),
-            source,
+            error,
         };
         let mut file = File::open(path).map_err(open_error)?;
         let metadata = file.metadata().map_err(open_error)?;
@@ -97,9 +97,9 @@ impl Recording {
 
     /// Iterates over the records in file order (not time order).
     pub fn records(&self) -> Result<Records, RecordingError> {
-        let mut file = File::open(&self.path).map_err(|source| RecordingError::Open {
+        let mut file = File::open(&self.path).map_err(|error| RecordingError::Open {
             path: self.path.clone(),
-            source,
+            error,
         })?;
         file.seek(SeekFrom::Start(self.records_start))
             .map_err(|e| self.read_error(e))?;
@@ -112,10 +112,10 @@ impl Recording {
         })
     }
 
-    fn read_error(&self, source: io::Error) -> RecordingError {
+    fn read_error(&self, error: io::Error) -> RecordingError {
         RecordingError::Read {
             path: self.path.clone(),
-            source,
+            error,
         }
     }
 }
@@ -177,10 +177,10 @@ impl Records {
         codec::decode(tag, &self.payload).map_err(corrupt)
     }
 
-    fn read_error(&self, source: io::Error) -> RecordingError {
+    fn read_error(&self, error: io::Error) -> RecordingError {
         RecordingError::Read {
             path: self.path.clone(),
-            source,
+            error,
         }
     }
 }
@@ -197,9 +197,9 @@ impl Frame<'_> {
         self.file
             .seek(SeekFrom::Start(offset))
             .and_then(|_| self.file.read_exact(&mut buf))
-            .map_err(|source| RecordingError::Read {
+            .map_err(|error| RecordingError::Read {
                 path: self.path.to_owned(),
-                source,
+                error,
             })?;
         Ok(buf)
     }

@@ -112,10 +112,7 @@ pub(crate) fn open_error(event: &ResolvedEvent, error: io::Error) -> SamplerErro
             paranoid: sysinfo::paranoid_level(),
             kernel: event.spec.kernel,
         },
-        _ => SamplerError::OpenFailed {
-            event: name,
-            source: error,
-        },
+        _ => SamplerError::OpenFailed { event: name, error },
     }
 }
 
@@ -155,10 +152,7 @@ pub(crate) fn open_rings(
                 let budget = matches!(error.raw_os_error(), Some(libc::EPERM | libc::ENOMEM));
                 if !budget || bytes / 2 < MIN_RING_BYTES {
                     let mlock_kb = sysinfo::mlock_kb().map_or("unknown".into(), |k| k.to_string());
-                    return Err(SamplerError::RingBuffer {
-                        source: error,
-                        mlock_kb,
-                    });
+                    return Err(SamplerError::RingBuffer { error, mlock_kb });
                 }
                 bytes /= 2;
             }
@@ -189,10 +183,10 @@ fn try_open_rings(
             match &leader {
                 None => leader = Some(counter.sampled(bytes).map_err(OpenFailure::Map)?),
                 Some(leader) => {
-                    redirect_output(&counter, leader).map_err(|source| {
+                    redirect_output(&counter, leader).map_err(|error| {
                         OpenFailure::Open(SamplerError::System {
                             what: "sharing a ring buffer",
-                            source,
+                            error,
                         })
                     })?;
                     followers.push(counter);
@@ -253,7 +247,7 @@ impl Rings {
             }
             return Err(SamplerError::System {
                 what: "poll",
-                source: error,
+                error,
             });
         }
         for (fd, index) in fds.iter().zip(open) {
@@ -279,7 +273,7 @@ impl Rings {
                 drop(raw);
                 if let Some(record) = record {
                     sink.push(&record)
-                        .map_err(|source| SamplerError::Sink { source })?;
+                        .map_err(|error| SamplerError::Sink { error })?;
                 }
             }
         }

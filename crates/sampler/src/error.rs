@@ -52,15 +52,15 @@ pub enum SamplerError {
         kernel: bool,
     },
 
-    #[error("the kernel refused to sample '{event}': {source}")]
-    OpenFailed { event: String, source: io::Error },
+    #[error("the kernel refused to sample '{event}': {error}")]
+    OpenFailed { event: String, error: io::Error },
 
     #[error(
-        "cannot map the sample buffers ({source}): the locked-memory budget is too small \
+        "cannot map the sample buffers ({error}): the locked-memory budget is too small \
          (kernel.perf_event_mlock_kb is {mlock_kb} KiB per CPU, plus `ulimit -l`); raise one \
          of them, or run as root"
     )]
-    RingBuffer { source: io::Error, mlock_kb: String },
+    RingBuffer { error: io::Error, mlock_kb: String },
 
     #[error("command not found: '{command}'; check the name, or give its path")]
     CommandNotFound { command: String },
@@ -68,17 +68,17 @@ pub enum SamplerError {
     #[error("cannot run '{command}': {reason}")]
     NotExecutable { command: String, reason: String },
 
-    #[error("cannot run '{command}': {source}")]
-    Exec { command: String, source: io::Error },
+    #[error("cannot run '{command}': {error}")]
+    Exec { command: String, error: io::Error },
 
-    #[error("{what} failed: {source}")]
+    #[error("{what} failed: {error}")]
     System {
         what: &'static str,
-        source: io::Error,
+        error: io::Error,
     },
 
-    #[error("cannot write the recording: {source}")]
-    Sink { source: io::Error },
+    #[error("cannot write the recording: {error}")]
+    Sink { error: io::Error },
 }
 
 impl SamplerError {

@@ -131,25 +131,25 @@ impl Recorder {
     pub fn run(self, sink: &mut dyn RecordSink) -> Result<RecordOutcome, SamplerError> {
         let _interrupts = signals::catch_interrupts();
         let started = Instant::now();
-        let cpus = sysinfo::online_cpus().map_err(|source| SamplerError::System {
+        let cpus = sysinfo::online_cpus().map_err(|error| SamplerError::System {
             what: "listing the online CPUs",
-            source,
+            error,
         })?;
         let suspended =
-            launch::spawn_suspended(&self.command).map_err(|source| SamplerError::System {
+            launch::spawn_suspended(&self.command).map_err(|error| SamplerError::System {
                 what: "fork",
-                source,
+                error,
             })?;
         let mut rings =
             counters::open_rings(&self.events, suspended.pid(), &cpus, self.ring_bytes)?;
-        let mut child = suspended.resume().map_err(|source| SamplerError::Exec {
+        let mut child = suspended.resume().map_err(|error| SamplerError::Exec {
             command: self.command.display.clone(),
-            source,
+            error,
         })?;
         let followed = follow(&mut rings, &mut child, sink);
-        let exit = child.wait().map_err(|source| SamplerError::System {
+        let exit = child.wait().map_err(|error| SamplerError::System {
             what: "wait",
-            source,
+            error,
         })?;
         let interrupted_by = followed?;
         rings.drain(sink)?;
@@ -183,9 +183,9 @@ fn follow(
         let Some((signal, since)) = interrupt else {
             continue;
         };
-        let exited = child.try_wait().map_err(|source| SamplerError::System {
+        let exited = child.try_wait().map_err(|error| SamplerError::System {
             what: "wait",
-            source,
+            error,
         })?;
         if exited.is_some() {
             return Ok(Some(signal));

@@ -6,11 +6,11 @@ use profiler_model::BuildId;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SymbolsError {
-    #[error("cannot read {path}: {source}")]
-    Read { path: String, source: io::Error },
+    #[error("cannot read {path}: {error}")]
+    Read { path: String, error: io::Error },
 
-    #[error("{path} is not a readable ELF file: {source}")]
-    Parse { path: String, source: object::Error },
+    #[error("{path} is not a readable ELF file: {error}")]
+    Parse { path: String, error: object::Error },
 
     #[error(
         "{path} has changed since the recording (its build-id is {found}, the recording's \

@@ -24,10 +24,10 @@ impl Symbolizer for ElfSymbolizer {
         }
         let data = match std::fs::read(&module.path) {
             Ok(data) => data,
-            Err(source) => {
+            Err(error) => {
                 let error = SymbolsError::Read {
                     path: module.path.clone(),
-                    source,
+                    error,
                 };
                 return unnamed(offsets, Some(error));
             }
@@ -44,9 +44,9 @@ fn symbolize_image(
     data: &[u8],
     offsets: &[FileOffset],
 ) -> Result<ModuleSymbols, SymbolsError> {
-    let image = Image::parse(data).map_err(|source| SymbolsError::Parse {
+    let image = Image::parse(data).map_err(|error| SymbolsError::Parse {
         path: module.path.clone(),
-        source,
+        error,
     })?;
     if let (Some(recorded), Some(found)) = (&module.build_id, image.build_id())
         && *recorded != found
