@@ -175,29 +175,13 @@ fn startup(page: &mut String, dir: &Path, runs: usize, perf_available: bool) {
         }
     }
     writeln!(page, "## Start-up: `record -- true`\n").unwrap();
-    writeln!(page, "| command | wall s | CPU s |").unwrap();
-    writeln!(page, "| --- | --- | --- |").unwrap();
-    let ours = median(&ours);
-    writeln!(
+    let medians = table(
         page,
-        "| profiler record | {:.3} | {:.2} |",
-        ours.wall, ours.cpu
-    )
-    .unwrap();
-    if perf_available {
-        let theirs = median(&theirs);
-        writeln!(
-            page,
-            "| perf record | {:.3} | {:.2} |",
-            theirs.wall, theirs.cpu
-        )
-        .unwrap();
-        writeln!(
-            page,
-            "\nprofiler record finishes {:.0}× faster.",
-            theirs.wall / ours.wall
-        )
-        .unwrap();
+        &[("profiler record", &ours), ("perf record", &theirs)],
+    );
+    if let [ours, theirs] = medians[..] {
+        let speedup = theirs.wall / ours.wall;
+        writeln!(page, "\nprofiler record finishes {speedup:.0}× faster.").unwrap();
     }
     writeln!(page).unwrap();
 }
@@ -266,30 +250,32 @@ fn report_time(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_av
     }
     writeln!(page, "## Report time\n").unwrap();
     writeln!(page, "Recordings of `split {rounds}` at {rate} Hz ({samples} samples in ours), reported to /dev/null.\n").unwrap();
-    writeln!(page, "| command | wall s | CPU s |").unwrap();
-    writeln!(page, "| --- | --- | --- |").unwrap();
-    let ours = median(&ours);
-    writeln!(
+    let medians = table(
         page,
-        "| profiler report | {:.3} | {:.2} |",
-        ours.wall, ours.cpu
-    )
-    .unwrap();
-    if perf_available {
-        let theirs = median(&theirs);
+        &[("profiler report", &ours), ("perf report --stdio", &theirs)],
+    );
+    if let [ours, theirs] = medians[..] {
+        let ratio = ours.wall / theirs.wall;
         writeln!(
             page,
-            "| perf report --stdio | {:.3} | {:.2} |",
-            theirs.wall, theirs.cpu
-        )
-        .unwrap();
-        writeln!(
-            page,
-            "\nprofiler report takes {:.2}× perf report's wall time.",
-            ours.wall / theirs.wall
+            "\nprofiler report takes {ratio:.2}× perf report's wall time."
         )
         .unwrap();
     }
+}
+
+/// A table of the median wall and CPU time of each command that was run;
+/// returns the medians.
+fn table(page: &mut String, rows: &[(&str, &Vec<Measure>)]) -> Vec<Measure> {
+    writeln!(page, "| command | wall s | CPU s |\n| --- | --- | --- |").unwrap();
+    rows.iter()
+        .filter(|(_, measures)| !measures.is_empty())
+        .map(|(name, measures)| {
+            let m = median(measures);
+            writeln!(page, "| {name} | {:.3} | {:.2} |", m.wall, m.cpu).unwrap();
+            m
+        })
+        .collect()
 }
 
 fn row(page: &mut String, rate: &str, what: &str, m: Measure, bare: Measure, counts: bool) {

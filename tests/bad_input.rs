@@ -282,20 +282,12 @@ fn report_on_a_truncated_recording() {
     }
     let dir = scratch("report-truncated");
     let split = fixture("split");
-    let output = run(
+    record(
         &dir,
-        &[
-            "record",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "whole.data",
-            "--",
-            split.to_str().unwrap(),
-            "1",
-        ],
+        "whole.data",
+        &["-e", "cpu-clock"],
+        &[split.to_str().unwrap(), "1"],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
     let bytes = std::fs::read(dir.join("whole.data")).unwrap();
     for cut in [bytes.len() / 3, bytes.len() / 2, bytes.len() - 1] {
         std::fs::write(dir.join("cut.data"), &bytes[..cut]).unwrap();
@@ -314,8 +306,7 @@ fn report_on_an_event_the_recording_lacks() {
         return;
     }
     let dir = scratch("report-event");
-    let output = run(&dir, &["record", "-e", "cpu-clock", "--", "true"]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    record(&dir, "profiler.data", &["-e", "cpu-clock"], &["true"]);
     fails(
         &dir,
         &["report", "--event", "page-faults"],

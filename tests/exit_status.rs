@@ -124,18 +124,12 @@ fn the_command_starts_with_default_signal_handling() {
     let dir = scratch("signal-dispositions");
     // The profiler, like every Rust program, ignores SIGPIPE; the command
     // must not inherit that (`yes | head` relies on dying of SIGPIPE).
-    let output = run(
+    let output = record(
         &dir,
-        &[
-            "record",
-            "-e",
-            "cpu-clock",
-            "--",
-            "cat",
-            "/proc/self/status",
-        ],
+        "profiler.data",
+        &["-e", "cpu-clock"],
+        &["cat", "/proc/self/status"],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
     let status = String::from_utf8(output.stdout).unwrap();
     let mask = |field: &str| {
         let line = status.lines().find(|l| l.starts_with(field)).unwrap();

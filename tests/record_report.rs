@@ -279,8 +279,7 @@ fn the_default_event_is_cycles_or_cpu_clock_with_a_notice() {
         return;
     }
     let dir = scratch("default-event");
-    let output = run(&dir, &["record", "-o", "default.data", "--", "true"]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = record(&dir, "default.data", &[], &["true"]);
     let report = report_json(&dir, "default.data");
     let has_pmu = std::path::Path::new("/sys/bus/event_source/devices/cpu").exists();
     if has_pmu {
@@ -300,20 +299,12 @@ fn the_text_report_reads_like_perf_report() {
     }
     let dir = scratch("text");
     let split = fixture("split");
-    let output = run(
+    let output = record(
         &dir,
-        &[
-            "record",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "text.data",
-            "--",
-            split.to_str().unwrap(),
-            "3",
-        ],
+        "text.data",
+        &["-e", "cpu-clock"],
+        &[split.to_str().unwrap(), "3"],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
     let summary = stderr(&output);
     assert_eq!(summary.lines().count(), 1, "{summary}");
     for part in [

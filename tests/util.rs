@@ -92,11 +92,10 @@ pub fn sampling_allowed() -> bool {
     }
 }
 
-/// Records `command` into `dir/name.data` with the extra `options`; asserts
-/// success and returns the report as JSON.
-pub fn record_and_report(dir: &Path, name: &str, options: &[&str], command: &[&str]) -> Value {
-    let data = format!("{name}.data");
-    let mut args = vec!["record", "-o", &data];
+/// Records `command` into `dir/data` with the extra `options`; asserts
+/// success and returns the output (the summary is on stderr).
+pub fn record(dir: &Path, data: &str, options: &[&str], command: &[&str]) -> Output {
+    let mut args = vec!["record", "-o", data];
     args.extend_from_slice(options);
     args.push("--");
     args.extend_from_slice(command);
@@ -106,6 +105,13 @@ pub fn record_and_report(dir: &Path, name: &str, options: &[&str], command: &[&s
         "record failed: {}",
         stderr(&output)
     );
+    output
+}
+
+/// Records `command` into `dir/name.data` and returns the JSON report.
+pub fn record_and_report(dir: &Path, name: &str, options: &[&str], command: &[&str]) -> Value {
+    let data = format!("{name}.data");
+    record(dir, &data, options, command);
     report_json(dir, &data)
 }
 
