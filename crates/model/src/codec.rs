@@ -5,7 +5,9 @@
 //! Integers are little-endian; strings are a `u16` length and UTF-8 bytes.
 
 use crate::address::{Avma, FileOffset};
-use crate::record::{BuildId, Comm, CpuMode, Lost, Mmap, Record, Sample, TaskEvent, Throttle};
+use crate::record::{
+    BuildId, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent, Throttle,
+};
 
 const TAG_SAMPLE: u8 = 1;
 const TAG_MMAP: u8 = 2;
@@ -14,6 +16,7 @@ const TAG_FORK: u8 = 4;
 const TAG_EXIT: u8 = 5;
 const TAG_LOST: u8 = 6;
 const TAG_THROTTLE: u8 = 7;
+const TAG_HISTOGRAM: u8 = 8;
 
 /// Bytes of the frame before each payload.
 pub(crate) const FRAME_HEADER_LEN: usize = 5;
@@ -42,9 +45,7 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_u64(out, m.len);
             put_u64(out, m.offset.0);
             put_str(out, &m.path);
-            let id = m.build_id.as_ref().map_or(&[][..], |b| &b.0[..]);
-            out.push(id.len().min(255) as u8);
-            out.extend_from_slice(&id[..id.len().min(255)]);
+            put_build_id(out, m.build_id.as_ref());
             TAG_MMAP
         }
         Record::Comm(c) => {
@@ -78,6 +79,17 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_u16(out, t.event);
             out.push(u8::from(t.unthrottle));
             TAG_THROTTLE
+        }
+        Record::Histogram(h) => {
+            put_u16(out, h.event);
+            put_str(out, &h.path);
+            put_build_id(out, h.build_id.as_ref());
+            put_u64(out, h.start.0);
+            put_u32(out, h.scale);
+            out.push(h.bucket_bits);
+            put_u32(out, h.buckets.len() as u32);
+            out.extend_from_slice(&h.buckets);
+            TAG_HISTOGRAM
         }
     };
     let payload_len = (out.len() - frame_start - FRAME_HEADER_LEN) as u32;
@@ -117,11 +129,7 @@ pub(crate) fn decode(tag: u8, payload: &[u8]) -> Result<Option<Record>, &'static
             len: c.u64()?,
             offset: FileOffset(c.u64()?),
             path: c.str()?,
-            build_id: {
-                let len = usize::from(c.u8()?);
-                let bytes = c.bytes(len)?;
-                (len > 0).then(|| BuildId(bytes.to_vec()))
-            },
+            build_id: c.build_id()?,
         }),
         TAG_COMM => Record::Comm(Comm {
             time: c.u64()?,
@@ -153,6 +161,18 @@ pub(crate) fn decode(tag: u8, payload: &[u8]) -> Result<Option<Record>, &'static
             time: c.u64()?,
             event: c.u16()?,
             unthrottle: c.u8()? != 0,
+        }),
+        TAG_HISTOGRAM => Record::Histogram(HistogramRecord {
+            event: c.u16()?,
+            path: c.str()?,
+            build_id: c.build_id()?,
+            start: FileOffset(c.u64()?),
+            scale: c.u32()?,
+            bucket_bits: c.u8()?,
+            buckets: {
+                let len = c.u32()? as usize;
+                c.bytes(len)?.to_vec()
+            },
         }),
         _ => return Ok(None),
     };
@@ -189,6 +209,12 @@ fn put_u32(out: &mut Vec<u8>, v: u32) {
 }
 fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
+}
+fn put_build_id(out: &mut Vec<u8>, id: Option<&BuildId>) {
+    let id = id.map_or(&[][..], |b| &b.0[..]);
+    let len = id.len().min(255);
+    out.push(len as u8);
+    out.extend_from_slice(&id[..len]);
 }
 fn put_str(out: &mut Vec<u8>, s: &str) {
     let mut end = s.len().min(usize::from(u16::MAX));
@@ -228,6 +254,11 @@ impl<'a> Cursor<'a> {
     }
     fn u64(&mut self) -> Result<u64, &'static str> {
         self.array().map(u64::from_le_bytes)
+    }
+    fn build_id(&mut self) -> Result<Option<BuildId>, &'static str> {
+        let len = usize::from(self.u8()?);
+        let bytes = self.bytes(len)?;
+        Ok((len > 0).then(|| BuildId(bytes.to_vec())))
     }
     fn str(&mut self) -> Result<String, &'static str> {
         let len = usize::from(self.u16()?);
@@ -306,6 +337,15 @@ mod tests {
             time: 7,
             event: 1,
             count: 99,
+        }));
+        round_trip(Record::Histogram(HistogramRecord {
+            event: 1,
+            path: "/bin/app".into(),
+            build_id: Some(BuildId(vec![7; 20])),
+            start: FileOffset(0x1000),
+            scale: 65536,
+            bucket_bits: 16,
+            buckets: vec![1, 0, 0, 2, 255, 255],
         }));
         round_trip(Record::Throttle(Throttle {
             time: 7,

@@ -16,11 +16,48 @@ pub struct RecordingHeader {
     pub events: Vec<EventDescription>,
     /// The profiled command and its arguments.
     pub command: Vec<String>,
+    /// The command's executable, resolved (canonical path), when known.
+    #[serde(default)]
+    pub program: Option<String>,
+    /// Set when the recording keeps histograms instead of samples.
+    #[serde(default)]
+    pub histogram: Option<HistogramSettings>,
     pub host: HostInfo,
     /// Wall-clock start of the recording, nanoseconds since the Unix epoch.
     pub start_unix_ns: u64,
     /// The version of the profiler that wrote the recording.
     pub profiler_version: String,
+}
+
+/// How a histogram-mode recording bucketed its samples (PAPI_profil's
+/// parameters).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistogramSettings {
+    /// 16, 32 or 64.
+    pub bucket_bits: u8,
+    /// PAPI's scale for the regions over whole modules.
+    pub scale: u32,
+    /// Full buckets wrap (PAPI) instead of saturating (glibc).
+    pub wrap: bool,
+    pub random: bool,
+    pub compress: bool,
+    pub weighted: bool,
+    /// The regions given by the user, as given (`START:END[:SCALE]`); empty
+    /// when every module's text was covered.
+    pub regions: Vec<String>,
+}
+
+/// What became of the samples of one event in histogram mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistogramTotals {
+    /// Samples counted in a bucket.
+    pub in_region: u64,
+    /// Samples in no region (another module, the kernel, no mapping).
+    pub outside: u64,
+    /// Increments a full bucket could not hold.
+    pub saturated: u64,
+    /// Samples dropped by the RANDOM or COMPRESS flags.
+    pub dropped: u64,
 }
 
 /// The machine a recording was made on.
@@ -43,6 +80,9 @@ pub struct Trailer {
     pub duration_ns: u64,
     /// How the profiled command ended, e.g. `exited with status 0`.
     pub outcome: String,
+    /// In histogram mode, per event (indexed like the header's events).
+    #[serde(default)]
+    pub histogram_totals: Vec<HistogramTotals>,
 }
 
 /// A file mapped executable into a profiled process.

@@ -13,6 +13,8 @@
 //! let header = RecordingHeader {
 //!     events: vec![],
 //!     command: vec!["./app".into()],
+//!     program: None,
+//!     histogram: None,
 //!     host: HostInfo::default(),
 //!     start_unix_ns: 0,
 //!     profiler_version: "0".into(),
@@ -45,12 +47,16 @@ pub use address::{Avma, FileOffset, RelativeAddress, Svma};
 pub use atomic_file::AtomicFile;
 pub use error::RecordingError;
 pub use event::{EventDescription, EventIndex, Sampling};
-pub use header::{HostInfo, ModuleEntry, RecordingHeader, Trailer};
+pub use header::{
+    HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
+};
 pub use layout::FORMAT_VERSION;
 pub use module::{Module, ModuleId, ModuleTable};
 pub use process::{Location, ProcessModel, ProcessModelBuilder};
 pub use reader::{Recording, Records};
-pub use record::{BuildId, Comm, CpuMode, Lost, Mmap, Record, Sample, TaskEvent, Throttle};
+pub use record::{
+    BuildId, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent, Throttle,
+};
 pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{AddressSymbol, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer};
 pub use writer::{RecordSink, RecordingWriter};

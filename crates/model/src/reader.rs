@@ -245,6 +245,8 @@ mod tests {
         RecordingHeader {
             events: vec![],
             command: vec!["./app".into(), "arg".into()],
+            program: None,
+            histogram: None,
             host: HostInfo::default(),
             start_unix_ns: 42,
             profiler_version: "test".into(),

@@ -19,6 +19,7 @@ pub enum Record {
     Exit(TaskEvent),
     Lost(Lost),
     Throttle(Throttle),
+    Histogram(HistogramRecord),
 }
 
 /// Where the CPU was executing when a sample was taken
@@ -104,6 +105,25 @@ pub struct Throttle {
     pub unthrottle: bool,
 }
 
+/// One event's histogram over one region of a module's file, as a
+/// histogram-mode recording keeps it (PAPI_profil's buffer, with its
+/// settings).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistogramRecord {
+    pub event: EventIndex,
+    /// The module, as in [`Mmap::path`].
+    pub path: String,
+    pub build_id: Option<BuildId>,
+    /// The file offset of the region's first byte.
+    pub start: FileOffset,
+    /// PAPI's scale (131072, or 2..=65536).
+    pub scale: u32,
+    /// 16, 32 or 64.
+    pub bucket_bits: u8,
+    /// The buckets, little-endian, `bucket_bits / 8` bytes each.
+    pub buckets: Vec<u8>,
+}
+
 /// A GNU build-id (the `.note.gnu.build-id` payload).
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BuildId(pub Vec<u8>);
@@ -144,6 +164,7 @@ impl Record {
             Record::Fork(r) | Record::Exit(r) => r.time,
             Record::Lost(r) => r.time,
             Record::Throttle(r) => r.time,
+            Record::Histogram(_) => 0,
         }
     }
 }

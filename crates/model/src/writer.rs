@@ -13,6 +13,13 @@ use crate::stats::{RecordingStats, StatsCollector};
 /// recording writer, or a live histogram.
 pub trait RecordSink {
     fn push(&mut self, record: &Record) -> io::Result<()>;
+
+    /// The records pushed since the last call are all the kernel had: the
+    /// sampler drains several ring buffers in turn, so only now can records
+    /// of different CPUs be put in time order.
+    fn end_batch(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Streams records into a recording. Records are written in the order they
@@ -43,6 +50,12 @@ impl<W: Write> RecordingWriter<W> {
             stats: StatsCollector::new(header.events.len()),
             modules: BTreeSet::new(),
         })
+    }
+
+    /// Counts `record` in the totals without writing it: in histogram mode
+    /// samples are poured into buckets, not kept.
+    pub fn tally(&mut self, record: &Record) {
+        self.stats.add(record);
     }
 
     /// Totals of the records written so far.
@@ -76,10 +89,15 @@ impl<W: Write> RecordingWriter<W> {
 impl<W: Write> RecordSink for RecordingWriter<W> {
     fn push(&mut self, record: &Record) -> io::Result<()> {
         self.stats.add(record);
-        if let Record::Mmap(m) = record {
+        let module = match record {
+            Record::Mmap(m) => Some((&m.path, &m.build_id)),
+            Record::Histogram(h) => Some((&h.path, &h.build_id)),
+            _ => None,
+        };
+        if let Some((path, build_id)) = module {
             self.modules.insert(ModuleEntry {
-                path: m.path.clone(),
-                build_id: m.build_id.clone(),
+                path: path.clone(),
+                build_id: build_id.clone(),
             });
         }
         codec::encode(record, &mut self.buffer);

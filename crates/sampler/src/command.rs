@@ -16,6 +16,17 @@ pub(crate) struct ResolvedCommand {
     pub display: String,
 }
 
+impl ResolvedCommand {
+    /// The executable's canonical path (symbolic links resolved), as the
+    /// kernel will report it in the program's mapping.
+    pub fn canonical_path(&self) -> Option<String> {
+        let path = Path::new(OsStr::from_bytes(self.path.to_bytes()));
+        std::fs::canonicalize(path)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    }
+}
+
 pub(crate) fn resolve_command(args: &[OsString]) -> Result<ResolvedCommand, SamplerError> {
     let program = args.first().ok_or_else(|| SamplerError::CommandNotFound {
         command: String::new(),

@@ -136,16 +136,26 @@ enum OpenFailure {
     Map(io::Error),
 }
 
-/// Opens every event on every CPU for `pid`, halving the ring size while
-/// the locked-memory budget refuses it.
-pub(crate) fn open_rings(
-    events: &[ResolvedEvent],
-    pid: libc::pid_t,
-    cpus: &[usize],
-    mut bytes: usize,
-) -> Result<Rings, SamplerError> {
+/// What to open: which events on which tasks, on which CPUs, and when the
+/// counters start.
+pub(crate) struct RingPlan<'a> {
+    pub events: &'a [ResolvedEvent],
+    /// Threads to follow (with their descendants, by inheritance).
+    pub tasks: &'a [libc::pid_t],
+    pub cpus: &'a [usize],
+    /// Data bytes per ring, to start with.
+    pub bytes: usize,
+    /// Enable the counters when the (suspended) task executes a program,
+    /// rather than at once.
+    pub enable_on_exec: bool,
+}
+
+/// Opens every event for every task on every CPU, one ring per CPU, halving
+/// the ring size while the locked-memory budget refuses it.
+pub(crate) fn open_rings(plan: &RingPlan<'_>) -> Result<Rings, SamplerError> {
+    let mut bytes = plan.bytes;
     loop {
-        match try_open_rings(events, pid, cpus, bytes) {
+        match try_open_rings(plan, bytes) {
             Ok(rings) => return Ok(rings),
             Err(OpenFailure::Open(error)) => return Err(error),
             Err(OpenFailure::Map(error)) => {
@@ -160,36 +170,35 @@ pub(crate) fn open_rings(
     }
 }
 
-fn try_open_rings(
-    events: &[ResolvedEvent],
-    pid: libc::pid_t,
-    cpus: &[usize],
-    bytes: usize,
-) -> Result<Rings, OpenFailure> {
-    let mut rings = Vec::with_capacity(cpus.len());
+fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailure> {
+    let mut rings = Vec::with_capacity(plan.cpus.len());
     let mut events_by_id = HashMap::new();
-    for &cpu in cpus {
+    for &cpu in plan.cpus {
         let mut leader: Option<Sampler> = None;
         let mut followers = Vec::new();
-        for (index, event) in events.iter().enumerate() {
-            let counter = builder(event, index == 0)
-                .observe_pid(pid)
-                .one_cpu(cpu)
-                .inherit(true)
-                .enable_on_exec(true)
-                .build()
-                .map_err(|e| OpenFailure::Open(open_error(event, e)))?;
-            events_by_id.insert(counter.id(), index as EventIndex);
-            match &leader {
-                None => leader = Some(counter.sampled(bytes).map_err(OpenFailure::Map)?),
-                Some(leader) => {
-                    redirect_output(&counter, leader).map_err(|error| {
-                        OpenFailure::Open(SamplerError::System {
-                            what: "sharing a ring buffer",
-                            error,
-                        })
-                    })?;
-                    followers.push(counter);
+        for (task_index, &task) in plan.tasks.iter().enumerate() {
+            for (index, event) in plan.events.iter().enumerate() {
+                let side_band = task_index == 0 && index == 0;
+                let counter = builder(event, side_band)
+                    .observe_pid(task)
+                    .one_cpu(cpu)
+                    .inherit(true)
+                    .enable_on_exec(plan.enable_on_exec)
+                    .enabled(!plan.enable_on_exec)
+                    .build()
+                    .map_err(|e| OpenFailure::Open(open_error(event, e)))?;
+                events_by_id.insert(counter.id(), index as EventIndex);
+                match &leader {
+                    None => leader = Some(counter.sampled(bytes).map_err(OpenFailure::Map)?),
+                    Some(leader) => {
+                        redirect_output(&counter, leader).map_err(|error| {
+                            OpenFailure::Open(SamplerError::System {
+                                what: "sharing a ring buffer",
+                                error,
+                            })
+                        })?;
+                        followers.push(counter);
+                    }
                 }
             }
         }
@@ -263,7 +272,9 @@ impl Rings {
         self.rings.iter().all(|r| r.hung_up)
     }
 
-    /// Moves every record in every ring into `sink`.
+    /// Moves every record in every ring into `sink`, then tells it the
+    /// batch is complete (records of different rings are not in time order
+    /// until then).
     pub fn drain(&mut self, sink: &mut dyn RecordSink) -> Result<(), SamplerError> {
         for ring in &mut self.rings {
             let config = ring.sampler.config().clone();
@@ -277,6 +288,7 @@ impl Rings {
                 }
             }
         }
-        Ok(())
+        sink.end_batch()
+            .map_err(|error| SamplerError::Sink { error })
     }
 }

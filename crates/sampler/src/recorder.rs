@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 use profiler_model::{EventDescription, RecordSink, RecordingHeader, Sampling};
 
 use crate::command::{ResolvedCommand, resolve_command};
-use crate::counters::{self, ResolvedEvent, Rings};
+use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
 use crate::error::SamplerError;
 use crate::event::{CPU_CLOCK, CYCLES, EventSpec, KnownEvent};
 use crate::launch::{self, RunningChild, TargetExit};
@@ -117,6 +117,8 @@ impl Recorder {
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect(),
+            program: self.command.canonical_path(),
+            histogram: None,
             host: sysinfo::host_info(),
             start_unix_ns: SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
@@ -140,8 +142,13 @@ impl Recorder {
                 what: "fork",
                 error,
             })?;
-        let mut rings =
-            counters::open_rings(&self.events, suspended.pid(), &cpus, self.ring_bytes)?;
+        let mut rings = counters::open_rings(&RingPlan {
+            events: &self.events,
+            tasks: &[suspended.pid()],
+            cpus: &cpus,
+            bytes: self.ring_bytes,
+            enable_on_exec: true,
+        })?;
         let mut child = suspended.resume().map_err(|error| SamplerError::Exec {
             command: self.command.display.clone(),
             error,
