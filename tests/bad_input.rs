@@ -331,4 +331,17 @@ fn usage_errors_are_one_line_too() {
         &["invalid value 'xml'"],
     );
     fails(&dir, &["frobnicate"], 2, &["unrecognized subcommand"]);
+    // An unknown flag is a mistake, not the command to run.
+    fails(
+        &dir,
+        &["record", "--frobnicate", "--", "true"],
+        2,
+        &["unexpected argument '--frobnicate'"],
+    );
+    fails(
+        &dir,
+        &["record", "--scale", "4096", "--", "true"],
+        2,
+        &["--histogram"],
+    );
 }

@@ -4,4 +4,5 @@ mod util;
 
 mod bad_input;
 mod exit_status;
+mod histogram;
 mod record_report;

@@ -27,6 +27,8 @@ pub enum Command {
     Record(RecordArgs),
     /// Print a flat per-function profile of a recording
     Report(ReportArgs),
+    /// Print the histogram of a recording: one row per nonzero bucket
+    Hist(HistArgs),
 }
 
 const RECORD_AFTER_HELP: &str = "\
@@ -62,13 +64,11 @@ pub struct RecordArgs {
     )]
     pub output: PathBuf,
 
+    #[command(flatten)]
+    pub histogram: HistogramArgs,
+
     /// The command to profile, with its arguments
-    #[arg(
-        value_name = "COMMAND",
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
+    #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true)]
     pub command: Vec<OsString>,
 }
 
@@ -110,4 +110,100 @@ pub enum Format {
 pub enum SortKey {
     Symbol,
     Module,
+}
+
+/// PAPI_profil's mode of `record`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Histogram mode (PAPI_profil)")]
+pub struct HistogramArgs {
+    /// Pour the samples into histograms over the program's and libraries' text
+    /// instead of keeping them: memory and the recording's size stay the same
+    /// however long the command runs
+    #[arg(long)]
+    pub histogram: bool,
+
+    /// Bucket width in bits: 16, 32 or 64
+    #[arg(
+        long,
+        value_name = "BITS",
+        default_value_t = 16,
+        requires = "histogram"
+    )]
+    pub bucket: u64,
+
+    /// PAPI's scale: 65536 gives a bucket to every 2 bytes of text, 131072 to every
+    /// byte, 32768 to every 4 bytes; 2 to 65536 or 131072
+    #[arg(
+        long,
+        value_name = "SCALE",
+        default_value_t = 65536,
+        requires = "histogram"
+    )]
+    pub scale: u64,
+
+    /// Cover only these addresses of the program itself (hexadecimal, as nm and
+    /// objdump print them), END excluded, at SCALE if given; repeatable
+    #[arg(
+        long = "region",
+        value_name = "START:END[:SCALE]",
+        requires = "histogram"
+    )]
+    pub regions: Vec<String>,
+
+    /// Let full buckets wrap around to zero, as PAPI does, instead of saturating
+    #[arg(long, requires = "histogram")]
+    pub wrap: bool,
+
+    /// PAPI_PROFIL_RANDOM: drop a quarter of the samples at random
+    #[arg(long, requires = "histogram")]
+    pub random: bool,
+
+    /// PAPI_PROFIL_COMPRESS: drop a sample with probability bucket/65536
+    #[arg(long, requires = "histogram")]
+    pub compress: bool,
+
+    /// PAPI_PROFIL_WEIGHTED: add each sample's period (the events it stands
+    /// for) instead of 1
+    #[arg(long, requires = "histogram")]
+    pub weighted: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistArgs {
+    /// The recording to read
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "FILE",
+        default_value = "profiler.data"
+    )]
+    pub input: PathBuf,
+
+    /// Only this event (by name, or by its position from 0) [default: every event, side by side]
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
+
+    /// Only this module (its file name or path)
+    #[arg(long, value_name = "MODULE")]
+    pub module: Option<String>,
+
+    /// Bucket width in bits: 16, 32 or 64 [default: the recording's, or 16]
+    #[arg(long, value_name = "BITS")]
+    pub bucket: Option<u64>,
+
+    /// PAPI's scale [default: the recording's, or 65536]; a histogram recording can be
+    /// shown at its scale or a coarser one
+    #[arg(long, value_name = "SCALE")]
+    pub scale: Option<u64>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = HistFormat::Text)]
+    pub format: HistFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum HistFormat {
+    Text,
+    Json,
+    Csv,
 }

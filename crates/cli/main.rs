@@ -2,6 +2,7 @@
 //! config, call one library function per subcommand, print.
 
 mod args;
+mod hist;
 mod record;
 mod report;
 
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
             matches.subcommand_matches("record").unwrap_or(&matches),
         ),
         Command::Report(args) => report::run(args),
+        Command::Hist(args) => hist::run(args),
     };
     match result {
         Ok(code) => code,
@@ -62,12 +64,21 @@ fn usage_error(error: clap::Error) -> ExitCode {
         };
     }
     let text = error.to_string();
-    let first = text
+    let mut message = String::new();
+    for line in text
         .lines()
-        .next()
-        .unwrap_or_default()
-        .trim_start_matches("error: ");
-    let _ = writeln!(io::stderr(), "profiler: {first}; see `profiler --help`");
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:"))
+    {
+        if line.is_empty() {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(if message.ends_with(':') { " " } else { "; " });
+        }
+        message.push_str(line.trim_start_matches("error: "));
+    }
+    let _ = writeln!(io::stderr(), "profiler: {message}; see `profiler --help`");
     ExitCode::from(2)
 }
 

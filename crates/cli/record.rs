@@ -1,14 +1,23 @@
-//! `profiler record`: args -> RecordConfig -> Recorder::run -> recording file.
+//! `profiler record`: args -> RecordConfig -> Recorder::run -> recording file
+//! (samples, or histograms in PAPI_profil mode).
 
-use std::io::BufWriter;
+use std::io::{self, BufWriter};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::ArgMatches;
-use profiler_model::{AtomicFile, RecordingStats, RecordingWriter, Sampling, Trailer};
+use profiler_histogram::{BucketWidth, Flags, HistogramConfig, OnFull, Scale};
+use profiler_model::{
+    AtomicFile, FileOffset, HistogramSettings, RecordSink, RecordingHeader, RecordingStats,
+    RecordingWriter, Sampling, Svma, Trailer,
+};
+use profiler_report::{HistogramOptions, HistogramRecorder, ProgramRegion};
 use profiler_sampler::{DEFAULT_RING_BYTES, EventRequest, RecordConfig, RecordOutcome, Recorder};
 
-use crate::args::RecordArgs;
+use crate::args::{HistogramArgs, RecordArgs};
+
+type FileWriter = BufWriter<AtomicFile>;
 
 pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     let (events, sampling) = event_requests(&args, matches)?;
@@ -19,6 +28,11 @@ pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         ring_bytes: DEFAULT_RING_BYTES,
     };
     let recorder = Recorder::new(config)?;
+    let mut header = recorder.header();
+    let histogram = match args.histogram.histogram {
+        true => Some(histogram_options(&args.histogram, &mut header)?),
+        false => None,
+    };
     for notice in recorder.notices() {
         eprintln!("profiler: {notice}");
     }
@@ -29,17 +43,20 @@ pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
             output.display()
         )
     })?;
-    let mut writer = RecordingWriter::new(BufWriter::new(file), &recorder.header())
-        .with_context(|| format!("cannot write {}", output.display()))?;
-    let outcome = recorder.run(&mut writer)?;
-    let stats = writer.stats();
+    let write_error = || format!("cannot write {}", output.display());
+    let writer = RecordingWriter::new(BufWriter::new(file), &header).with_context(write_error)?;
+    let mut sink: Box<dyn Output> = match histogram {
+        Some(options) => Box::new(HistogramRecorder::new(writer, header.events.len(), options)),
+        None => Box::new(writer),
+    };
+    let outcome = recorder.run(&mut *sink)?;
+    let stats = sink.stats();
     let trailer = Trailer {
         duration_ns: outcome.duration.as_nanos() as u64,
         outcome: outcome.exit.to_string(),
         ..Trailer::default()
     };
-    let write_error = || format!("cannot write {}", output.display());
-    let file = writer.finish(trailer).with_context(write_error)?;
+    let file = sink.finish(trailer).with_context(write_error)?;
     let file = file
         .into_inner()
         .map_err(|e| e.into_error())
@@ -55,8 +72,118 @@ pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     Ok(ExitCode::from(outcome.exit.code()))
 }
 
-/// Pairs each `-c`/`-F` with the `-e` before it; one given before any `-e`
-/// is returned apart, for every event without its own.
+/// Where the records go: into the file, or into histograms.
+trait Output: RecordSink {
+    fn stats(&self) -> RecordingStats;
+    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<FileWriter>;
+}
+
+impl Output for RecordingWriter<FileWriter> {
+    fn stats(&self) -> RecordingStats {
+        RecordingWriter::stats(self)
+    }
+    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<FileWriter> {
+        RecordingWriter::finish(*self, trailer)
+    }
+}
+
+impl Output for HistogramRecorder<FileWriter> {
+    fn stats(&self) -> RecordingStats {
+        HistogramRecorder::stats(self)
+    }
+    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<FileWriter> {
+        HistogramRecorder::finish(*self, trailer)
+    }
+}
+
+/// Checks the histogram flags, notes them in the header and returns what
+/// the histograms need.
+fn histogram_options(
+    args: &HistogramArgs,
+    header: &mut RecordingHeader,
+) -> Result<HistogramOptions> {
+    let width = BucketWidth::from_bits(args.bucket).context("--bucket")?;
+    let scale = Scale::new(args.scale).context("--scale")?;
+    let program_regions = match args.regions.is_empty() {
+        true => Vec::new(),
+        false => {
+            let program = header.program.as_deref().ok_or_else(|| {
+                anyhow!("--region needs the command's executable, which could not be resolved")
+            })?;
+            args.regions
+                .iter()
+                .map(|r| program_region(r, scale, Path::new(program)))
+                .collect::<Result<_>>()?
+        }
+    };
+    header.histogram = Some(HistogramSettings {
+        bucket_bits: width.bits() as u8,
+        scale: scale.value(),
+        wrap: args.wrap,
+        random: args.random,
+        compress: args.compress,
+        weighted: args.weighted,
+        regions: args.regions.clone(),
+    });
+    Ok(HistogramOptions {
+        config: HistogramConfig {
+            width,
+            on_full: if args.wrap {
+                OnFull::Wrap
+            } else {
+                OnFull::Saturate
+            },
+            flags: Flags {
+                random: args.random,
+                compress: args.compress,
+                weighted: args.weighted,
+            },
+            overflow_bin: false,
+        },
+        scale,
+        program_regions,
+        program: header.program.clone(),
+    })
+}
+
+/// Parses `START:END[:SCALE]` (hexadecimal stated addresses of `program`)
+/// into a region of the program's file.
+fn program_region(text: &str, default_scale: Scale, program: &Path) -> Result<ProgramRegion> {
+    let bad = || {
+        anyhow!(
+            "--region {text}: expected START:END[:SCALE], e.g. 0x1130:0x1200 or 0x1130:0x1200:131072"
+        )
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    let address = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).map_err(|_| bad());
+    let (start, end) = match parts.as_slice() {
+        [start, end] | [start, end, _] => (address(start)?, address(end)?),
+        _ => return Err(bad()),
+    };
+    let scale = match parts.get(2) {
+        Some(scale) => Scale::new(scale.parse().map_err(|_| bad())?)
+            .with_context(|| format!("--region {text}"))?,
+        None => default_scale,
+    };
+    if end <= start {
+        bail!("--region {text}: the end must lie after the start");
+    }
+    let offsets = profiler_symbols::file_offsets(program, &[Svma(start), Svma(end - 1)])
+        .with_context(|| format!("--region {text}"))?;
+    match offsets.as_slice() {
+        [Some(first), Some(last)] if last.0 - first.0 == end - 1 - start => Ok(ProgramRegion {
+            start: FileOffset(first.0),
+            size: end - start,
+            scale,
+        }),
+        _ => bail!(
+            "--region {text}: {} does not hold that range in one loadable segment; give addresses \
+             as `nm` or `objdump -d` print them",
+            program.display()
+        ),
+    }
+}
+
 fn event_requests(
     args: &RecordArgs,
     matches: &ArgMatches,

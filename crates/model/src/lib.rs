@@ -52,7 +52,7 @@ pub use header::{
 };
 pub use layout::FORMAT_VERSION;
 pub use module::{Module, ModuleId, ModuleTable};
-pub use process::{Location, ProcessModel, ProcessModelBuilder};
+pub use process::{LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order};
 pub use reader::{Recording, Records};
 pub use record::{
     BuildId, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent, Throttle,

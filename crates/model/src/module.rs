@@ -58,6 +58,13 @@ impl ModuleTable {
         &self.modules[id as usize]
     }
 
+    pub fn iter(&self) -> impl Iterator<Item = (ModuleId, &Module)> {
+        self.modules
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (i as ModuleId, m))
+    }
+
     pub fn len(&self) -> usize {
         self.modules.len()
     }

@@ -1,9 +1,11 @@
 //! The process model: which file each address of each process belonged to,
 //! and when.
 //!
-//! The side-band records (mappings, exec, fork) are replayed in time order to
-//! build, per process, the list of mappings with the interval of time each was
-//! live. A sample then resolves by process, address and time, in any order:
+//! [`LiveMappings`] holds the mappings of every process as they stand after
+//! the side-band records (mappings, exec, fork) applied so far. The
+//! [`ProcessModel`] replays a whole recording's side-band records in time
+//! order through it, logging the interval of time each mapping was live, so
+//! that a sample resolves by process, address and time, in any order:
 //! samples need not be sorted, which keeps a report's pass over them
 //! streaming.
 
@@ -27,6 +29,170 @@ pub enum Location {
     Unmapped,
 }
 
+/// Whether a sample was taken in the kernel.
+fn in_kernel(sample: &Sample) -> bool {
+    sample.ip.is_kernel() || matches!(sample.mode, CpuMode::Kernel | CpuMode::GuestKernel)
+}
+
+/// The order side-band records must be applied in: by time, and at equal
+/// times an exec or fork before the mappings that follow it.
+pub fn side_band_order(record: &Record) -> (u64, bool) {
+    (
+        record.time(),
+        !matches!(record, Record::Comm(_) | Record::Fork(_)),
+    )
+}
+
+/// A mapping as it stands: `start..end` (the map's key is `start`) shows the
+/// file from `offset`, live since `from`.
+#[derive(Clone, Copy, Debug)]
+struct Live {
+    end: u64,
+    offset: u64,
+    module: ModuleId,
+    from: u64,
+}
+
+/// A mapping that has ended: live in `pid` from `live.from` until `until`.
+struct Ended {
+    pid: u32,
+    start: u64,
+    live: Live,
+    until: u64,
+}
+
+/// The mappings of every process after the side-band records applied so
+/// far, which must come in [`side_band_order`].
+#[derive(Debug, Default)]
+pub struct LiveMappings {
+    modules: ModuleTable,
+    live: HashMap<u32, BTreeMap<u64, Live>>,
+}
+
+impl LiveMappings {
+    pub fn new() -> LiveMappings {
+        LiveMappings::default()
+    }
+
+    /// Applies a mapping, exec or fork record; ignores other records.
+    /// Returns the module a mapping record mapped.
+    pub fn apply(&mut self, record: &Record) -> Option<ModuleId> {
+        self.apply_logged(record, &mut Vec::new())
+    }
+
+    /// Where `ip` lies in process `pid` now.
+    pub fn resolve(&self, sample: &Sample) -> Location {
+        if in_kernel(sample) {
+            return Location::Kernel;
+        }
+        let ip = sample.ip.0;
+        let found = self.live.get(&sample.pid).and_then(|maps| {
+            let (&start, live) = maps.range(..=ip).next_back()?;
+            (ip < live.end).then_some((start, live))
+        });
+        match found {
+            Some((start, live)) => Location::Module {
+                module: live.module,
+                offset: FileOffset(ip - start + live.offset),
+            },
+            None => Location::Unmapped,
+        }
+    }
+
+    pub fn modules(&self) -> &ModuleTable {
+        &self.modules
+    }
+
+    /// Applies `record`, adding the mappings it ends to `ended`.
+    fn apply_logged(&mut self, record: &Record, ended: &mut Vec<Ended>) -> Option<ModuleId> {
+        match record {
+            Record::Mmap(m) if m.len > 0 => {
+                let module = self.modules.intern(&m.path, m.build_id.as_ref());
+                let end = m.start.0.saturating_add(m.len);
+                let live = Live {
+                    end,
+                    offset: m.offset.0,
+                    module,
+                    from: m.time,
+                };
+                self.map(m.pid, m.start.0, live, ended);
+                return Some(module);
+            }
+            Record::Comm(c) if c.exec => self.unmap_all(c.pid, c.time, ended),
+            Record::Fork(f) if f.pid != f.ppid => {
+                self.unmap_all(f.pid, f.time, ended);
+                if let Some(parent) = self.live.get(&f.ppid) {
+                    let copied = parent
+                        .iter()
+                        .map(|(&s, &m)| (s, Live { from: f.time, ..m }));
+                    let copied = copied.collect();
+                    self.live.insert(f.pid, copied);
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// Maps `mapping` at `start`, cutting away whatever it overlaps.
+    fn map(&mut self, pid: u32, start: u64, mapping: Live, ended: &mut Vec<Ended>) {
+        let maps = self.live.entry(pid).or_default();
+        let time = mapping.from;
+        // Live mappings never overlap, so their ends ascend with their starts.
+        let overlapping: Vec<u64> = maps
+            .range(..mapping.end)
+            .rev()
+            .take_while(|(_, m)| m.end > start)
+            .map(|(&s, _)| s)
+            .collect();
+        for old_start in overlapping {
+            let Some(old) = maps.remove(&old_start) else {
+                continue;
+            };
+            ended.push(Ended {
+                pid,
+                start: old_start,
+                live: old,
+                until: time,
+            });
+            if old_start < start {
+                maps.insert(
+                    old_start,
+                    Live {
+                        end: start,
+                        from: time,
+                        ..old
+                    },
+                );
+            }
+            if old.end > mapping.end {
+                let offset = old.offset + (mapping.end - old_start);
+                maps.insert(
+                    mapping.end,
+                    Live {
+                        offset,
+                        from: time,
+                        ..old
+                    },
+                );
+            }
+        }
+        maps.insert(start, mapping);
+    }
+
+    fn unmap_all(&mut self, pid: u32, time: u64, ended: &mut Vec<Ended>) {
+        if let Some(maps) = self.live.remove(&pid) {
+            let gone = maps.into_iter().map(|(start, live)| Ended {
+                pid,
+                start,
+                live,
+                until: time,
+            });
+            ended.extend(gone);
+        }
+    }
+}
+
 /// Collects the side-band records of a recording, in any order.
 #[derive(Debug, Default)]
 pub struct ProcessModelBuilder {
@@ -47,46 +213,65 @@ impl ProcessModelBuilder {
 
     /// Replays the records in time order.
     pub fn build(mut self) -> ProcessModel {
-        // At equal times an exec or fork comes before the mappings that follow it.
-        self.records
-            .sort_by_key(|r| (r.time(), !matches!(r, Record::Comm(_) | Record::Fork(_))));
-        let mut replay = Replay::default();
+        self.records.sort_by_key(side_band_order);
+        let mut mappings = LiveMappings::new();
+        let mut ended = Vec::new();
+        let mut names: HashMap<u32, Vec<(u64, String)>> = HashMap::new();
+        let mut ranges: HashMap<ModuleId, Vec<(FileOffset, u64)>> = HashMap::new();
         for record in &self.records {
+            if let Some(module) = mappings.apply_logged(record, &mut ended)
+                && let Record::Mmap(m) = record
+            {
+                let module_ranges = ranges.entry(module).or_default();
+                if !module_ranges.contains(&(m.offset, m.len)) {
+                    module_ranges.push((m.offset, m.len));
+                }
+            }
             match record {
-                Record::Mmap(m) if m.len > 0 => {
-                    let module = replay.modules.intern(&m.path, m.build_id.as_ref());
-                    let mapping = Live {
-                        end: m.start.0.saturating_add(m.len),
-                        offset: m.offset.0,
-                        module,
-                        from: m.time,
-                    };
-                    replay.map(m.pid, m.start.0, mapping);
-                }
-                Record::Comm(c) => {
-                    if c.exec {
-                        replay.unmap_all(c.pid, c.time);
-                    }
-                    replay
-                        .names
-                        .entry(c.tid)
-                        .or_default()
-                        .push((c.time, c.name.clone()));
-                }
+                Record::Comm(c) => names
+                    .entry(c.tid)
+                    .or_default()
+                    .push((c.time, c.name.clone())),
                 Record::Fork(f) => {
-                    if f.pid != f.ppid {
-                        replay.unmap_all(f.pid, f.time);
-                        replay.copy_mappings(f.ppid, f.pid, f.time);
-                    }
-                    if let Some(name) = name_at(&replay.names, f.ptid, f.time) {
-                        let name = name.to_owned();
-                        replay.names.entry(f.tid).or_default().push((f.time, name));
+                    if let Some(name) = name_at(&names, f.ptid, f.time).map(str::to_owned) {
+                        names.entry(f.tid).or_default().push((f.time, name));
                     }
                 }
                 _ => {}
             }
         }
-        replay.finish()
+        let pids: Vec<u32> = mappings.live.keys().copied().collect();
+        for pid in pids {
+            mappings.unmap_all(pid, u64::MAX, &mut ended);
+        }
+        let mut by_pid: HashMap<u32, Vec<Interval>> = HashMap::new();
+        for Ended {
+            pid,
+            start,
+            live,
+            until,
+        } in ended
+        {
+            let interval = Interval {
+                start,
+                end: live.end,
+                offset: live.offset,
+                module: live.module,
+                from: live.from,
+                until,
+            };
+            by_pid.entry(pid).or_default().push(interval);
+        }
+        let timelines = by_pid
+            .into_iter()
+            .map(|(pid, v)| (pid, Timeline::new(v)))
+            .collect();
+        ProcessModel {
+            modules: mappings.modules,
+            timelines,
+            names,
+            ranges,
+        }
     }
 }
 
@@ -96,12 +281,13 @@ pub struct ProcessModel {
     modules: ModuleTable,
     timelines: HashMap<u32, Timeline>,
     names: HashMap<u32, Vec<(u64, String)>>,
+    ranges: HashMap<ModuleId, Vec<(FileOffset, u64)>>,
 }
 
 impl ProcessModel {
     /// Where the sample's program counter lay when it was taken.
     pub fn resolve(&self, sample: &Sample) -> Location {
-        if sample.ip.is_kernel() || matches!(sample.mode, CpuMode::Kernel | CpuMode::GuestKernel) {
+        if in_kernel(sample) {
             return Location::Kernel;
         }
         self.resolve_address(sample.pid, sample.ip, sample.time)
@@ -124,6 +310,17 @@ impl ProcessModel {
         &self.modules
     }
 
+    /// The module table, for callers done with resolving.
+    pub fn into_modules(self) -> ModuleTable {
+        self.modules
+    }
+
+    /// The file ranges (`offset`, `length`) of `module` that were mapped,
+    /// each once.
+    pub fn module_ranges(&self, module: ModuleId) -> &[(FileOffset, u64)] {
+        self.ranges.get(&module).map_or(&[], Vec::as_slice)
+    }
+
     /// The name (`comm`) thread `tid` had at `time`.
     pub fn thread_name(&self, tid: u32, time: u64) -> Option<&str> {
         name_at(&self.names, tid, time)
@@ -139,15 +336,6 @@ fn name_at(names: &HashMap<u32, Vec<(u64, String)>>, tid: u32, time: u64) -> Opt
         .map(|(_, n)| n.as_str())
 }
 
-/// A mapping as the replay sees it: live since `from`.
-#[derive(Clone, Copy, Debug)]
-struct Live {
-    end: u64,
-    offset: u64,
-    module: ModuleId,
-    from: u64,
-}
-
 /// A mapping with its lifetime, `from..until`.
 #[derive(Clone, Copy, Debug)]
 struct Interval {
@@ -157,104 +345,6 @@ struct Interval {
     module: ModuleId,
     from: u64,
     until: u64,
-}
-
-#[derive(Default)]
-struct Replay {
-    modules: ModuleTable,
-    live: HashMap<u32, BTreeMap<u64, Live>>,
-    closed: HashMap<u32, Vec<Interval>>,
-    names: HashMap<u32, Vec<(u64, String)>>,
-}
-
-impl Replay {
-    /// Maps `mapping` at `start`, cutting away whatever it overlaps.
-    fn map(&mut self, pid: u32, start: u64, mapping: Live) {
-        let live = self.live.entry(pid).or_default();
-        let closed = self.closed.entry(pid).or_default();
-        let time = mapping.from;
-        // Live mappings never overlap, so their ends ascend with their starts.
-        let overlapping: Vec<u64> = live
-            .range(..mapping.end)
-            .rev()
-            .take_while(|(_, m)| m.end > start)
-            .map(|(&s, _)| s)
-            .collect();
-        for old_start in overlapping {
-            let Some(old) = live.remove(&old_start) else {
-                continue;
-            };
-            closed.push(interval(old_start, old, time));
-            if old_start < start {
-                live.insert(
-                    old_start,
-                    Live {
-                        end: start,
-                        from: time,
-                        ..old
-                    },
-                );
-            }
-            if old.end > mapping.end {
-                let offset = old.offset + (mapping.end - old_start);
-                live.insert(
-                    mapping.end,
-                    Live {
-                        offset,
-                        from: time,
-                        ..old
-                    },
-                );
-            }
-        }
-        live.insert(start, mapping);
-    }
-
-    fn unmap_all(&mut self, pid: u32, time: u64) {
-        if let Some(live) = self.live.remove(&pid) {
-            let closed = self.closed.entry(pid).or_default();
-            closed.extend(live.into_iter().map(|(start, m)| interval(start, m, time)));
-        }
-    }
-
-    fn copy_mappings(&mut self, parent: u32, child: u32, time: u64) {
-        let Some(parent_live) = self.live.get(&parent) else {
-            return;
-        };
-        let copied = parent_live
-            .iter()
-            .map(|(&s, &m)| (s, Live { from: time, ..m }))
-            .collect();
-        self.live.insert(child, copied);
-    }
-
-    fn finish(mut self) -> ProcessModel {
-        let pids: Vec<u32> = self.live.keys().copied().collect();
-        for pid in pids {
-            self.unmap_all(pid, u64::MAX);
-        }
-        let timelines = self
-            .closed
-            .into_iter()
-            .map(|(pid, v)| (pid, Timeline::new(v)))
-            .collect();
-        ProcessModel {
-            modules: self.modules,
-            timelines,
-            names: self.names,
-        }
-    }
-}
-
-fn interval(start: u64, m: Live, until: u64) -> Interval {
-    Interval {
-        start,
-        end: m.end,
-        offset: m.offset,
-        module: m.module,
-        from: m.from,
-        until,
-    }
 }
 
 /// The mappings of one process over time, sorted by start address, with the
@@ -427,6 +517,63 @@ mod tests {
     fn a_sample_slightly_before_its_mapping_takes_the_nearest_mapping() {
         let m = model(&[mmap(100, 5, 0x1000, 0x1000, 0, "/app")]);
         assert_eq!(path_at(&m, 99, 5, 0x1010).unwrap().0, "/app");
+    }
+
+    #[test]
+    fn live_mappings_resolve_as_of_the_records_applied() {
+        let mut live = LiveMappings::new();
+        let module = live.apply(&mmap(1, 5, 0x1000, 0x1000, 0x2000, "/app"));
+        assert_eq!(live.modules().get(module.unwrap()).path, "/app");
+        let at = |live: &LiveMappings, ip| live.resolve(&sample(0, 5, ip));
+        assert_eq!(
+            at(&live, 0x1010),
+            Location::Module {
+                module: 0,
+                offset: FileOffset(0x2010)
+            }
+        );
+        assert_eq!(at(&live, 0x2000), Location::Unmapped);
+        live.apply(&Record::Fork(TaskEvent {
+            time: 2,
+            pid: 6,
+            ppid: 5,
+            tid: 6,
+            ptid: 5,
+        }));
+        assert_eq!(live.resolve(&sample(0, 6, 0x1010)), at(&live, 0x1010));
+        live.apply(&Record::Comm(Comm {
+            time: 3,
+            pid: 5,
+            tid: 5,
+            name: "x".into(),
+            exec: true,
+        }));
+        assert_eq!(at(&live, 0x1010), Location::Unmapped);
+        assert_eq!(
+            live.resolve(&sample(0, 6, 0xffff_ffff_8000_0000)),
+            Location::Kernel
+        );
+    }
+
+    #[test]
+    fn each_mapped_range_of_a_module_is_remembered_once() {
+        let m = model(&[
+            mmap(1, 5, 0x1000, 0x1000, 0x1000, "/app"),
+            Record::Fork(TaskEvent {
+                time: 2,
+                pid: 6,
+                ppid: 5,
+                tid: 6,
+                ptid: 5,
+            }),
+            mmap(3, 7, 0x9000, 0x1000, 0x1000, "/app"),
+            mmap(4, 7, 0xa000, 0x2000, 0x3000, "/app"),
+        ]);
+        assert_eq!(
+            m.module_ranges(0),
+            [(FileOffset(0x1000), 0x1000), (FileOffset(0x3000), 0x2000)]
+        );
+        assert!(m.module_ranges(9).is_empty());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! one module, and get back what each offset is. The reports never open ELF
 //! files themselves; the symbolizer never sees samples.
 
-use crate::address::{FileOffset, RelativeAddress};
+use crate::address::{FileOffset, RelativeAddress, Svma};
 use crate::module::Module;
 
 /// Turns file offsets of a module into functions.
@@ -26,6 +26,9 @@ pub struct ModuleSymbols {
 /// What one sampled address is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AddressSymbol {
+    /// The address as the file states it (as `nm` and `objdump` print it),
+    /// when the file could be read.
+    pub svma: Option<Svma>,
     /// The address relative to the module's image base, when the file
     /// could be read.
     pub relative: Option<RelativeAddress>,

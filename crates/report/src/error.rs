@@ -12,4 +12,19 @@ pub enum ReportError {
         requested: String,
         available: String,
     },
+
+    #[error("the recording has no module '{requested}'; it has: {available}")]
+    UnknownModule {
+        requested: String,
+        available: String,
+    },
+
+    #[error("{}: {what}", path.display())]
+    Histogram {
+        path: std::path::PathBuf,
+        what: String,
+    },
+
+    #[error("{0}")]
+    Options(String),
 }

@@ -81,6 +81,11 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
         "modules": modules,
         "threads": threads,
         "problems": profile.problems,
+        "histogram": profile.histogram.as_ref().map(|(settings, totals)| json!({
+            "bucket_bits": settings.bucket_bits,
+            "scale": settings.scale,
+            "outside": totals.iter().map(|t| t.outside).collect::<Vec<_>>(),
+        })),
     });
     serde_json::to_writer_pretty(&mut *out, &document)?;
     writeln!(out)

@@ -1,5 +1,7 @@
 //! Reports: a recording, resolved through the process model and named by a
-//! symbolizer, aggregated into views, each rendered to any `impl Write`.
+//! symbolizer, aggregated into views (the flat profile, the histogram table),
+//! each rendered to any `impl Write`; and the histograms themselves, built
+//! live while recording or afterwards from samples.
 //!
 //! ```no_run
 //! use profiler_model::{NoSymbols, Recording};
@@ -12,14 +14,27 @@
 //! ```
 
 mod error;
+mod events;
+mod hist_render;
+mod hist_table;
+mod histograms;
 mod json;
+mod live_histograms;
+mod module_histograms;
 mod naming;
 mod profile;
 mod samples;
 mod text;
 
 pub use error::ReportError;
+pub use hist_render::{render_hist_csv, render_hist_json, render_hist_text};
+pub use hist_table::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
+pub use histograms::recording_histograms;
 pub use json::render_json;
+pub use live_histograms::HistogramRecorder;
+pub use module_histograms::{
+    HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion,
+};
 pub use profile::{
     EventProfile, FlatProfile, FunctionRow, ModuleRow, ReportOptions, SortKey, ThreadRow,
     flat_profile,

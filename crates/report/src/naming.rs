@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use profiler_model::{AddressSymbol, FileOffset, Location, ModuleId, ProcessModel, Symbolizer};
+use profiler_model::{AddressSymbol, FileOffset, Location, ModuleId, ModuleTable, Symbolizer};
 
 /// The module a function belongs to, or a pseudo-module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27,7 +27,7 @@ pub(crate) struct Names {
 }
 
 pub(crate) fn name_locations<'a>(
-    model: &ProcessModel,
+    modules: &ModuleTable,
     locations: impl Iterator<Item = &'a Location>,
     symbolizer: &dyn Symbolizer,
 ) -> Names {
@@ -60,15 +60,15 @@ pub(crate) fn name_locations<'a>(
             }
         }
     }
-    let mut modules: Vec<(ModuleId, Vec<FileOffset>)> = by_module
+    let mut sampled: Vec<(ModuleId, Vec<FileOffset>)> = by_module
         .into_iter()
         .map(|(id, offsets)| (id, offsets.into_iter().collect()))
         .collect();
-    modules.sort_by_key(|(id, _)| *id);
+    sampled.sort_by_key(|(id, _)| *id);
 
     let mut problems = Vec::new();
-    for (id, offsets) in modules {
-        let module = model.modules().get(id);
+    for (id, offsets) in sampled {
+        let module = modules.get(id);
         let symbols = symbolizer.symbolize(module, &offsets);
         if let Some(problem) = symbols.problem {
             problems.push(problem);
@@ -115,6 +115,7 @@ mod tests {
     #[test]
     fn unnamed_code_is_shown_as_module_plus_offset() {
         let named = AddressSymbol {
+            svma: None,
             relative: Some(RelativeAddress(0x1139)),
             function: Some(FunctionSymbol {
                 name: Some("main".into()),
@@ -123,6 +124,7 @@ mod tests {
         };
         assert_eq!(display_name("app", FileOffset(0x1139), &named), "main");
         let unnamed_function = AddressSymbol {
+            svma: None,
             relative: Some(RelativeAddress(0x1139)),
             function: Some(FunctionSymbol {
                 name: None,
@@ -134,6 +136,7 @@ mod tests {
             "app+0x1130"
         );
         let nothing = AddressSymbol {
+            svma: None,
             relative: Some(RelativeAddress(0x1139)),
             function: None,
         };

@@ -3,9 +3,13 @@
 
 use std::collections::HashMap;
 
-use profiler_model::{EventDescription, EventStats, Recording, RecordingHeader, Symbolizer};
+use profiler_model::{
+    EventDescription, EventStats, HistogramSettings, HistogramTotals, Recording, RecordingHeader,
+    Symbolizer,
+};
 
 use crate::error::ReportError;
+use crate::events::select_events;
 use crate::naming::{FunctionKey, ModuleKey, name_locations};
 use crate::samples::{Weight, count_samples};
 
@@ -41,8 +45,12 @@ pub struct FlatProfile {
     pub events: Vec<EventProfile>,
     /// Why some modules' code is unnamed.
     pub problems: Vec<String>,
-    /// Samples per thread, all reported events together, most first.
+    /// Samples per thread, all reported events together, most first
+    /// (empty for histogram recordings, which keep no threads).
     pub threads: Vec<ThreadRow>,
+    /// For a histogram recording: its settings, and per event what became
+    /// of the samples (those outside the histograms are not in the rows).
+    pub histogram: Option<(HistogramSettings, Vec<HistogramTotals>)>,
     pub sort: SortKey,
 }
 
@@ -96,11 +104,11 @@ pub fn flat_profile(
     let wanted = select_events(events, options.event.as_deref())?;
     let counts = count_samples(recording, &wanted)?;
     let locations = counts.by_location.iter().flat_map(|m| m.keys());
-    let names = name_locations(&counts.model, locations, symbolizer);
+    let names = name_locations(&counts.modules, locations, symbolizer);
     let module_names = |key: ModuleKey| -> (String, String) {
         match key {
             ModuleKey::Module(id) => {
-                let module = counts.model.modules().get(id);
+                let module = counts.modules.get(id);
                 (module.name().to_owned(), module.path.clone())
             }
             ModuleKey::Kernel => ("[kernel]".into(), "[kernel]".into()),
@@ -192,37 +200,15 @@ pub fn flat_profile(
         events: profiles,
         problems: names.problems,
         threads,
+        histogram: recording.header.histogram.clone().map(|settings| {
+            let totals = events
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| wanted[*i])
+                .map(|(i, _)| trailer.histogram_totals.get(i).copied().unwrap_or_default())
+                .collect();
+            (settings, totals)
+        }),
         sort: options.sort,
-    })
-}
-
-/// Which of `events` to report: all, or the one named (or numbered).
-fn select_events(
-    events: &[EventDescription],
-    wanted: Option<&str>,
-) -> Result<Vec<bool>, ReportError> {
-    let Some(wanted) = wanted else {
-        return Ok(vec![true; events.len()]);
-    };
-    let matches = |i: usize, e: &EventDescription| {
-        e.name == wanted
-            || e.name.split(':').next() == Some(wanted)
-            || wanted.parse::<usize>() == Ok(i)
-    };
-    let selected: Vec<bool> = events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| matches(i, e))
-        .collect();
-    if selected.contains(&true) {
-        return Ok(selected);
-    }
-    Err(ReportError::UnknownEvent {
-        requested: wanted.to_owned(),
-        available: events
-            .iter()
-            .map(|e| e.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
     })
 }

@@ -1,12 +1,15 @@
-//! The pass over a recording's samples: each resolved to where it lay (module
-//! and file offset) and counted, per event and per thread. Two streaming
-//! passes over the file: side-band records first, then samples.
+//! Where a recording's samples lay (module and file offset), counted per
+//! event and per thread: from the samples of a full recording (two streaming
+//! passes: side-band records first, then samples), or from the buckets of a
+//! histogram recording (each bucket's count at its first address).
 
 use std::collections::HashMap;
 
-use profiler_model::{Location, ProcessModel, ProcessModelBuilder, Record, Recording};
+use profiler_histogram::{BucketWidth, Scale};
+use profiler_model::{FileOffset, Location, ModuleTable, ProcessModelBuilder, Record, Recording};
 
 use crate::error::ReportError;
+use crate::histograms::recording_histograms;
 
 /// Samples and the events they stand for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -24,7 +27,7 @@ impl Weight {
 
 /// What the samples of a recording add up to, before symbolization.
 pub(crate) struct SampleCounts {
-    pub model: ProcessModel,
+    pub modules: ModuleTable,
     /// Per event (indexed like the header's events): weight per location.
     pub by_location: Vec<HashMap<Location, Weight>>,
     /// Per thread: samples of every event, and the thread's name.
@@ -41,6 +44,47 @@ pub(crate) struct ThreadCount {
 /// Counts the samples of the events `wanted` (indices into the header's
 /// events).
 pub(crate) fn count_samples(
+    recording: &Recording,
+    wanted: &[bool],
+) -> Result<SampleCounts, ReportError> {
+    if recording.header.histogram.is_some() {
+        count_buckets(recording, wanted)
+    } else {
+        count_sample_records(recording, wanted)
+    }
+}
+
+/// A histogram recording's buckets as counts at their first addresses.
+/// Samples outside the histograms have no address and are left out.
+fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts, ReportError> {
+    let set = recording_histograms(recording, BucketWidth::default(), Scale::FULL)?;
+    let mut by_location = vec![HashMap::new(); wanted.len()];
+    for r in &set.regions {
+        let event = usize::from(r.event);
+        if !wanted.get(event).copied().unwrap_or(false) {
+            continue;
+        }
+        for (index, count) in r.buckets.counts().enumerate().filter(|(_, c)| *c > 0) {
+            let offset = FileOffset(r.region.first_address(index));
+            let location = Location::Module {
+                module: r.module,
+                offset,
+            };
+            let weight: &mut Weight = by_location[event].entry(location).or_default();
+            weight.add(Weight {
+                samples: count,
+                period: count,
+            });
+        }
+    }
+    Ok(SampleCounts {
+        modules: set.modules,
+        by_location,
+        threads: Vec::new(),
+    })
+}
+
+fn count_sample_records(
     recording: &Recording,
     wanted: &[bool],
 ) -> Result<SampleCounts, ReportError> {
@@ -86,7 +130,7 @@ pub(crate) fn count_samples(
             .then(a.tid.cmp(&b.tid))
     });
     Ok(SampleCounts {
-        model,
+        modules: model.into_modules(),
         by_location,
         threads,
     })

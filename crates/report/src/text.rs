@@ -31,8 +31,17 @@ pub fn render_text(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
     for problem in &profile.problems {
         writeln!(out, "# Note:     {problem}")?;
     }
-    for event in &profile.events {
+    for (index, event) in profile.events.iter().enumerate() {
         writeln!(out, "#")?;
+        if let Some((settings, totals)) = &profile.histogram {
+            let totals = totals.get(index).copied().unwrap_or_default();
+            writeln!(
+                out,
+                "# Histogram: {}-bit buckets, scale {}: each row counts buckets at their first \
+                 address; {} samples outside the histograms are not in the rows",
+                settings.bucket_bits, settings.scale, totals.outside
+            )?;
+        }
         render_event(event, profile.sort, out)?;
     }
     Ok(())
@@ -121,7 +130,7 @@ fn count(n: u64, one: &str, many: &str) -> String {
 }
 
 /// `cpu-clock, 4000 Hz, user space` or `page-faults, every 1 events, user space and kernel`.
-fn event_phrase(event: &EventDescription) -> String {
+pub(crate) fn event_phrase(event: &EventDescription) -> String {
     let rate = match event.sampling {
         Sampling::Frequency(hz) => format!("{hz} Hz"),
         Sampling::Period(n) => format!("every {n} {}", event.unit),

@@ -58,6 +58,14 @@ impl<'data> Image<'data> {
             .map(|s| Svma(s.svma + (offset.0 - s.file_offset)))
     }
 
+    /// The file offset of the byte stated at `svma`, if a segment holds it.
+    pub fn file_offset(&self, svma: Svma) -> Option<FileOffset> {
+        self.segments
+            .iter()
+            .find(|s| svma.0 >= s.svma && svma.0 - s.svma < s.file_size)
+            .map(|s| FileOffset(s.file_offset + (svma.0 - s.svma)))
+    }
+
     pub fn relative(&self, svma: Svma) -> RelativeAddress {
         RelativeAddress(svma.0.wrapping_sub(self.base))
     }

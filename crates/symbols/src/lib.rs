@@ -23,8 +23,10 @@ mod dwarf;
 mod error;
 mod functions;
 mod image;
+mod regions;
 mod symbolizer;
 
 pub use demangle::demangle;
 pub use error::SymbolsError;
+pub use regions::file_offsets;
 pub use symbolizer::ElfSymbolizer;

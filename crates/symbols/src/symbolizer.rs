@@ -80,6 +80,7 @@ fn symbolize_image(
             let function =
                 (function.is_some() || name.is_some()).then_some(FunctionSymbol { name, start });
             AddressSymbol {
+                svma: Some(svma),
                 relative: Some(image.relative(svma)),
                 function,
             }

@@ -1,0 +1,37 @@
+//! `profiler hist`: args -> HistOptions -> histogram_table -> text, JSON or CSV.
+
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use profiler_histogram::{BucketWidth, Scale};
+use profiler_model::Recording;
+use profiler_report::{
+    HistOptions, histogram_table, render_hist_csv, render_hist_json, render_hist_text,
+};
+use profiler_symbols::ElfSymbolizer;
+
+use crate::args::{HistArgs, HistFormat};
+
+pub fn run(args: HistArgs) -> Result<ExitCode> {
+    let options = HistOptions {
+        event: args.event,
+        module: args.module,
+        width: args
+            .bucket
+            .map(BucketWidth::from_bits)
+            .transpose()
+            .context("--bucket")?,
+        scale: args.scale.map(Scale::new).transpose().context("--scale")?,
+    };
+    let recording = Recording::open(&args.input)?;
+    let table = histogram_table(&recording, &ElfSymbolizer, &options)?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    match args.format {
+        HistFormat::Text => render_hist_text(&table, &mut out)?,
+        HistFormat::Json => render_hist_json(&table, &mut out)?,
+        HistFormat::Csv => render_hist_csv(&table, &mut out)?,
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,103 @@
+//! The histograms of a recording: those a histogram-mode recording kept, or
+//! ones built now from a full recording's samples, at any scale.
+
+use profiler_histogram::{BucketWidth, Buckets, HistogramConfig, Region, Scale};
+use profiler_model::{ModuleTable, ProcessModelBuilder, Record, Recording};
+
+use crate::error::ReportError;
+use crate::module_histograms::{HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion};
+
+/// The histograms of `recording`. A histogram-mode recording gives back what
+/// it kept; a full recording's samples are poured into histograms over every
+/// mapped module at `scale` with buckets of `width` (saturating).
+pub fn recording_histograms(
+    recording: &Recording,
+    width: BucketWidth,
+    scale: Scale,
+) -> Result<HistogramSet, ReportError> {
+    match &recording.header.histogram {
+        Some(_) => stored_histograms(recording),
+        None => histograms_from_samples(recording, width, scale),
+    }
+}
+
+fn stored_histograms(recording: &Recording) -> Result<HistogramSet, ReportError> {
+    let corrupt = |what: String| ReportError::Histogram {
+        path: recording.path().to_owned(),
+        what,
+    };
+    let mut modules = ModuleTable::default();
+    let mut regions = Vec::new();
+    let mut shape: Option<(BucketWidth, Scale)> = None;
+    for record in recording.records()? {
+        let Record::Histogram(h) = record? else {
+            continue;
+        };
+        let width =
+            BucketWidth::from_bits(u64::from(h.bucket_bits)).map_err(|e| corrupt(e.to_string()))?;
+        let scale = Scale::new(u64::from(h.scale)).map_err(|e| corrupt(e.to_string()))?;
+        let buckets = Buckets::from_le_bytes(width, &h.buckets)
+            .ok_or_else(|| corrupt("a histogram's buckets end in the middle of a bucket".into()))?;
+        let region = Region::with_buckets(h.start.0, buckets.len() as u64, scale)
+            .map_err(|e| corrupt(e.to_string()))?;
+        let module = modules.intern(&h.path, h.build_id.as_ref());
+        // The first region's scale is the recording's (program regions may differ).
+        shape.get_or_insert((width, scale));
+        regions.push(ModuleRegion {
+            event: h.event,
+            module,
+            region,
+            buckets,
+        });
+    }
+    let settings = recording.header.histogram.clone().unwrap_or_default();
+    let (width, scale) = shape.unwrap_or((
+        BucketWidth::from_bits(u64::from(settings.bucket_bits)).unwrap_or_default(),
+        Scale::new(u64::from(settings.scale)).unwrap_or(Scale::FULL),
+    ));
+    Ok(HistogramSet {
+        modules,
+        width,
+        scale,
+        regions,
+        totals: recording.trailer.histogram_totals.clone(),
+    })
+}
+
+fn histograms_from_samples(
+    recording: &Recording,
+    width: BucketWidth,
+    scale: Scale,
+) -> Result<HistogramSet, ReportError> {
+    let mut builder = ProcessModelBuilder::new();
+    for record in recording.records()? {
+        builder.add(&record?);
+    }
+    let model = builder.build();
+    let options = HistogramOptions {
+        config: HistogramConfig {
+            width,
+            ..HistogramConfig::default()
+        },
+        scale,
+        program_regions: Vec::new(),
+        program: None,
+    };
+    let mut histograms = ModuleHistograms::new(recording.header.events.len(), options);
+    for (id, module) in model.modules().iter() {
+        for &(start, len) in model.module_ranges(id) {
+            histograms
+                .cover(id, &module.path, start, len)
+                .map_err(|e| ReportError::Histogram {
+                    path: recording.path().to_owned(),
+                    what: e.to_string(),
+                })?;
+        }
+    }
+    for record in recording.records()? {
+        if let Record::Sample(sample) = record? {
+            histograms.record(sample.event, model.resolve(&sample), sample.period);
+        }
+    }
+    Ok(histograms.into_set(model.into_modules()))
+}
