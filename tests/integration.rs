@@ -4,5 +4,6 @@ mod util;
 
 mod bad_input;
 mod exit_status;
+mod gprof;
 mod histogram;
 mod record_report;

@@ -29,6 +29,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Print the histogram of a recording: one row per nonzero bucket
     Hist(HistArgs),
+    /// Write a recording in another tool's format
+    Export(ExportArgs),
 }
 
 const RECORD_AFTER_HELP: &str = "\
@@ -206,4 +208,48 @@ pub enum HistFormat {
     Text,
     Json,
     Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The format to write: gmon, the gmon.out of GNU gprof (a 16-bit time histogram of
+    /// one module, for `gprof -p -b PROGRAM gmon.out`)
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+
+    /// The recording to read
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "FILE",
+        default_value = "profiler.data"
+    )]
+    pub input: PathBuf,
+
+    /// Where to write
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        default_value = "gmon.out"
+    )]
+    pub output: PathBuf,
+
+    /// The module to export (its file name or path) [default: the profiled program]
+    #[arg(long, value_name = "MODULE")]
+    pub module: Option<String>,
+
+    /// The event to export (by name, or by its position from 0) [default: the first]
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
+
+    /// PAPI's scale for the bins of a full recording, a power of two [default: 65536, one
+    /// bin per 2 bytes]
+    #[arg(long, value_name = "SCALE")]
+    pub scale: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Gmon,
 }

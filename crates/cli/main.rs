@@ -2,6 +2,7 @@
 //! config, call one library function per subcommand, print.
 
 mod args;
+mod export;
 mod hist;
 mod record;
 mod report;
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
         ),
         Command::Report(args) => report::run(args),
         Command::Hist(args) => hist::run(args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(code) => code,

@@ -27,4 +27,15 @@ pub enum ReportError {
 
     #[error("{0}")]
     Options(String),
+
+    #[error("cannot write: {0}")]
+    Write(std::io::Error),
+}
+
+/// Not `#[from]`: the message already states the cause, which must not be
+/// chained a second time.
+impl From<std::io::Error> for ReportError {
+    fn from(error: std::io::Error) -> Self {
+        ReportError::Write(error)
+    }
 }

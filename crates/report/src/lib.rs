@@ -15,6 +15,7 @@
 
 mod error;
 mod events;
+mod gmon;
 mod hist_render;
 mod hist_table;
 mod histograms;
@@ -27,6 +28,7 @@ mod samples;
 mod text;
 
 pub use error::ReportError;
+pub use gmon::{GmonSummary, write_gmon};
 pub use hist_render::{render_hist_csv, render_hist_json, render_hist_text};
 pub use hist_table::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
 pub use histograms::recording_histograms;

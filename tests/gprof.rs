@@ -1,0 +1,143 @@
+//! gprof interop: `profiler export --format gmon` read by GNU gprof.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::*;
+
+/// gprof's flat profile as (function, percent) pairs.
+fn gprof_flat_profile(program: &Path, gmon: &Path) -> Vec<(String, f64)> {
+    let output = Command::new("gprof")
+        .arg("-p")
+        .arg("-b")
+        .arg(program)
+        .arg(gmon)
+        .output();
+    let output = output.expect("gprof (from binutils) is needed");
+    assert!(
+        output.status.success(),
+        "gprof failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let percent = fields.first()?.parse::<f64>().ok()?;
+            Some((fields.last()?.to_string(), percent))
+        })
+        .collect()
+}
+
+#[test]
+fn gprof_reads_the_exported_histogram_and_agrees_with_report() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("gprof");
+    for (program, options) in [
+        ("split", &["-e", "cpu-clock"][..]),
+        ("split-nopie", &["--histogram"][..]),
+    ] {
+        let path = fixture(program);
+        let data = format!("{program}.data");
+        record(&dir, &data, options, &[path.to_str().unwrap(), "4"]);
+        let gmon = dir.join(format!("{program}.gmon"));
+        let output = run(
+            &dir,
+            &[
+                "export",
+                "--format",
+                "gmon",
+                "-i",
+                &data,
+                "-o",
+                gmon.to_str().unwrap(),
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("gprof -p -b"),
+            "{}",
+            stderr(&output)
+        );
+
+        let flat = gprof_flat_profile(&path, &gmon);
+        let report = report_json(&dir, &data);
+        for name in ["burn_60", "burn_30", "burn_10"] {
+            let gprof = flat.iter().find(|(f, _)| f == name).map(|(_, p)| *p);
+            let gprof = gprof.unwrap_or_else(|| panic!("{program}: gprof lacks {name}: {flat:?}"));
+            let ours = percent(&report, name);
+            assert!(
+                (gprof - ours).abs() <= 1.0,
+                "{program} {name}: gprof {gprof}%, report {ours}%"
+            );
+        }
+    }
+}
+
+#[test]
+fn gmon_export_refuses_what_gprof_cannot_read() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("gprof-refusals");
+    let split = fixture("split");
+    record(
+        &dir,
+        "full.data",
+        &["-e", "cpu-clock"],
+        &[split.to_str().unwrap(), "1"],
+    );
+    let fails = |args: &[&str], needle: &str| {
+        let output = run(&dir, args);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {message}");
+        assert!(
+            message.contains(needle),
+            "{args:?}: '{needle}' not in {message}"
+        );
+    };
+    fails(
+        &[
+            "export",
+            "--format",
+            "gmon",
+            "-i",
+            "full.data",
+            "--scale",
+            "65535",
+        ],
+        "power of two",
+    );
+    fails(
+        &[
+            "export",
+            "--format",
+            "gmon",
+            "-i",
+            "full.data",
+            "--module",
+            "nope",
+        ],
+        "no module 'nope'",
+    );
+    fails(
+        &[
+            "export",
+            "--format",
+            "gmon",
+            "-i",
+            "full.data",
+            "-o",
+            "no/dir/gmon.out",
+        ],
+        "cannot write no/dir/gmon.out",
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers, ["full.data"]);
+}
