@@ -91,10 +91,10 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
     let split = split.to_str().unwrap();
     for rate in RATES {
         let rate_text = rate.to_string();
-        let (mut bare, mut ours, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..runs {
-            bare.push(timed(Command::new(split).arg(ROUNDS)).0);
-            let (mut m, output) = timed(util::profiler().current_dir(dir).args([
+        let (mut bare, mut ours, mut histogram, mut theirs) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let record = |extra: &[&str]| {
+            let mut args = vec![
                 "record",
                 "-e",
                 "cpu-clock",
@@ -102,12 +102,17 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
                 &rate_text,
                 "-o",
                 "bench.data",
-                "--",
-                split,
-                ROUNDS,
-            ]));
+            ];
+            args.extend_from_slice(extra);
+            args.extend(["--", split, ROUNDS]);
+            let (mut m, output) = timed(util::profiler().current_dir(dir).args(&args));
             (m.samples, m.lost) = profiler_counts(&output);
-            ours.push(m);
+            m
+        };
+        for _ in 0..runs {
+            bare.push(timed(Command::new(split).arg(ROUNDS)).0);
+            ours.push(record(&[]));
+            histogram.push(record(&["--histogram"]));
             if perf_available {
                 let (mut m, output) = timed(Command::new("perf").current_dir(dir).args([
                     "record",
@@ -135,6 +140,14 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
             false,
         );
         row(page, "", "profiler record", median(&ours), bare, true);
+        row(
+            page,
+            "",
+            "profiler record --histogram",
+            median(&histogram),
+            bare,
+            true,
+        );
         if perf_available {
             row(page, "", "perf record", median(&theirs), bare, true);
         }
