@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
 
 use perf_event::events::Event;
@@ -233,6 +233,25 @@ impl Rings {
     /// Waits until a buffer has data, every task has exited, a signal
     /// arrives, or `timeout` passes. Notes which rings have hung up.
     pub fn wait(&mut self, timeout: Duration) -> Result<(), SamplerError> {
+        self.poll(timeout, None).map(drop)
+    }
+
+    /// Like [`Rings::wait`], and also returns when `stop` becomes readable or
+    /// hangs up (its writer closed): whether it did. `stop` lets another
+    /// thread wake the drainer at once instead of after `timeout`.
+    pub fn wait_or_stop(
+        &mut self,
+        timeout: Duration,
+        stop: BorrowedFd<'_>,
+    ) -> Result<bool, SamplerError> {
+        self.poll(timeout, Some(stop))
+    }
+
+    fn poll(
+        &mut self,
+        timeout: Duration,
+        stop: Option<BorrowedFd<'_>>,
+    ) -> Result<bool, SamplerError> {
         let mut open: Vec<usize> = Vec::new();
         let mut fds: Vec<libc::pollfd> = Vec::new();
         for (index, ring) in self.rings.iter().enumerate().filter(|(_, r)| !r.hung_up) {
@@ -243,8 +262,16 @@ impl Rings {
                 revents: 0,
             });
         }
+        // The stop fd goes last, so that `open` still pairs with the rings.
+        if let Some(stop) = stop {
+            fds.push(libc::pollfd {
+                fd: stop.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
         if fds.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let timeout_ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
         // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs.
@@ -252,19 +279,19 @@ impl Rings {
         if ready == -1 {
             let error = io::Error::last_os_error();
             if error.kind() == io::ErrorKind::Interrupted {
-                return Ok(());
+                return Ok(false);
             }
             return Err(SamplerError::System {
                 what: "poll",
                 error,
             });
         }
-        for (fd, index) in fds.iter().zip(open) {
+        for (fd, &index) in fds.iter().zip(&open) {
             if fd.revents & (libc::POLLHUP | libc::POLLERR) != 0 {
                 self.rings[index].hung_up = true;
             }
         }
-        Ok(())
+        Ok(stop.is_some() && fds.last().is_some_and(|fd| fd.revents != 0))
     }
 
     /// Whether every task that could write into the rings has exited.

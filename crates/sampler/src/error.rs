@@ -5,6 +5,8 @@
 
 use std::io;
 
+use profiler_histogram::HistogramError;
+
 #[derive(Debug, thiserror::Error)]
 pub enum SamplerError {
     #[error(
@@ -79,6 +81,15 @@ pub enum SamplerError {
 
     #[error("cannot write the recording: {error}")]
     Sink { error: io::Error },
+
+    #[error(
+        "cannot find the text of this program ({exe}) among the executable mappings in \
+         /proc/self/maps; give the region to profile as an address range instead"
+    )]
+    OwnTextNotFound { exe: String },
+
+    #[error(transparent)]
+    Histogram(#[from] HistogramError),
 }
 
 impl SamplerError {

@@ -22,8 +22,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! A program can also profile itself, the `PAPI_profil` way: [`Profil`]
+//! samples every thread of the calling process into a histogram over its
+//! own text until it is stopped.
+//!
 //! This is the one crate with `unsafe` code: `fork`/`exec`, signal handlers,
-//! `poll` and one ioctl. Each block says why it is sound.
+//! `poll`, `gettid` and one ioctl. Each block says why it is sound.
 
 #![allow(unsafe_code)]
 
@@ -33,12 +37,15 @@ mod counters;
 mod error;
 mod event;
 mod launch;
+mod own_process;
+mod profil;
 mod recorder;
 mod signals;
 mod sysinfo;
 
 pub use error::SamplerError;
 pub use launch::TargetExit;
+pub use profil::{Profil, ProfilConfig, ProfilOutcome, ProfilRegion};
 pub use recorder::{
     DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, EventRequest, RecordConfig, RecordOutcome, Recorder,
 };

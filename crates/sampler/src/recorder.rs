@@ -209,7 +209,7 @@ fn follow(
 }
 
 /// Checks a requested rate against the kernel's limit, or picks the default.
-fn resolve_sampling(
+pub(crate) fn resolve_sampling(
     event: &KnownEvent,
     requested: Option<Sampling>,
     max_rate: Option<u64>,

@@ -1,0 +1,391 @@
+//! `PAPI_profil` for Rust programs: sample the calling process (all its
+//! threads) on one event while it runs, and pour the program counters into a
+//! histogram over its own text.
+//!
+//! ```no_run
+//! use profiler_sampler::{Profil, ProfilConfig};
+//!
+//! // One sample per 100 µs of CPU time, over the whole text, one 16-bit
+//! // bucket per 2 bytes.
+//! let profil = Profil::start(ProfilConfig::new("cpu-clock", 100_000))?;
+//! // ... the code to profile ...
+//! let outcome = profil.stop()?;
+//! let (region, buckets) = outcome.histogram.regions().next().unwrap();
+//! for (index, count) in buckets.counts().enumerate().filter(|&(_, c)| c > 0) {
+//!     println!("{:#x} {count}", region.first_address(index));
+//! }
+//! # Ok::<(), profiler_sampler::SamplerError>(())
+//! ```
+//!
+//! The counters are the recorder's: one per thread and CPU, inherited by
+//! threads started later, all of a CPU's writing into one ring buffer. A
+//! background thread drains the rings into the histogram as they fill; it is
+//! started before the threads are listed, so that it neither is listed nor
+//! inherits a counter, and it never samples itself.
+
+use std::io::{self, PipeReader, PipeWriter, Write};
+use std::os::fd::AsFd;
+use std::sync::mpsc::{self, Receiver};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use profiler_histogram::{
+    BucketWidth, Flags, Histogram, HistogramConfig, HistogramError, OnFull, Region, Scale,
+};
+use profiler_model::{Avma, Record, RecordSink, Sampling};
+
+use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
+use crate::error::SamplerError;
+use crate::event::EventSpec;
+use crate::recorder::{DEFAULT_RING_BYTES, resolve_sampling};
+use crate::{own_process, sysinfo};
+
+/// How long the drain thread sleeps when no ring fills up. A stop wakes it
+/// at once; this only bounds how stale the buckets may grow.
+const POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// How many times the counters are opened before the list of threads is
+/// taken as it is (see [`open_on_own_threads`]).
+const OPEN_ATTEMPTS: usize = 4;
+
+/// What to profile, and how to count it (`PAPI_profil`'s arguments).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfilConfig {
+    /// The event, as `-e` takes it: `cpu-clock`, `task-clock`, `cycles:u`...
+    pub event: String,
+    /// One sample every `threshold` events (nanoseconds for the clocks):
+    /// PAPI's threshold, the counter's preset. At least 1.
+    pub threshold: u64,
+    /// The addresses the buckets cover.
+    pub region: ProfilRegion,
+    pub width: BucketWidth,
+    pub scale: Scale,
+    pub on_full: OnFull,
+    pub flags: Flags,
+}
+
+impl ProfilConfig {
+    /// `event` every `threshold` events over the program's whole text, with
+    /// PAPI's defaults: 16-bit buckets, one per 2 bytes, saturating, no flags.
+    pub fn new(event: impl Into<String>, threshold: u64) -> ProfilConfig {
+        ProfilConfig {
+            event: event.into(),
+            threshold,
+            region: ProfilRegion::OwnText,
+            width: BucketWidth::default(),
+            scale: Scale::FULL,
+            on_full: OnFull::default(),
+            flags: Flags::default(),
+        }
+    }
+}
+
+/// The addresses a profile's buckets cover, in this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProfilRegion {
+    /// The running program's text: its executable mappings, from the lowest
+    /// to the highest (shared libraries not included).
+    OwnText,
+    /// `[start, end)`.
+    Range { start: Avma, end: Avma },
+}
+
+/// What a profile counted.
+#[derive(Clone, Debug)]
+pub struct ProfilOutcome {
+    /// One region, the configured one; samples outside it are counted in
+    /// its stats, not in a bucket.
+    pub histogram: Histogram,
+    /// Samples of this process. (Counters are inherited by child processes
+    /// too; their samples are left out.)
+    pub samples: u64,
+    /// Samples the kernel dropped because a ring buffer was full.
+    pub lost: u64,
+}
+
+/// A running profile of the calling process. Stop it with [`Profil::stop`];
+/// dropping it stops it too, and throws the counts away.
+///
+/// Every thread of the process is followed, including those started while
+/// it runs. Two profiles at once each count the other's drain thread.
+#[derive(Debug)]
+pub struct Profil {
+    running: Option<Running>,
+}
+
+#[derive(Debug)]
+struct Running {
+    /// A byte written into it (or its closing) wakes the drain thread and
+    /// tells it to finish.
+    stop: PipeWriter,
+    drain: JoinHandle<Result<ProfilOutcome, SamplerError>>,
+}
+
+impl Profil {
+    /// Checks the configuration, then starts counting on every thread of
+    /// the calling process at once.
+    pub fn start(config: ProfilConfig) -> Result<Profil, SamplerError> {
+        let event = resolve_event(&config)?;
+        let sink = HistogramSink::new(&config)?;
+        let cpus = sysinfo::online_cpus().map_err(|error| SamplerError::System {
+            what: "listing the online CPUs",
+            error,
+        })?;
+        let (stop_reader, stop) = io::pipe().map_err(|error| SamplerError::System {
+            what: "creating the stop pipe",
+            error,
+        })?;
+        let (tid_sender, tid_receiver) = mpsc::channel();
+        let (rings_sender, rings_receiver) = mpsc::channel();
+        let drain = thread::Builder::new()
+            .name("profil-drain".into())
+            .spawn(move || {
+                // The receiver outlives this send: the starter waits for it.
+                let _ = tid_sender.send(own_process::current_tid());
+                drain(rings_receiver, stop_reader, sink)
+            })
+            .map_err(|error| SamplerError::System {
+                what: "starting the drain thread",
+                error,
+            })?;
+        let profil = Profil {
+            running: Some(Running { stop, drain }),
+        };
+        let handed_over = tid_receiver
+            .recv()
+            .map_err(|_| drain_thread_lost())
+            .and_then(|drain_tid| open_on_own_threads(&event, &cpus, drain_tid))
+            .and_then(|rings| rings_sender.send(rings).map_err(|_| drain_thread_lost()));
+        // On an error the drain thread must see the channel closed before
+        // `profil`'s drop waits for it.
+        drop(rings_sender);
+        handed_over.map(|()| profil)
+    }
+
+    /// Stops counting and returns the histogram, with every sample taken
+    /// until now.
+    pub fn stop(mut self) -> Result<ProfilOutcome, SamplerError> {
+        self.running
+            .take()
+            .map_or_else(|| Err(drain_thread_lost()), Running::finish)
+    }
+}
+
+impl Drop for Profil {
+    fn drop(&mut self) {
+        if let Some(running) = self.running.take() {
+            // Nobody asked for the counts; what matters is that the thread
+            // and the counters are gone.
+            let _ = running.finish();
+        }
+    }
+}
+
+impl Running {
+    fn finish(mut self) -> Result<ProfilOutcome, SamplerError> {
+        // A byte, not just the hang-up: a child forked without exec holds
+        // the writer open too. If the write fails, the hang-up still wakes.
+        let _ = self.stop.write_all(&[1]);
+        drop(self.stop);
+        self.drain
+            .join()
+            .unwrap_or_else(|_| Err(drain_thread_lost()))
+    }
+}
+
+fn drain_thread_lost() -> SamplerError {
+    SamplerError::System {
+        what: "the profile's drain thread",
+        error: io::Error::other("it ended unexpectedly"),
+    }
+}
+
+/// The event with the threshold as its period, checked as `record` checks
+/// `-e` and `-c`.
+fn resolve_event(config: &ProfilConfig) -> Result<ResolvedEvent, SamplerError> {
+    let spec = EventSpec::parse(&config.event)?;
+    let requested = Some(Sampling::Period(config.threshold));
+    let sampling = resolve_sampling(
+        spec.event,
+        requested,
+        sysinfo::max_sample_rate(),
+        &mut Vec::new(),
+    )?;
+    Ok(ResolvedEvent { spec, sampling })
+}
+
+/// Opens the counters on every thread but the drain thread.
+///
+/// A thread started while they are being opened may start before its
+/// creator's counter exists, and then inherits none; a listed thread may
+/// exit before its own is opened. Either way the threads are listed and the
+/// counters opened again (the old ones, with what they passed on, closed),
+/// until the list holds still, at most [`OPEN_ATTEMPTS`] times. No thread
+/// is counted twice: a listed thread existed before any counter of its
+/// attempt, so it inherited none.
+fn open_on_own_threads(
+    event: &ResolvedEvent,
+    cpus: &[usize],
+    drain_tid: libc::pid_t,
+) -> Result<Rings, SamplerError> {
+    let mut attempt = 1;
+    loop {
+        let last = attempt == OPEN_ATTEMPTS;
+        let tasks = own_process::threads_except(drain_tid)?;
+        let plan = RingPlan {
+            events: std::slice::from_ref(event),
+            tasks: &tasks,
+            cpus,
+            bytes: DEFAULT_RING_BYTES,
+            enable_on_exec: false,
+        };
+        match counters::open_rings(&plan) {
+            Err(SamplerError::OpenFailed { error, .. })
+                if !last && error.raw_os_error() == Some(libc::ESRCH) => {}
+            Err(error) => return Err(error),
+            Ok(rings) => {
+                let now = own_process::threads_except(drain_tid)?;
+                if last || now.iter().all(|tid| tasks.binary_search(tid).is_ok()) {
+                    return Ok(rings);
+                }
+            }
+        }
+        attempt += 1;
+    }
+}
+
+/// The drain thread: waits for the rings, then empties them into the
+/// histogram until `stop` hangs up, and once more after that.
+fn drain(
+    rings: Receiver<Rings>,
+    stop: PipeReader,
+    mut sink: HistogramSink,
+) -> Result<ProfilOutcome, SamplerError> {
+    // A closed channel: the counters could not be opened, nobody waits.
+    if let Ok(mut rings) = rings.recv() {
+        loop {
+            let stopping = rings.wait_or_stop(POLL_INTERVAL, stop.as_fd())?;
+            rings.drain(&mut sink)?;
+            if stopping {
+                break;
+            }
+        }
+    }
+    Ok(sink.outcome())
+}
+
+/// Samples of this process, into buckets.
+struct HistogramSink {
+    histogram: Histogram,
+    pid: u32,
+    samples: u64,
+    lost: u64,
+}
+
+impl HistogramSink {
+    fn new(config: &ProfilConfig) -> Result<HistogramSink, SamplerError> {
+        let (start, end) = match config.region {
+            ProfilRegion::OwnText => own_process::own_text()?,
+            ProfilRegion::Range { start, end } => (start.0, end.0),
+        };
+        if end <= start {
+            return Err(HistogramError::EmptyRegion { offset: start }.into());
+        }
+        let mut histogram = Histogram::new(HistogramConfig {
+            width: config.width,
+            on_full: config.on_full,
+            flags: config.flags,
+            overflow_bin: false,
+        });
+        histogram.add_region(Region::new(start, end - start, config.scale)?);
+        Ok(HistogramSink {
+            histogram,
+            pid: std::process::id(),
+            samples: 0,
+            lost: 0,
+        })
+    }
+
+    fn outcome(self) -> ProfilOutcome {
+        ProfilOutcome {
+            histogram: self.histogram,
+            samples: self.samples,
+            lost: self.lost,
+        }
+    }
+}
+
+impl RecordSink for HistogramSink {
+    fn push(&mut self, record: &Record) -> io::Result<()> {
+        match record {
+            Record::Sample(sample) if sample.pid == self.pid => {
+                self.samples += 1;
+                self.histogram.record(sample.ip.0, sample.period);
+            }
+            Record::Lost(lost) => self.lost += lost.count,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use profiler_model::{CpuMode, Lost, Sample};
+
+    use super::*;
+
+    fn sink(start: u64, end: u64) -> Result<HistogramSink, SamplerError> {
+        let mut config = ProfilConfig::new("cpu-clock", 1000);
+        config.region = ProfilRegion::Range {
+            start: Avma(start),
+            end: Avma(end),
+        };
+        HistogramSink::new(&config)
+    }
+
+    fn sample(pid: u32, ip: u64) -> Record {
+        Record::Sample(Sample {
+            time: 1,
+            pid,
+            tid: pid,
+            cpu: 0,
+            event: 0,
+            mode: CpuMode::User,
+            ip: Avma(ip),
+            period: 1000,
+        })
+    }
+
+    #[test]
+    fn the_sink_counts_this_process_only() {
+        let mut sink = sink(0x1000, 0x2000).unwrap();
+        let me = std::process::id();
+        for record in [
+            sample(me, 0x1010),
+            sample(me, 0x1011),
+            sample(me, 0x3000),
+            sample(me + 1, 0x1010),
+            Record::Lost(Lost {
+                time: 2,
+                event: 0,
+                count: 7,
+            }),
+        ] {
+            sink.push(&record).unwrap();
+        }
+        let outcome = sink.outcome();
+        assert_eq!((outcome.samples, outcome.lost), (3, 7));
+        let stats = outcome.histogram.stats();
+        assert_eq!((stats.in_region, stats.outside), (2, 1));
+        let (region, buckets) = outcome.histogram.regions().next().unwrap();
+        assert_eq!(buckets.get(region.index_of(0x1010).unwrap()), 2);
+    }
+
+    #[test]
+    fn an_empty_or_reversed_range_is_refused() {
+        for (start, end) in [(0x2000, 0x2000), (0x2000, 0x1000)] {
+            let error = sink(start, end).err().unwrap().to_string();
+            assert!(error.contains("0x2000 is empty"), "{error}");
+        }
+    }
+}

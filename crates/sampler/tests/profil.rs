@@ -1,0 +1,236 @@
+//! `Profil`: the process profiles itself, live. Counts are statistical, so
+//! the assertions are lower bounds and proportions, never exact counts.
+//!
+//! Outside CI a test skips, saying why, when the kernel refuses to sample;
+//! with CI=true it fails instead.
+
+use std::hint::black_box;
+use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use profiler_histogram::{BucketWidth, Scale};
+use profiler_model::Avma;
+use profiler_sampler::{Profil, ProfilConfig, ProfilOutcome, ProfilRegion, SamplerError};
+
+/// One sample per 100 µs of CPU time: 10,000 per busy second.
+const THRESHOLD_NS: u64 = 100_000;
+/// How far past its first byte a sample still counts as in the hot loop.
+const HOT_BYTES: u64 = 4096;
+
+/// A profile counts every thread of the process, so live tests must not
+/// overlap (the harness runs tests in parallel threads).
+fn live() -> MutexGuard<'static, ()> {
+    static LIVE: Mutex<()> = Mutex::new(());
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A dependent chain of shifts and xors for `duration`. No calls in the
+/// inner loop even unoptimized, so that its samples land in this function.
+#[inline(never)]
+fn burn(duration: Duration) -> u64 {
+    let start = Instant::now();
+    let mut x = black_box(0x9e37_79b9_7f4a_7c15_u64);
+    while start.elapsed() < duration {
+        let mut i = 0;
+        while i < 100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            i += 1;
+        }
+        x = black_box(x);
+    }
+    x
+}
+
+fn burn_address() -> u64 {
+    burn as fn(Duration) -> u64 as usize as u64
+}
+
+fn config() -> ProfilConfig {
+    ProfilConfig {
+        width: BucketWidth::Bits32,
+        ..ProfilConfig::new("cpu-clock", THRESHOLD_NS)
+    }
+}
+
+/// Starts a profile, or explains why the kernel will not sample.
+fn start(config: ProfilConfig) -> Option<Profil> {
+    match Profil::start(config) {
+        Ok(profil) => Some(profil),
+        Err(
+            error @ (SamplerError::PermissionDenied { .. }
+            | SamplerError::EventNotSupported { .. }
+            | SamplerError::OpenFailed { .. }
+            | SamplerError::RingBuffer { .. }),
+        ) => {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("CI=true and the kernel refuses to sample: {error}");
+            }
+            eprintln!("skipping a live sampling test: {error}");
+            None
+        }
+        Err(error) => panic!("Profil::start failed: {error}"),
+    }
+}
+
+/// In-region counts within `[from, from + HOT_BYTES)`, all in-region counts,
+/// and the first address of the fullest bucket.
+fn hot_share(outcome: &ProfilOutcome, from: u64) -> (u64, u64, u64) {
+    let (region, buckets) = outcome.histogram.regions().next().expect("one region");
+    let hot = from..from + HOT_BYTES;
+    let (mut inside, mut total, mut fullest) = (0, 0, (0, 0));
+    for (index, count) in buckets.counts().enumerate() {
+        let address = region.first_address(index);
+        total += count;
+        if hot.contains(&address) {
+            inside += count;
+        }
+        if count > fullest.0 {
+            fullest = (count, address);
+        }
+    }
+    (inside, total, fullest.1)
+}
+
+fn profil_threads() -> usize {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+        .filter(|comm| comm.trim() == "profil-drain")
+        .count()
+}
+
+#[test]
+fn the_hot_loop_holds_the_fullest_bucket_and_most_counts() {
+    let _live = live();
+    let Some(profil) = start(config()) else {
+        return;
+    };
+    black_box(burn(Duration::from_millis(400)));
+    let outcome = profil.stop().unwrap();
+    // 0.4 s at one sample per 100 µs is 4000; a busy VM loses some.
+    assert!(outcome.samples >= 1000, "{} samples", outcome.samples);
+    let from = burn_address();
+    let (inside, total, fullest) = hot_share(&outcome, from);
+    assert!(
+        (from..from + HOT_BYTES).contains(&fullest),
+        "fullest bucket at {fullest:#x}, burn at {from:#x}"
+    );
+    assert!(
+        inside * 10 >= total * 8,
+        "{inside} of {total} in-region counts in burn; {:?}",
+        outcome.histogram.stats()
+    );
+    assert_eq!(outcome.lost, 0);
+}
+
+#[test]
+fn a_thread_started_before_the_profile_is_counted() {
+    let _live = live();
+    let (go, ready) = mpsc::channel::<()>();
+    // A closed channel (the start panicked) lets the worker end too.
+    let worker = thread::spawn(move || {
+        if ready.recv().is_ok() {
+            black_box(burn(Duration::from_millis(300)));
+        }
+    });
+    let profil = start(config());
+    let _ = go.send(());
+    // The main thread sleeps here: the samples are the worker's.
+    worker.join().unwrap();
+    let Some(profil) = profil else {
+        return;
+    };
+    let outcome = profil.stop().unwrap();
+    assert!(outcome.samples >= 750, "{} samples", outcome.samples);
+    let (inside, total, _) = hot_share(&outcome, burn_address());
+    assert!(inside * 10 >= total * 8, "{inside} of {total} in burn");
+}
+
+#[test]
+fn a_thread_started_during_the_profile_is_counted() {
+    let _live = live();
+    let Some(profil) = start(config()) else {
+        return;
+    };
+    let worker = thread::spawn(|| black_box(burn(Duration::from_millis(300))));
+    let _ = worker.join();
+    let outcome = profil.stop().unwrap();
+    assert!(outcome.samples >= 750, "{} samples", outcome.samples);
+}
+
+#[test]
+fn a_range_holds_only_its_own_addresses() {
+    let _live = live();
+    let from = burn_address();
+    let Some(profil) = start(ProfilConfig {
+        region: ProfilRegion::Range {
+            start: Avma(from),
+            end: Avma(from + HOT_BYTES),
+        },
+        scale: Scale::BYTE,
+        ..config()
+    }) else {
+        return;
+    };
+    black_box(burn(Duration::from_millis(200)));
+    let outcome = profil.stop().unwrap();
+    let (region, buckets) = outcome.histogram.regions().next().expect("one region");
+    assert_eq!((region.offset, buckets.len() as u64), (from, HOT_BYTES));
+    let stats = outcome.histogram.stats();
+    assert_eq!(stats.in_region + stats.outside, outcome.samples);
+    assert!(stats.in_region >= 500, "{stats:?}");
+}
+
+#[test]
+fn dropping_a_profile_stops_its_thread() {
+    let _live = live();
+    let Some(profil) = start(config()) else {
+        return;
+    };
+    assert_eq!(profil_threads(), 1);
+    drop(profil);
+    assert_eq!(profil_threads(), 0);
+}
+
+#[test]
+fn a_refused_event_leaves_no_thread_behind() {
+    let _live = live();
+    // Refused on a machine without a PMU; sampled where there is one.
+    match Profil::start(ProfilConfig::new("cycles", 1_000_000)) {
+        Ok(profil) => drop(profil.stop().unwrap()),
+        Err(error) => assert!(error.to_string().contains("'cycles'"), "{error}"),
+    }
+    assert_eq!(profil_threads(), 0);
+}
+
+#[test]
+fn bad_input_is_refused_with_the_reason() {
+    let error = Profil::start(ProfilConfig::new("cpu-clock", 0))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("threshold") && error.contains("at least 1"),
+        "{error}"
+    );
+    let error = Profil::start(ProfilConfig::new("cpu-clok", THRESHOLD_NS))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("unknown event 'cpu-clok'"), "{error}");
+    assert!(error.contains("did you mean 'cpu-clock'"), "{error}");
+    let error = Profil::start(ProfilConfig {
+        region: ProfilRegion::Range {
+            start: Avma(0x2000),
+            end: Avma(0x1000),
+        },
+        ..config()
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("0x2000 is empty"), "{error}");
+}
