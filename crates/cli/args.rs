@@ -76,14 +76,8 @@ pub struct RecordArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The recording to read
-    #[arg(
-        short = 'i',
-        long = "input",
-        value_name = "FILE",
-        default_value = "profiler.data"
-    )]
-    pub input: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
 
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -172,14 +166,8 @@ pub struct HistogramArgs {
 
 #[derive(Debug, Args)]
 pub struct HistArgs {
-    /// The recording to read
-    #[arg(
-        short = 'i',
-        long = "input",
-        value_name = "FILE",
-        default_value = "profiler.data"
-    )]
-    pub input: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
 
     /// Only this event (by name, or by its position from 0) [default: every event, side by side]
     #[arg(long, value_name = "EVENT")]
@@ -217,14 +205,8 @@ pub struct ExportArgs {
     #[arg(long, value_enum)]
     pub format: ExportFormat,
 
-    /// The recording to read
-    #[arg(
-        short = 'i',
-        long = "input",
-        value_name = "FILE",
-        default_value = "profiler.data"
-    )]
-    pub input: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
 
     /// Where to write
     #[arg(
@@ -252,4 +234,17 @@ pub struct ExportArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
     Gmon,
+}
+
+/// The recording a reading subcommand reads.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// The recording to read
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "FILE",
+        default_value = "profiler.data"
+    )]
+    pub path: PathBuf,
 }

@@ -13,7 +13,7 @@ use profiler_symbols::ElfSymbolizer;
 use crate::args::{ExportArgs, ExportFormat};
 
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
-    let recording = Recording::open(&args.input)?;
+    let recording = Recording::open(&args.input.path)?;
     let output = &args.output;
     let file = AtomicFile::create(output).map_err(|error| {
         anyhow!(

@@ -24,7 +24,7 @@ pub fn run(args: HistArgs) -> Result<ExitCode> {
             .context("--bucket")?,
         scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
-    let recording = Recording::open(&args.input)?;
+    let recording = Recording::open(&args.input.path)?;
     let table = histogram_table(&recording, &ElfSymbolizer, &options)?;
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {

@@ -11,7 +11,7 @@ use profiler_symbols::ElfSymbolizer;
 use crate::args::{self, Format, ReportArgs};
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
-    let recording = Recording::open(&args.input)?;
+    let recording = Recording::open(&args.input.path)?;
     let options = ReportOptions {
         event: args.event,
         sort: match args.sort {
