@@ -113,8 +113,9 @@ fn function_names(addresses: &[u64]) -> Vec<String> {
     let module = Module {
         path: exe,
         build_id: None,
+        pid: None,
     };
-    let symbols = ElfSymbolizer.symbolize(&module, &offsets);
+    let symbols = ElfSymbolizer::default().symbolize(&module, &offsets);
     symbols
         .addresses
         .iter()

@@ -31,6 +31,8 @@ pub enum Command {
     Hist(HistArgs),
     /// Write a recording in another tool's format
     Export(ExportArgs),
+    /// Name addresses of an executable or library read from stdin, like addr2line -f -C
+    Symbolize(SymbolizeArgs),
 }
 
 const RECORD_AFTER_HELP: &str = "\
@@ -94,6 +96,14 @@ pub struct ReportArgs {
     /// Report only this event (by name, or by its position from 0) [default: every event]
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
+
+    /// Count code inlined into a function as that function's [default: as the function it
+    /// was inlined from, the innermost frame of its debug info]
+    #[arg(long)]
+    pub no_inline: bool,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -189,6 +199,9 @@ pub struct HistArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = HistFormat::Text)]
     pub format: HistFormat,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -229,6 +242,9 @@ pub struct ExportArgs {
     /// bin per 2 bytes]
     #[arg(long, value_name = "SCALE")]
     pub scale: Option<u64>,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -247,4 +263,37 @@ pub struct InputArgs {
         default_value = "profiler.data"
     )]
     pub path: PathBuf,
+}
+
+/// How a reading subcommand names code.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Symbols")]
+pub struct SymbolArgs {
+    /// Also look for separate debug files here (by build-id, `.build-id/xx/yyyy.debug`, and by
+    /// debuglink name), before /usr/lib/debug; repeatable
+    #[arg(long = "debug-dir", value_name = "DIR")]
+    pub debug_dirs: Vec<PathBuf>,
+
+    /// Keep C++ argument lists and return types in names
+    #[arg(long)]
+    pub full_signatures: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SymbolizeArgs {
+    /// The executable or library the addresses belong to
+    #[arg(long = "exe", short = 'e', value_name = "FILE")]
+    pub exe: PathBuf,
+
+    /// Print the whole inline chain of each address, innermost first, each caller with
+    /// the line of the call (addr2line -i)
+    #[arg(long)]
+    pub inlines: bool,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }

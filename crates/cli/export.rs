@@ -8,7 +8,6 @@ use anyhow::{Context, Result, anyhow};
 use profiler_histogram::Scale;
 use profiler_model::{AtomicFile, Recording};
 use profiler_report::{HistOptions, write_gmon};
-use profiler_symbols::ElfSymbolizer;
 
 use crate::args::{ExportArgs, ExportFormat};
 
@@ -30,7 +29,12 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
                 width: None,
                 scale: args.scale.map(Scale::new).transpose().context("--scale")?,
             };
-            let summary = write_gmon(&recording, &ElfSymbolizer, &options, &mut out)?;
+            let summary = write_gmon(
+                &recording,
+                &crate::symbols::symbolizer(&args.symbols, &recording),
+                &options,
+                &mut out,
+            )?;
             let capped = match summary.capped {
                 0 => String::new(),
                 n => format!(" ({n} bins capped at 65535)"),

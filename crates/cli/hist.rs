@@ -9,7 +9,6 @@ use profiler_model::Recording;
 use profiler_report::{
     HistOptions, histogram_table, render_hist_csv, render_hist_json, render_hist_text,
 };
-use profiler_symbols::ElfSymbolizer;
 
 use crate::args::{HistArgs, HistFormat};
 
@@ -25,7 +24,11 @@ pub fn run(args: HistArgs) -> Result<ExitCode> {
         scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
     let recording = Recording::open(&args.input.path)?;
-    let table = histogram_table(&recording, &ElfSymbolizer, &options)?;
+    let table = histogram_table(
+        &recording,
+        &crate::symbols::symbolizer(&args.symbols, &recording),
+        &options,
+    )?;
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
         HistFormat::Text => render_hist_text(&table, &mut out)?,

@@ -6,6 +6,8 @@ mod export;
 mod hist;
 mod record;
 mod report;
+mod symbolize;
+mod symbols;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Hist(args) => hist::run(args),
         Command::Export(args) => export::run(args),
+        Command::Symbolize(args) => symbolize::run(args),
     };
     match result {
         Ok(code) => code,

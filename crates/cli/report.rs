@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 use profiler_model::Recording;
 use profiler_report::{ReportOptions, SortKey, flat_profile, render_json, render_text};
-use profiler_symbols::ElfSymbolizer;
 
 use crate::args::{self, Format, ReportArgs};
 
@@ -19,8 +18,13 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             args::SortKey::Module => SortKey::Module,
         },
         percent_limit: args.percent_limit,
+        fold_inline: args.no_inline,
     };
-    let profile = flat_profile(&recording, &ElfSymbolizer, &options)?;
+    let profile = flat_profile(
+        &recording,
+        &crate::symbols::symbolizer(&args.symbols, &recording),
+        &options,
+    )?;
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
         Format::Text => render_text(&profile, &mut out)?,

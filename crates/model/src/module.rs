@@ -14,6 +14,9 @@ pub struct Module {
     /// name for regions without a file (`[vdso]`, `//anon`).
     pub path: String,
     pub build_id: Option<BuildId>,
+    /// For anonymous memory (JIT-compiled code), the process it belongs to:
+    /// its file offsets are its addresses, named by `/tmp/perf-PID.map`.
+    pub pid: Option<u32>,
 }
 
 impl Module {
@@ -26,6 +29,11 @@ impl Module {
         }
     }
 
+    /// Whether the module is anonymous memory rather than a file.
+    pub fn is_anonymous(path: &str) -> bool {
+        matches!(path, "//anon" | "" | "/dev/zero" | "/anon_hugepage") || path.starts_with("[anon")
+    }
+
     /// Whether the module is backed by a file one could open.
     pub fn has_file(&self) -> bool {
         self.path.starts_with('/') && !self.path.starts_with("//")
@@ -36,12 +44,14 @@ impl Module {
 #[derive(Debug, Default)]
 pub struct ModuleTable {
     modules: Vec<Module>,
-    index: HashMap<(String, Option<BuildId>), ModuleId>,
+    index: HashMap<(String, Option<BuildId>, Option<u32>), ModuleId>,
 }
 
 impl ModuleTable {
-    pub fn intern(&mut self, path: &str, build_id: Option<&BuildId>) -> ModuleId {
-        let key = (path.to_owned(), build_id.cloned());
+    /// The module of a file (`pid` is `None`), or of one process's
+    /// anonymous memory.
+    pub fn intern(&mut self, path: &str, build_id: Option<&BuildId>, pid: Option<u32>) -> ModuleId {
+        let key = (path.to_owned(), build_id.cloned(), pid);
         if let Some(&id) = self.index.get(&key) {
             return id;
         }
@@ -49,6 +59,7 @@ impl ModuleTable {
         self.modules.push(Module {
             path: key.0.clone(),
             build_id: key.1.clone(),
+            pid,
         });
         self.index.insert(key, id);
         id
@@ -83,6 +94,7 @@ mod tests {
         let m = |p: &str| Module {
             path: p.into(),
             build_id: None,
+            pid: None,
         };
         assert_eq!(m("/usr/lib/libc.so.6").name(), "libc.so.6");
         assert_eq!(m("[vdso]").name(), "[vdso]");
@@ -95,11 +107,11 @@ mod tests {
     #[test]
     fn interning_is_by_path_and_build_id() {
         let mut table = ModuleTable::default();
-        let a = table.intern("/a", None);
+        let a = table.intern("/a", None, None);
         let id = BuildId(vec![1, 2]);
-        let b = table.intern("/a", Some(&id));
+        let b = table.intern("/a", Some(&id), None);
         assert_ne!(a, b);
-        assert_eq!(table.intern("/a", None), a);
+        assert_eq!(table.intern("/a", None, None), a);
         assert_eq!(table.len(), 2);
     }
 }

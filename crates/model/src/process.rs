@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::address::{Avma, FileOffset};
-use crate::module::{ModuleId, ModuleTable};
+use crate::module::{Module, ModuleId, ModuleTable};
 use crate::record::{CpuMode, Record, Sample};
 
 /// Where a sampled address lies.
@@ -23,8 +23,8 @@ pub enum Location {
         module: ModuleId,
         offset: FileOffset,
     },
-    /// In the kernel.
-    Kernel,
+    /// In the kernel, at this address.
+    Kernel { address: Avma },
     /// In no mapping known to the recording.
     Unmapped,
 }
@@ -83,7 +83,7 @@ impl LiveMappings {
     /// Where `ip` lies in process `pid` now.
     pub fn resolve(&self, sample: &Sample) -> Location {
         if in_kernel(sample) {
-            return Location::Kernel;
+            return Location::Kernel { address: sample.ip };
         }
         let ip = sample.ip.0;
         let found = self.live.get(&sample.pid).and_then(|maps| {
@@ -107,7 +107,8 @@ impl LiveMappings {
     fn apply_logged(&mut self, record: &Record, ended: &mut Vec<Ended>) -> Option<ModuleId> {
         match record {
             Record::Mmap(m) if m.len > 0 => {
-                let module = self.modules.intern(&m.path, m.build_id.as_ref());
+                let pid = Module::is_anonymous(&m.path).then_some(m.pid);
+                let module = self.modules.intern(&m.path, m.build_id.as_ref(), pid);
                 let end = m.start.0.saturating_add(m.len);
                 let live = Live {
                     end,
@@ -288,7 +289,7 @@ impl ProcessModel {
     /// Where the sample's program counter lay when it was taken.
     pub fn resolve(&self, sample: &Sample) -> Location {
         if in_kernel(sample) {
-            return Location::Kernel;
+            return Location::Kernel { address: sample.ip };
         }
         self.resolve_address(sample.pid, sample.ip, sample.time)
     }
@@ -451,7 +452,9 @@ mod tests {
         assert_eq!(m.resolve(&sample(2, 8, 0x40_1136)), Location::Unmapped);
         assert_eq!(
             m.resolve(&sample(2, 7, 0xffff_ffff_8100_0000)),
-            Location::Kernel
+            Location::Kernel {
+                address: Avma(0xffff_ffff_8100_0000)
+            }
         );
     }
 
@@ -551,7 +554,9 @@ mod tests {
         assert_eq!(at(&live, 0x1010), Location::Unmapped);
         assert_eq!(
             live.resolve(&sample(0, 6, 0xffff_ffff_8000_0000)),
-            Location::Kernel
+            Location::Kernel {
+                address: Avma(0xffff_ffff_8000_0000)
+            }
         );
     }
 

@@ -4,7 +4,9 @@
 //! one module, and get back what each offset is. The reports never open ELF
 //! files themselves; the symbolizer never sees samples.
 
-use crate::address::{FileOffset, RelativeAddress, Svma};
+use std::sync::Arc;
+
+use crate::address::{Avma, FileOffset, RelativeAddress, Svma};
 use crate::module::Module;
 
 /// Turns file offsets of a module into functions.
@@ -12,6 +14,12 @@ pub trait Symbolizer: Sync {
     /// Symbolizes `offsets`, which are sorted and free of duplicates. The
     /// answer holds one [`AddressSymbol`] per offset, in the same order.
     fn symbolize(&self, module: &Module, offsets: &[FileOffset]) -> ModuleSymbols;
+
+    /// Names kernel addresses (sorted, free of duplicates); `None` where
+    /// no name is known. The default knows none.
+    fn symbolize_kernel(&self, addresses: &[Avma]) -> Vec<Option<String>> {
+        vec![None; addresses.len()]
+    }
 }
 
 /// The symbolizer's answer for one module.
@@ -32,8 +40,24 @@ pub struct AddressSymbol {
     /// The address relative to the module's image base, when the file
     /// could be read.
     pub relative: Option<RelativeAddress>,
-    /// The function containing the address, when one is known.
+    /// The function containing the address, when one is known: the one
+    /// the symbol table (or the unwind tables) place it in.
     pub function: Option<FunctionSymbol>,
+    /// The inline chain from the debug info, innermost first: the function
+    /// the instruction came from and its line, then each caller it was
+    /// inlined into with the line of the call; the last is `function`'s.
+    /// Empty without debug info.
+    pub frames: Vec<Frame>,
+}
+
+/// One frame of an inline chain.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Frame {
+    /// The function, demangled. Shared: the same names recur in many frames.
+    pub function: Option<Arc<str>>,
+    /// The source file, as the debug info names it (usually absolute).
+    pub file: Option<Arc<str>>,
+    pub line: Option<u32>,
 }
 
 /// A function, known by name or only by its extent (from unwind tables).

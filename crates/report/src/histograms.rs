@@ -40,7 +40,7 @@ fn stored_histograms(recording: &Recording) -> Result<HistogramSet, ReportError>
             .ok_or_else(|| corrupt("a histogram's buckets end in the middle of a bucket".into()))?;
         let region = Region::with_buckets(h.start.0, buckets.len() as u64, scale)
             .map_err(|e| corrupt(e.to_string()))?;
-        let module = modules.intern(&h.path, h.build_id.as_ref());
+        let module = modules.intern(&h.path, h.build_id.as_ref(), None);
         // The first region's scale is the recording's (program regions may differ).
         shape.get_or_insert((width, scale));
         regions.push(ModuleRegion {

@@ -252,7 +252,13 @@ mod tests {
         h.record(0, at(0, 0x1010), 1);
         h.record(1, at(0, 0x2010), 1);
         h.record(0, at(1, 0x1010), 1);
-        h.record(0, Location::Kernel, 1);
+        h.record(
+            0,
+            Location::Kernel {
+                address: profiler_model::Avma(0xffff_ffff_8100_0000),
+            },
+            1,
+        );
         let regions = h.regions();
         // Two regions (0x1000.. and the uncovered 0x2000..0x2800) per event.
         assert_eq!(regions.len(), 4);

@@ -1,9 +1,14 @@
 //! Naming sampled locations: the deduplicated offsets of each module go to
-//! the symbolizer once, and every location gets the function it belongs to.
+//! the symbolizer once (modules in parallel), and every location gets the
+//! function it belongs to: by default the innermost inlined function the
+//! instruction came from, or the function that contains it.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
 
-use profiler_model::{AddressSymbol, FileOffset, Location, ModuleId, ModuleTable, Symbolizer};
+use profiler_model::{
+    AddressSymbol, Avma, FileOffset, Location, ModuleId, ModuleSymbols, ModuleTable, Symbolizer,
+};
 
 /// The module a function belongs to, or a pseudo-module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -26,55 +31,55 @@ pub(crate) struct Names {
     pub problems: Vec<String>,
 }
 
+/// Names every location. With `inline`, code inlined into a function is
+/// named after the function it was inlined from (its innermost frame).
 pub(crate) fn name_locations<'a>(
     modules: &ModuleTable,
     locations: impl Iterator<Item = &'a Location>,
     symbolizer: &dyn Symbolizer,
+    inline: bool,
 ) -> Names {
     let mut by_module: HashMap<ModuleId, BTreeSet<FileOffset>> = HashMap::new();
+    let mut kernel: BTreeSet<Avma> = BTreeSet::new();
     let mut functions = HashMap::new();
     for &location in locations {
         match location {
             Location::Module { module, offset } => {
                 by_module.entry(module).or_default().insert(offset);
             }
-            Location::Kernel => {
-                let name = "[kernel]".to_owned();
-                functions.insert(
-                    location,
-                    FunctionKey {
-                        module: ModuleKey::Kernel,
-                        name,
-                    },
-                );
+            Location::Kernel { address } => {
+                kernel.insert(address);
             }
             Location::Unmapped => {
-                let name = "[unknown]".to_owned();
-                functions.insert(
-                    location,
-                    FunctionKey {
-                        module: ModuleKey::Unmapped,
-                        name,
-                    },
-                );
+                let key = FunctionKey {
+                    module: ModuleKey::Unmapped,
+                    name: "[unknown]".into(),
+                };
+                functions.insert(location, key);
             }
         }
     }
-    let mut sampled: Vec<(ModuleId, Vec<FileOffset>)> = by_module
-        .into_iter()
-        .map(|(id, offsets)| (id, offsets.into_iter().collect()))
-        .collect();
-    sampled.sort_by_key(|(id, _)| *id);
+    let kernel: Vec<Avma> = kernel.into_iter().collect();
+    for (address, name) in kernel.iter().zip(symbolizer.symbolize_kernel(&kernel)) {
+        let name = name.unwrap_or_else(|| "[kernel]".into());
+        functions.insert(
+            Location::Kernel { address: *address },
+            FunctionKey {
+                module: ModuleKey::Kernel,
+                name,
+            },
+        );
+    }
 
     let mut problems = Vec::new();
-    for (id, offsets) in sampled {
+    for (id, offsets, symbols) in symbolize_modules(modules, by_module, symbolizer) {
+        problems.extend(symbols.problem);
         let module = modules.get(id);
-        let symbols = symbolizer.symbolize(module, &offsets);
-        if let Some(problem) = symbols.problem {
-            problems.push(problem);
-        }
-        for (offset, symbol) in offsets.iter().zip(symbols.addresses.iter()) {
-            let name = display_name(module.name(), *offset, symbol);
+        for (offset, symbol) in offsets.iter().zip(&symbols.addresses) {
+            let name = match symbol.frames.first().and_then(|f| f.function.clone()) {
+                Some(innermost) if inline => innermost.to_string(),
+                _ => display_name(module.name(), *offset, symbol),
+            };
             let location = Location::Module {
                 module: id,
                 offset: *offset,
@@ -92,6 +97,38 @@ pub(crate) fn name_locations<'a>(
         functions,
         problems,
     }
+}
+
+/// Symbolizes each module's offsets, several modules at a time, the largest
+/// first; the answers come back in module order.
+fn symbolize_modules(
+    modules: &ModuleTable,
+    by_module: HashMap<ModuleId, BTreeSet<FileOffset>>,
+    symbolizer: &dyn Symbolizer,
+) -> Vec<(ModuleId, Vec<FileOffset>, ModuleSymbols)> {
+    let mut work: Vec<(ModuleId, Vec<FileOffset>)> = by_module
+        .into_iter()
+        .map(|(id, offsets)| (id, offsets.into_iter().collect()))
+        .collect();
+    work.sort_by_key(|(id, offsets)| (std::cmp::Reverse(offsets.len()), *id));
+    let queue = Mutex::new(work.into_iter());
+    let done = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some((id, offsets)) = queue.lock().ok().and_then(|mut q| q.next()) {
+                    let symbols = symbolizer.symbolize(modules.get(id), &offsets);
+                    if let Ok(mut done) = done.lock() {
+                        done.push((id, offsets, symbols));
+                    }
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap_or_default();
+    done.sort_by_key(|(id, _, _)| *id);
+    done
 }
 
 /// The function's name; for code without one, `module+0xSTART` (the start
@@ -116,6 +153,7 @@ mod tests {
     fn unnamed_code_is_shown_as_module_plus_offset() {
         let named = AddressSymbol {
             svma: None,
+            frames: Vec::new(),
             relative: Some(RelativeAddress(0x1139)),
             function: Some(FunctionSymbol {
                 name: Some("main".into()),
@@ -125,6 +163,7 @@ mod tests {
         assert_eq!(display_name("app", FileOffset(0x1139), &named), "main");
         let unnamed_function = AddressSymbol {
             svma: None,
+            frames: Vec::new(),
             relative: Some(RelativeAddress(0x1139)),
             function: Some(FunctionSymbol {
                 name: None,
@@ -137,6 +176,7 @@ mod tests {
         );
         let nothing = AddressSymbol {
             svma: None,
+            frames: Vec::new(),
             relative: Some(RelativeAddress(0x1139)),
             function: None,
         };

@@ -31,6 +31,9 @@ pub struct ReportOptions {
     pub sort: SortKey,
     /// Rows below this percentage of their event are left out.
     pub percent_limit: f64,
+    /// Count code inlined into a function as that function's, rather than
+    /// as the inlined function's (`--no-inline`).
+    pub fold_inline: bool,
 }
 
 /// A flat profile of a recording.
@@ -104,7 +107,7 @@ pub fn flat_profile(
     let wanted = select_events(events, options.event.as_deref())?;
     let counts = count_samples(recording, &wanted)?;
     let locations = counts.by_location.iter().flat_map(|m| m.keys());
-    let names = name_locations(&counts.modules, locations, symbolizer);
+    let names = name_locations(&counts.modules, locations, symbolizer, !options.fold_inline);
     let module_names = |key: ModuleKey| -> (String, String) {
         match key {
             ModuleKey::Module(id) => {

@@ -4,8 +4,8 @@
 use cpp_demangle::DemangleOptions;
 
 /// Demangles `name` if it is a Rust or C++ symbol; returns it unchanged
-/// otherwise.
-pub fn demangle(name: &str) -> String {
+/// otherwise. C++ names lose their argument lists unless `full_signatures`.
+pub fn demangle(name: &str, full_signatures: bool) -> String {
     if let Ok(rust) = rustc_demangle::try_demangle(name) {
         // The alternate form drops the `::h0123456789abcdef` hash.
         return format!("{rust:#}");
@@ -13,7 +13,10 @@ pub fn demangle(name: &str) -> String {
     if name.starts_with("_Z")
         && let Ok(symbol) = cpp_demangle::Symbol::new(name)
     {
-        let options = DemangleOptions::new().no_params().no_return_type();
+        let options = match full_signatures {
+            true => DemangleOptions::new(),
+            false => DemangleOptions::new().no_params().no_return_type(),
+        };
         if let Ok(text) = symbol.demangle_with_options(&options) {
             return text;
         }
@@ -28,31 +31,40 @@ mod tests {
     #[test]
     fn rust_legacy_names_lose_their_hash() {
         assert_eq!(
-            demangle("_ZN4core3fmt5write17h6c5a8bbf1a1e8a6dE"),
+            demangle("_ZN4core3fmt5write17h6c5a8bbf1a1e8a6dE", false),
             "core::fmt::write"
         );
     }
 
     #[test]
     fn rust_v0_names_are_demangled() {
-        assert_eq!(demangle("_RNvCs1234_7mycrate4burn"), "mycrate::burn");
+        assert_eq!(demangle("_RNvCs1234_7mycrate4burn", false), "mycrate::burn");
         assert_eq!(
-            demangle("_RNvMNtCs1234_7mycrate5shapeNtB2_6Circle4area"),
+            demangle("_RNvMNtCs1234_7mycrate5shapeNtB2_6Circle4area", false),
             "<mycrate::shape::Circle>::area"
         );
     }
 
     #[test]
     fn cpp_names_lose_their_argument_lists() {
-        assert_eq!(demangle("_ZN3foo3Bar4burnEi"), "foo::Bar::burn");
-        assert_eq!(demangle("_Z4workIiEvT_"), "work<int>");
-        assert_eq!(demangle("_ZNK3foo3Bar4sizeEv"), "foo::Bar::size");
+        assert_eq!(demangle("_ZN3foo3Bar4burnEi", false), "foo::Bar::burn");
+        assert_eq!(demangle("_Z4workIiEvT_", false), "work<int>");
+        assert_eq!(demangle("_ZNK3foo3Bar4sizeEv", false), "foo::Bar::size");
+    }
+
+    #[test]
+    fn full_signatures_keep_the_argument_list() {
+        assert_eq!(demangle("_ZN3foo3Bar4burnEi", true), "foo::Bar::burn(int)");
+        assert_eq!(
+            demangle("_ZN4core3fmt5write17h6c5a8bbf1a1e8a6dE", true),
+            "core::fmt::write"
+        );
     }
 
     #[test]
     fn plain_names_are_left_alone() {
-        assert_eq!(demangle("main"), "main");
-        assert_eq!(demangle("_Zinvalid"), "_Zinvalid");
-        assert_eq!(demangle("hot_loop.cold"), "hot_loop.cold");
+        assert_eq!(demangle("main", false), "main");
+        assert_eq!(demangle("_Zinvalid", false), "_Zinvalid");
+        assert_eq!(demangle("hot_loop.cold", false), "hot_loop.cold");
     }
 }

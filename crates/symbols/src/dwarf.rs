@@ -1,72 +1,124 @@
-//! Function names from DWARF, for code the symbol tables do not name.
-//! The DWARF is parsed only when such an address turns up.
+//! Inline chains and source lines from DWARF, through addr2line.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use gimli::{EndianSlice, RunTimeEndian};
 use object::{Object, ObjectSection};
+use profiler_model::Frame;
 
 use crate::demangle::demangle;
 use crate::image::Image;
 
-type Slice<'a> = EndianSlice<'a, RunTimeEndian>;
+pub(crate) type Slice<'a> = EndianSlice<'a, RunTimeEndian>;
+pub(crate) type Sections<'data> = gimli::DwarfSections<Cow<'data, [u8]>>;
 
-/// The debug sections of a module, loaded (and decompressed) on first use.
-pub(crate) struct DebugInfo<'image, 'data> {
-    image: &'image Image<'data>,
-    sections: OnceCell<Option<gimli::DwarfSections<Cow<'data, [u8]>>>>,
+/// The DWARF sections of `image`, decompressed (zlib or zstd, SHF_COMPRESSED
+/// or `.zdebug_*`); `None` when it has no debug info.
+pub(crate) fn load_sections<'data>(image: &Image<'data>) -> Option<Sections<'data>> {
+    let object = &image.object;
+    object.section_by_name(".debug_info")?;
+    gimli::DwarfSections::load(|id| -> Result<_, gimli::Error> {
+        Ok(object
+            .section_by_name(id.name())
+            .and_then(|s| s.uncompressed_data().ok())
+            .unwrap_or(Cow::Borrowed(&[])))
+    })
+    .ok()
 }
 
-impl<'image, 'data> DebugInfo<'image, 'data> {
-    pub fn new(image: &'image Image<'data>) -> Self {
-        DebugInfo {
-            image,
-            sections: OnceCell::new(),
-        }
+pub(crate) fn endian(image: &Image<'_>) -> RunTimeEndian {
+    if image.object.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    }
+}
+
+/// Frame lookups over one context, with the names and paths already made
+/// kept for reuse: the same functions and files recur across addresses, and
+/// demangling dominates otherwise.
+pub(crate) struct FrameFinder<'a> {
+    context: addr2line::Context<Slice<'a>>,
+    full_signatures: bool,
+    /// Demangled names, by where their raw name lies in the debug info.
+    names: HashMap<(usize, usize), Arc<str>>,
+    /// Paths, by where addr2line keeps them.
+    files: HashMap<(usize, usize), Arc<str>>,
+}
+
+impl<'a> FrameFinder<'a> {
+    /// A finder over loaded sections; each thread that symbolizes needs its
+    /// own.
+    pub fn new(
+        sections: &'a Sections<'_>,
+        endian: RunTimeEndian,
+        full_signatures: bool,
+    ) -> Option<FrameFinder<'a>> {
+        let dwarf = sections.borrow(|section| EndianSlice::new(section, endian));
+        let context = addr2line::Context::from_dwarf(dwarf).ok()?;
+        Some(FrameFinder {
+            context,
+            full_signatures,
+            names: HashMap::new(),
+            files: HashMap::new(),
+        })
     }
 
-    fn sections(&self) -> Option<&gimli::DwarfSections<Cow<'data, [u8]>>> {
-        self.sections
-            .get_or_init(|| {
-                let object = &self.image.object;
-                object.section_by_name(".debug_info")?;
-                gimli::DwarfSections::load(|id| -> Result<_, gimli::Error> {
-                    Ok(object
-                        .section_by_name(id.name())
-                        .and_then(|s| s.uncompressed_data().ok())
-                        .unwrap_or(Cow::Borrowed(&[])))
-                })
-                .ok()
-            })
-            .as_ref()
-    }
-
-    /// Builds a lookup context over the loaded sections.
-    pub fn context(&self) -> Option<addr2line::Context<Slice<'_>>> {
-        let endian = if self.image.object.is_little_endian() {
-            RunTimeEndian::Little
-        } else {
-            RunTimeEndian::Big
+    /// The inline chain at `address`, innermost first, each frame with its
+    /// function (demangled) and source line (for outer frames, the line of
+    /// the call). Empty when the debug info does not cover the address.
+    pub fn frames(&mut self, address: u64) -> Vec<Frame> {
+        let mut chain = Vec::new();
+        let Ok(mut frames) = self.context.find_frames(address).skip_all_loads() else {
+            return chain;
         };
-        let dwarf = self
-            .sections()?
-            .borrow(|section| EndianSlice::new(section, endian));
-        addr2line::Context::from_dwarf(dwarf).ok()
+        while let Ok(Some(frame)) = frames.next() {
+            let function = frame.function.and_then(|f| {
+                let raw = f.name.slice();
+                let key = (raw.as_ptr() as usize, raw.len());
+                let full = self.full_signatures;
+                match self.names.get(&key) {
+                    Some(name) => Some(name.clone()),
+                    None => {
+                        let name: Arc<str> = demangle(&f.raw_name().ok()?, full).into();
+                        self.names.insert(key, name.clone());
+                        Some(name)
+                    }
+                }
+            });
+            let (file, line) = match frame.location {
+                Some(location) => (
+                    location.file.map(|f| intern(&mut self.files, f)),
+                    location.line,
+                ),
+                None => (None, None),
+            };
+            chain.push(Frame {
+                function,
+                file,
+                line,
+            });
+        }
+        if chain.is_empty()
+            && let Ok(Some(location)) = self.context.find_location(address)
+        {
+            // Line tables without function entries (assembly): a line, no name.
+            let file = location.file.map(|f| intern(&mut self.files, f));
+            chain.push(Frame {
+                function: None,
+                file,
+                line: location.line,
+            });
+        }
+        chain
     }
 }
 
-/// The outermost (not inlined) function containing `address`, demangled.
-pub(crate) fn function_name(
-    context: &addr2line::Context<Slice<'_>>,
-    address: u64,
-) -> Option<String> {
-    let mut frames = context.find_frames(address).skip_all_loads().ok()?;
-    let mut outermost = None;
-    while let Ok(Some(frame)) = frames.next() {
-        if let Some(function) = frame.function {
-            outermost = function.raw_name().ok().map(|name| demangle(&name));
-        }
-    }
-    outermost
+fn intern(cache: &mut HashMap<(usize, usize), Arc<str>>, text: &str) -> Arc<str> {
+    cache
+        .entry((text.as_ptr() as usize, text.len()))
+        .or_insert_with(|| text.into())
+        .clone()
 }

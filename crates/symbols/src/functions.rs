@@ -1,19 +1,23 @@
 //! The functions of a module and their extents, from the symbol tables
-//! (`.symtab`, then `.dynsym`) and, where neither names the code, from the
-//! unwind tables (`.eh_frame` describes every function a stripped binary
-//! still has, by range only).
+//! (`.symtab`, then `.dynsym`, of the file and of its separate debug file),
+//! the PLT stubs, and, where nothing names the code, the unwind tables
+//! (`.eh_frame` describes every function a stripped binary still has, by
+//! range only).
+
+use std::borrow::Cow;
 
 use gimli::{BaseAddresses, CieOrFde, EhFrame, RunTimeEndian, UnwindSection};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 use crate::image::Image;
+use crate::plt::plt_entries;
 
 /// A function: `start..end` in stated addresses, with its raw symbol name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Function<'data> {
     pub start: u64,
     pub end: u64,
-    pub name: Option<&'data str>,
+    pub name: Option<Cow<'data, str>>,
 }
 
 /// The functions of a module, sorted by start address.
@@ -27,7 +31,7 @@ struct Candidate<'data> {
     rank: (u8, usize),
     /// Zero when the symbol table does not say.
     size: u64,
-    name: &'data str,
+    name: Cow<'data, str>,
     /// End of the symbol's section: where a sizeless symbol must stop.
     section_end: u64,
 }
@@ -47,36 +51,30 @@ fn preference(symbol: &object::Symbol<'_, '_>, name: &str) -> (u8, usize) {
 }
 
 impl<'data> FunctionTable<'data> {
-    pub fn new(image: &Image<'data>) -> FunctionTable<'data> {
-        let object = &image.object;
+    /// The functions of `image`, named also from `debug`'s symbol table
+    /// (a file stripped of `.symtab` keeps it in its debug file).
+    pub fn new(image: &Image<'data>, debug: Option<&Image<'data>>) -> FunctionTable<'data> {
         let mut candidates: Vec<Candidate<'data>> = Vec::new();
-        for symbol in object.symbols().chain(object.dynamic_symbols()) {
-            if symbol.kind() != SymbolKind::Text || !symbol.is_definition() || symbol.address() == 0
-            {
-                continue;
-            }
-            let Ok(name) = symbol.name() else { continue };
-            if name.is_empty() {
-                continue;
-            }
-            let section_end = symbol
-                .section_index()
-                .and_then(|i| object.section_by_index(i).ok())
-                .map_or(u64::MAX, |s| s.address() + s.size());
+        for object in std::iter::once(&image.object).chain(debug.map(|d| &d.object)) {
+            collect_symbols(object, &mut candidates);
+        }
+        for (address, end, name) in plt_entries(&image.object) {
+            let name = Cow::Owned(name);
             candidates.push(Candidate {
-                address: symbol.address(),
-                rank: preference(&symbol, name),
-                size: symbol.size(),
+                address,
+                rank: (0, 0),
+                size: end - address,
                 name,
-                section_end,
+                section_end: end,
             });
         }
         candidates.sort_by_key(|c| (c.address, c.rank));
         candidates.dedup_by_key(|c| c.address);
 
         let mut functions: Vec<Function<'data>> = Vec::with_capacity(candidates.len());
-        for (i, c) in candidates.iter().enumerate() {
-            let next = candidates.get(i + 1).map_or(u64::MAX, |n| n.address);
+        let mut candidates = candidates.into_iter().peekable();
+        while let Some(c) = candidates.next() {
+            let next = candidates.peek().map_or(u64::MAX, |n| n.address);
             let end = if c.size > 0 {
                 c.address + c.size
             } else {
@@ -118,6 +116,31 @@ impl<'data> FunctionTable<'data> {
             .rev()
             .take(4)
             .find(|f| address < f.end)
+    }
+}
+
+/// The defined text symbols of `object`'s symbol table and dynamic symbol
+/// table.
+fn collect_symbols<'data>(object: &object::File<'data>, candidates: &mut Vec<Candidate<'data>>) {
+    for symbol in object.symbols().chain(object.dynamic_symbols()) {
+        if symbol.kind() != SymbolKind::Text || !symbol.is_definition() || symbol.address() == 0 {
+            continue;
+        }
+        let Ok(name) = symbol.name() else { continue };
+        if name.is_empty() {
+            continue;
+        }
+        let section_end = symbol
+            .section_index()
+            .and_then(|i| object.section_by_index(i).ok())
+            .map_or(u64::MAX, |s| s.address() + s.size());
+        candidates.push(Candidate {
+            address: symbol.address(),
+            rank: preference(&symbol, name),
+            size: symbol.size(),
+            name: Cow::Borrowed(name),
+            section_end,
+        });
     }
 }
 

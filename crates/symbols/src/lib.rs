@@ -1,5 +1,8 @@
-//! Symbolization: sampled file offsets -> functions, from ELF symbol tables,
-//! unwind tables and DWARF, read at report time from the binaries on disk.
+//! Symbolization: sampled file offsets -> functions, inline chains and source
+//! lines, from ELF symbol tables, PLT, unwind tables and DWARF (in the file or
+//! in its separate debug file, compressed or not), read at report time from
+//! the binaries on disk; the vdso, JIT maps and kallsyms for code without
+//! files.
 //!
 //! It implements the [`Symbolizer`](profiler_model::Symbolizer) contract of
 //! the model, so reports never open ELF files themselves:
@@ -8,8 +11,8 @@
 //! use profiler_model::{FileOffset, Module, Symbolizer};
 //! use profiler_symbols::ElfSymbolizer;
 //!
-//! let module = Module { path: "/usr/bin/ls".into(), build_id: None };
-//! let symbols = ElfSymbolizer.symbolize(&module, &[FileOffset(0x4a10)]);
+//! let module = Module { path: "/usr/bin/ls".into(), build_id: None, pid: None };
+//! let symbols = ElfSymbolizer::default().symbolize(&module, &[FileOffset(0x4a10)]);
 //! if let Some(function) = &symbols.addresses[0].function {
 //!     println!("{:?} at +{:#x}", function.name, function.start.0);
 //! }
@@ -18,15 +21,21 @@
 //! Files are read into memory rather than mapped: mapping a file is `unsafe`
 //! (another process may truncate it under us), and reading costs one copy.
 
+mod debug_file;
 mod demangle;
 mod dwarf;
+mod elf_module;
 mod error;
 mod functions;
 mod image;
+mod jit;
+mod kernel;
+mod plt;
 mod regions;
 mod symbolizer;
+mod vdso;
 
 pub use demangle::demangle;
 pub use error::SymbolsError;
 pub use regions::file_offsets;
-pub use symbolizer::ElfSymbolizer;
+pub use symbolizer::{ElfSymbolizer, SymbolizerOptions, symbolize_file};

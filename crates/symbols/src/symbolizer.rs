@@ -1,54 +1,107 @@
 //! The symbolizer the reports use: one module at a time, from the files on
-//! disk, checked against the build-id the recording kept.
+//! disk (and their separate debug files), checked against the build-id the
+//! recording kept; the vdso from this process's memory, JIT code from
+//! `/tmp/perf-PID.map`, the kernel from /proc/kallsyms.
 
-use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use profiler_model::{
-    AddressSymbol, FileOffset, FunctionSymbol, Module, ModuleSymbols, Svma, Symbolizer,
+    AddressSymbol, Avma, FileOffset, FunctionSymbol, Module, ModuleSymbols, RelativeAddress, Svma,
+    Symbolizer,
 };
 
-use crate::demangle::demangle;
-use crate::dwarf::{self, DebugInfo};
+use crate::elf_module::{ElfModule, ModuleFiles};
 use crate::error::SymbolsError;
-use crate::functions::FunctionTable;
-use crate::image::Image;
+use crate::jit::PerfMap;
+use crate::kernel::Kallsyms;
+use crate::vdso::own_vdso;
 
-/// Symbolizes modules from their ELF symbol tables, unwind tables and DWARF.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ElfSymbolizer;
+/// Choices for symbolization.
+#[derive(Clone, Debug, Default)]
+pub struct SymbolizerOptions {
+    /// Directories searched for separate debug files (by build-id and by
+    /// debuglink), before `/usr/lib/debug`.
+    pub debug_dirs: Vec<PathBuf>,
+    /// Keep C++ argument lists and return types.
+    pub full_signatures: bool,
+    /// The recording was made under the running kernel, so this machine's
+    /// kallsyms and vdso name its kernel and vdso addresses.
+    pub same_kernel: bool,
+}
 
-impl Symbolizer for ElfSymbolizer {
-    fn symbolize(&self, module: &Module, offsets: &[FileOffset]) -> ModuleSymbols {
-        if !module.has_file() {
-            return unnamed(offsets, None);
-        }
-        let data = match std::fs::read(&module.path) {
-            Ok(data) => data,
-            Err(error) => {
-                let error = SymbolsError::Read {
-                    path: module.path.clone(),
-                    error,
-                };
-                return unnamed(offsets, Some(error));
-            }
-        };
-        match symbolize_image(module, &data, offsets) {
-            Ok(symbols) => symbols,
-            Err(error) => unnamed(offsets, Some(error)),
+/// Symbolizes modules from their ELF symbol tables, PLT, unwind tables and
+/// DWARF.
+#[derive(Debug, Default)]
+pub struct ElfSymbolizer {
+    options: SymbolizerOptions,
+    kallsyms: OnceLock<Option<Kallsyms>>,
+}
+
+impl ElfSymbolizer {
+    pub fn new(options: SymbolizerOptions) -> ElfSymbolizer {
+        ElfSymbolizer {
+            options,
+            kallsyms: OnceLock::new(),
         }
     }
 }
 
-fn symbolize_image(
+impl Symbolizer for ElfSymbolizer {
+    fn symbolize(&self, module: &Module, offsets: &[FileOffset]) -> ModuleSymbols {
+        if let Some(pid) = module.pid {
+            return jit_symbols(pid, offsets);
+        }
+        let files = if module.path == "[vdso]" && self.options.same_kernel {
+            match own_vdso() {
+                Some(image) => ModuleFiles::in_memory("[vdso]", image),
+                None => return unnamed(offsets, None),
+            }
+        } else if module.has_file() {
+            match ModuleFiles::read(Path::new(&module.path), &self.options.debug_dirs) {
+                Ok(files) => files,
+                Err(error) => return unnamed(offsets, Some(error)),
+            }
+        } else {
+            return unnamed(offsets, None);
+        };
+        match symbolize_offsets(module, &files, offsets, self.options.full_signatures) {
+            Ok(symbols) => symbols,
+            Err(error) => unnamed(offsets, Some(error)),
+        }
+    }
+
+    fn symbolize_kernel(&self, addresses: &[Avma]) -> Vec<Option<String>> {
+        let kallsyms = match self.options.same_kernel {
+            true => self.kallsyms.get_or_init(Kallsyms::load).as_ref(),
+            false => None,
+        };
+        addresses
+            .iter()
+            .map(|a| kallsyms.and_then(|k| k.name(a.0)).map(str::to_owned))
+            .collect()
+    }
+}
+
+/// Names `addresses` of the ELF file at `path`, given as it states them (as
+/// `addr2line -e` takes them), with its separate debug file if it has one.
+pub fn symbolize_file(
+    path: &Path,
+    addresses: &[Svma],
+    options: &SymbolizerOptions,
+) -> Result<Vec<AddressSymbol>, SymbolsError> {
+    let files = ModuleFiles::read(path, &options.debug_dirs)?;
+    Ok(ElfModule::parse(&files)?.resolve(addresses, options.full_signatures))
+}
+
+fn symbolize_offsets(
     module: &Module,
-    data: &[u8],
+    files: &ModuleFiles,
     offsets: &[FileOffset],
+    full_signatures: bool,
 ) -> Result<ModuleSymbols, SymbolsError> {
-    let image = Image::parse(data).map_err(|error| SymbolsError::Parse {
-        path: module.path.clone(),
-        error,
-    })?;
-    if let (Some(recorded), Some(found)) = (&module.build_id, image.build_id())
+    let elf = ElfModule::parse(files)?;
+    if let (Some(recorded), Some(found)) = (&module.build_id, elf.image.build_id())
         && *recorded != found
     {
         let (path, recorded) = (module.path.clone(), recorded.clone());
@@ -58,38 +111,42 @@ fn symbolize_image(
             found,
         });
     }
-    let functions = FunctionTable::new(&image);
-    let debug_info = DebugInfo::new(&image);
-    let mut context = None;
-    let mut names: HashMap<&str, String> = HashMap::new();
-    let addresses = offsets
+    let svmas = elf.svmas(offsets);
+    let known: Vec<Svma> = svmas.iter().flatten().copied().collect();
+    let mut resolved = elf.resolve(&known, full_signatures).into_iter();
+    let addresses = svmas
         .iter()
-        .map(|&offset| {
-            let Some(svma) = image.svma(offset) else {
-                return AddressSymbol::default();
-            };
-            let function = functions.find(svma.0);
-            let start = image.relative(Svma(function.map_or(svma.0, |f| f.start)));
-            let name = match function.and_then(|f| f.name) {
-                Some(raw) => Some(names.entry(raw).or_insert_with(|| demangle(raw)).clone()),
-                None => context
-                    .get_or_insert_with(|| debug_info.context())
-                    .as_ref()
-                    .and_then(|c| dwarf::function_name(c, svma.0)),
-            };
-            let function =
-                (function.is_some() || name.is_some()).then_some(FunctionSymbol { name, start });
-            AddressSymbol {
-                svma: Some(svma),
-                relative: Some(image.relative(svma)),
-                function,
-            }
+        .map(|svma| match svma {
+            Some(_) => resolved.next().unwrap_or_default(),
+            None => AddressSymbol::default(),
         })
         .collect();
     Ok(ModuleSymbols {
         problem: None,
         addresses,
     })
+}
+
+/// JIT code: the offsets of anonymous memory are its addresses.
+fn jit_symbols(pid: u32, offsets: &[FileOffset]) -> ModuleSymbols {
+    let map = PerfMap::load(pid);
+    let addresses = offsets
+        .iter()
+        .map(|offset| {
+            let found = map.as_ref().and_then(|m| m.function(offset.0));
+            AddressSymbol {
+                function: found.map(|(start, name)| FunctionSymbol {
+                    name: Some(name.to_owned()),
+                    start: RelativeAddress(start),
+                }),
+                ..AddressSymbol::default()
+            }
+        })
+        .collect();
+    ModuleSymbols {
+        problem: None,
+        addresses,
+    }
 }
 
 fn unnamed(offsets: &[FileOffset], problem: Option<SymbolsError>) -> ModuleSymbols {
@@ -134,12 +191,13 @@ mod tests {
         let module = Module {
             path,
             build_id: None,
+            pid: None,
         };
         let offsets = [
             FileOffset(address - start + offset),
             FileOffset(address - start + offset + 1),
         ];
-        let symbols = ElfSymbolizer.symbolize(&module, &offsets);
+        let symbols = ElfSymbolizer::default().symbolize(&module, &offsets);
         assert_eq!(symbols.problem, None);
         for symbol in &symbols.addresses {
             let function = symbol.function.as_ref().unwrap();
@@ -156,8 +214,9 @@ mod tests {
         let missing = Module {
             path: "/no/such/file.so".into(),
             build_id: None,
+            pid: None,
         };
-        let symbols = ElfSymbolizer.symbolize(&missing, &[FileOffset(0x1000)]);
+        let symbols = ElfSymbolizer::default().symbolize(&missing, &[FileOffset(0x1000)]);
         assert!(
             symbols
                 .problem
@@ -173,8 +232,9 @@ mod tests {
         let changed = Module {
             path,
             build_id: Some(profiler_model::BuildId(vec![0; 20])),
+            pid: None,
         };
-        let symbols = ElfSymbolizer.symbolize(&changed, &[FileOffset(0x1000)]);
+        let symbols = ElfSymbolizer::default().symbolize(&changed, &[FileOffset(0x1000)]);
         let problem = symbols.problem.unwrap();
         assert!(
             problem.contains("has changed since the recording"),
@@ -183,12 +243,78 @@ mod tests {
     }
 
     #[test]
+    fn the_inline_chain_and_line_of_this_binarys_code() {
+        let address = a_function_with_a_known_name as *const () as u64;
+        let (start, offset, path) = own_mapping(address);
+        let module = Module {
+            path,
+            build_id: None,
+            pid: None,
+        };
+        let symbols =
+            ElfSymbolizer::default().symbolize(&module, &[FileOffset(address - start + offset)]);
+        let frames = &symbols.addresses[0].frames;
+        let innermost = frames.first().expect("this test binary has debug info");
+        assert!(
+            innermost
+                .function
+                .as_deref()
+                .unwrap()
+                .ends_with("a_function_with_a_known_name"),
+            "{frames:?}"
+        );
+        assert!(
+            innermost
+                .file
+                .as_deref()
+                .unwrap()
+                .ends_with("symbolizer.rs"),
+            "{frames:?}"
+        );
+        assert!(innermost.line.unwrap() > 100, "{frames:?}");
+    }
+
+    #[test]
+    fn the_vdso_is_named_from_this_process_under_the_same_kernel() {
+        use object::{Object, ObjectSymbol};
+        let image = own_vdso().unwrap();
+        let elf = object::File::parse(&*image).unwrap();
+        let symbol = elf
+            .dynamic_symbols()
+            .find(|s| s.name() == Ok("__vdso_clock_gettime"))
+            .unwrap();
+        let offset = FileOffset(symbol.address() + 1);
+        let vdso = Module {
+            path: "[vdso]".into(),
+            build_id: None,
+            pid: None,
+        };
+        let options = SymbolizerOptions {
+            same_kernel: true,
+            ..SymbolizerOptions::default()
+        };
+        let symbols = ElfSymbolizer::new(options).symbolize(&vdso, &[offset]);
+        let name = symbols.addresses[0]
+            .function
+            .as_ref()
+            .and_then(|f| f.name.clone());
+        assert!(
+            name.as_deref().is_some_and(|n| n.contains("clock_gettime")),
+            "{symbols:?}"
+        );
+        // Another kernel's vdso may differ: then it stays unnamed.
+        let symbols = ElfSymbolizer::default().symbolize(&vdso, &[offset]);
+        assert_eq!(symbols.addresses[0], AddressSymbol::default());
+    }
+
+    #[test]
     fn regions_without_files_stay_unnamed_quietly() {
         let vdso = Module {
             path: "[vdso]".into(),
             build_id: None,
+            pid: None,
         };
-        let symbols = ElfSymbolizer.symbolize(&vdso, &[FileOffset(0x10)]);
+        let symbols = ElfSymbolizer::default().symbolize(&vdso, &[FileOffset(0x10)]);
         assert_eq!(symbols.problem, None);
         assert_eq!(symbols.addresses.len(), 1);
     }
