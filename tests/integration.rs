@@ -7,3 +7,4 @@ mod exit_status;
 mod gprof;
 mod histogram;
 mod record_report;
+mod symbolization;

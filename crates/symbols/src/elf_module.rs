@@ -125,7 +125,7 @@ impl<'a> ElfModule<'a> {
             .iter()
             .map(|&svma| {
                 let function = self.functions.find(svma.0);
-                let frames = finder
+                let mut frames = finder
                     .as_mut()
                     .map(|f| f.frames(svma.0))
                     .unwrap_or_default();
@@ -135,6 +135,12 @@ impl<'a> ElfModule<'a> {
                         .or_insert_with(|| demangle(raw, full_signatures))
                         .clone()
                 });
+                // The outermost frame is the function the symbol table names, as
+                // addr2line and llvm-symbolizer name it: DWARF often knows only
+                // its short name (`.cold` parts, functions without a linkage name).
+                if let (Some(name), Some(outermost)) = (&symbol_name, frames.last_mut()) {
+                    outermost.function = Some(name.as_str().into());
+                }
                 // Where no symbol names the code, the debug info may.
                 let name = symbol_name.or_else(|| {
                     frames
