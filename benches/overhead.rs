@@ -11,6 +11,9 @@
 #[path = "../tests/util.rs"]
 mod util;
 
+#[allow(dead_code)]
+mod common;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -47,40 +50,29 @@ fn main() {
     startup(&mut page, &dir, runs * 2, perf_available);
     report_time(&mut page, &split, &dir, runs, perf_available);
 
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
-    std::fs::write(&path, &page).unwrap();
-    print!("{page}");
-    eprintln!("wrote {}", path.display());
+    common::write_section("overhead", &page);
 }
 
 fn header(page: &mut String, runs: usize, perf_available: bool) {
-    let read = |p: &str| {
-        std::fs::read_to_string(p)
-            .unwrap_or_default()
-            .trim()
-            .to_owned()
-    };
-    let cpu = read("/proc/cpuinfo")
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")
-                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
-        })
-        .unwrap_or_default();
     let perf = if perf_available {
         output_of(Command::new("perf").arg("--version"))
     } else {
-        "absent".into()
+        "no perf".into()
     };
-    let date = output_of(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]));
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    writeln!(page, "# Benchmarks\n").unwrap();
-    writeln!(page, "Written by `cargo bench --bench overhead` on {date}: {cpus} CPUs ({cpu}), Linux {}, {perf}. Medians of {runs} interleaved runs. No hardware PMU on this machine: both tools sample `cpu-clock` in user space (`perf record -e cpu-clock:u`).\n", read("/proc/sys/kernel/osrelease")).unwrap();
+    writeln!(page, "## Recording\n").unwrap();
+    writeln!(
+        page,
+        "Written by `cargo bench --bench overhead` on {}, {perf}. Medians of {runs} interleaved runs. \
+         No hardware PMU on this machine: both tools sample `cpu-clock` in user space \
+         (`perf record -e cpu-clock:u`).\n",
+        common::machine()
+    )
+    .unwrap();
 }
 
 /// Bare program vs `profiler record` vs `perf record` at several rates.
 fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_available: bool) {
-    writeln!(page, "## Recording overhead\n").unwrap();
+    writeln!(page, "### Overhead\n").unwrap();
     writeln!(page, "Workload: `fixtures/programs/split {ROUNDS}` (CPU-bound, single-threaded). Ratios are against the bare program; lower is better.\n").unwrap();
     writeln!(
         page,
@@ -187,7 +179,7 @@ fn startup(page: &mut String, dir: &Path, runs: usize, perf_available: bool) {
             );
         }
     }
-    writeln!(page, "## Start-up: `record -- true`\n").unwrap();
+    writeln!(page, "### Start-up: `record -- true`\n").unwrap();
     let medians = table(
         page,
         &[("profiler record", &ours), ("perf record", &theirs)],
@@ -261,7 +253,7 @@ fn report_time(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_av
             );
         }
     }
-    writeln!(page, "## Report time\n").unwrap();
+    writeln!(page, "### Report time\n").unwrap();
     writeln!(page, "Recordings of `split {rounds}` at {rate} Hz ({samples} samples in ours), reported to /dev/null.\n").unwrap();
     let medians = table(
         page,

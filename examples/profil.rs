@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use profiler_histogram::{BucketWidth, Scale};
-use profiler_model::{FileOffset, Module, Symbolizer};
+use profiler_model::{Detail, FileOffset, Module, Symbolizer};
 use profiler_sampler::{Profil, ProfilConfig};
 use profiler_symbols::ElfSymbolizer;
 
@@ -115,7 +115,7 @@ fn function_names(addresses: &[u64]) -> Vec<String> {
         build_id: None,
         pid: None,
     };
-    let symbols = ElfSymbolizer::default().symbolize(&module, &offsets);
+    let symbols = ElfSymbolizer::default().symbolize(&module, &offsets, Detail::Functions);
     symbols
         .addresses
         .iter()

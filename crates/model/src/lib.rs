@@ -58,5 +58,7 @@ pub use record::{
     BuildId, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent, Throttle,
 };
 pub use stats::{EventStats, RecordingStats};
-pub use symbolize::{AddressSymbol, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer};
+pub use symbolize::{
+    AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,
+};
 pub use writer::{RecordSink, RecordingWriter};

@@ -9,11 +9,22 @@ use std::sync::Arc;
 use crate::address::{Avma, FileOffset, RelativeAddress, Svma};
 use crate::module::Module;
 
+/// How much a caller needs to know of each address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Detail {
+    /// The containing function: symbol tables suffice, and debug info is
+    /// read only where they name nothing. `AddressSymbol::frames` may stay
+    /// empty.
+    Functions,
+    /// Also the inline chain with source lines, from the debug info.
+    Frames,
+}
+
 /// Turns file offsets of a module into functions.
 pub trait Symbolizer: Sync {
     /// Symbolizes `offsets`, which are sorted and free of duplicates. The
     /// answer holds one [`AddressSymbol`] per offset, in the same order.
-    fn symbolize(&self, module: &Module, offsets: &[FileOffset]) -> ModuleSymbols;
+    fn symbolize(&self, module: &Module, offsets: &[FileOffset], detail: Detail) -> ModuleSymbols;
 
     /// Names kernel addresses (sorted, free of duplicates); `None` where
     /// no name is known. The default knows none.
@@ -74,7 +85,7 @@ pub struct FunctionSymbol {
 pub struct NoSymbols;
 
 impl Symbolizer for NoSymbols {
-    fn symbolize(&self, _: &Module, offsets: &[FileOffset]) -> ModuleSymbols {
+    fn symbolize(&self, _: &Module, offsets: &[FileOffset], _: Detail) -> ModuleSymbols {
         ModuleSymbols {
             problem: None,
             addresses: vec![AddressSymbol::default(); offsets.len()],

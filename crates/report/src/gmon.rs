@@ -12,7 +12,7 @@
 use std::io::Write;
 
 use profiler_histogram::{BucketWidth, Scale};
-use profiler_model::{EventDescription, FileOffset, Recording, Sampling, Symbolizer};
+use profiler_model::{Detail, EventDescription, FileOffset, Recording, Sampling, Symbolizer};
 
 use crate::error::ReportError;
 use crate::events::select_events;
@@ -70,7 +70,7 @@ pub fn write_gmon(
         .iter()
         .map(|r| FileOffset(r.region.offset))
         .collect();
-    let symbols = symbolizer.symbolize(info, &starts);
+    let symbols = symbolizer.symbolize(info, &starts, Detail::Functions);
     if let Some(problem) = symbols.problem {
         return Err(ReportError::Options(format!(
             "cannot place {} in gprof's addresses: {problem}",

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use profiler_histogram::{BucketWidth, Buckets, OnFull, Region, Scale};
 use profiler_model::{
-    EventDescription, FileOffset, HistogramTotals, ModuleId, Recording, Symbolizer,
+    Detail, EventDescription, FileOffset, HistogramTotals, ModuleId, Recording, Symbolizer,
 };
 
 use crate::error::ReportError;
@@ -251,7 +251,7 @@ impl<'a> Naming<'a> {
         for (&module, offsets) in offsets {
             let offsets: Vec<FileOffset> = offsets.iter().copied().collect();
             let info = set.modules.get(module);
-            let symbols = symbolizer.symbolize(info, &offsets);
+            let symbols = symbolizer.symbolize(info, &offsets, Detail::Functions);
             problems.extend(symbols.problem);
             for (offset, symbol) in offsets.iter().zip(&symbols.addresses) {
                 let address = symbol.svma.map_or(offset.0, |s| s.0);

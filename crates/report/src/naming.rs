@@ -7,7 +7,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use profiler_model::{
-    AddressSymbol, Avma, FileOffset, Location, ModuleId, ModuleSymbols, ModuleTable, Symbolizer,
+    AddressSymbol, Avma, Detail, FileOffset, Location, ModuleId, ModuleSymbols, ModuleTable,
+    Symbolizer,
 };
 
 /// The module a function belongs to, or a pseudo-module.
@@ -72,7 +73,12 @@ pub(crate) fn name_locations<'a>(
     }
 
     let mut problems = Vec::new();
-    for (id, offsets, symbols) in symbolize_modules(modules, by_module, symbolizer) {
+    let detail = if inline {
+        Detail::Frames
+    } else {
+        Detail::Functions
+    };
+    for (id, offsets, symbols) in symbolize_modules(modules, by_module, symbolizer, detail) {
         problems.extend(symbols.problem);
         let module = modules.get(id);
         for (offset, symbol) in offsets.iter().zip(&symbols.addresses) {
@@ -105,6 +111,7 @@ fn symbolize_modules(
     modules: &ModuleTable,
     by_module: HashMap<ModuleId, BTreeSet<FileOffset>>,
     symbolizer: &dyn Symbolizer,
+    detail: Detail,
 ) -> Vec<(ModuleId, Vec<FileOffset>, ModuleSymbols)> {
     let mut work: Vec<(ModuleId, Vec<FileOffset>)> = by_module
         .into_iter()
@@ -118,7 +125,7 @@ fn symbolize_modules(
         for _ in 0..workers {
             scope.spawn(|| {
                 while let Some((id, offsets)) = queue.lock().ok().and_then(|mut q| q.next()) {
-                    let symbols = symbolizer.symbolize(modules.get(id), &offsets);
+                    let symbols = symbolizer.symbolize(modules.get(id), &offsets, detail);
                     if let Ok(mut done) = done.lock() {
                         done.push((id, offsets, symbols));
                     }

@@ -7,15 +7,15 @@ use std::path::{Path, PathBuf};
 
 use object::Object;
 
-use crate::image::Image;
+use crate::image::{self, Bytes, Image};
 
 /// The debug directory every Debian and Fedora debug package installs into.
 const SYSTEM_DEBUG_DIR: &str = "/usr/lib/debug";
 
-/// A debug file found for a module, read into memory.
+/// A debug file found for a module.
 pub(crate) struct DebugFile {
     pub path: PathBuf,
-    pub data: Vec<u8>,
+    pub bytes: Bytes,
 }
 
 /// The separate debug file of the module `image` read from `path`, if the
@@ -37,20 +37,40 @@ pub(crate) fn find_debug_file(
         .ok()
         .flatten()
         .filter(|id| id.len() >= 2);
+    let matching = |candidate: &Path| -> Option<Bytes> {
+        match build_id {
+            Some(id) => image::open(candidate)
+                .ok()
+                .filter(|b| build_id_of(b).as_deref() == Some(id)),
+            // Without a build-id, the CRC of the whole file is the check.
+            None => {
+                let crc = image.object.gnu_debuglink().ok().flatten()?.1;
+                std::fs::read(candidate)
+                    .ok()
+                    .filter(|d| crc32(d) == crc)
+                    .map(image::in_memory)
+            }
+        }
+    };
+    let found = |candidate: PathBuf| {
+        matching(&candidate).map(|bytes| DebugFile {
+            path: candidate,
+            bytes,
+        })
+    };
 
     if let Some(id) = build_id {
         let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        for dir in &dirs {
-            let candidate = dir
-                .join(".build-id")
+        let by_id = dirs.iter().map(|dir| {
+            dir.join(".build-id")
                 .join(&hex[..2])
-                .join(format!("{}.debug", &hex[2..]));
-            if let Some(found) = read_matching(&candidate, |data| same_build_id(data, id)) {
-                return Some(found);
-            }
+                .join(format!("{}.debug", &hex[2..]))
+        });
+        if let Some(debug) = by_id.into_iter().find_map(found) {
+            return Some(debug);
         }
     }
-    let (name, crc) = image.object.gnu_debuglink().ok().flatten()?;
+    let (name, _) = image.object.gnu_debuglink().ok().flatten()?;
     let name = Path::new(std::str::from_utf8(name).ok()?);
     let parent = path.parent().unwrap_or(Path::new("/"));
     let mut candidates = vec![parent.join(name), parent.join(".debug").join(name)];
@@ -59,27 +79,12 @@ pub(crate) fn find_debug_file(
         candidates.push(dir.join(relative).join(name));
         candidates.push(dir.join(name));
     }
-    candidates.into_iter().find_map(|candidate| {
-        read_matching(&candidate, |data| match build_id {
-            Some(id) => same_build_id(data, id),
-            None => crc32(data) == crc,
-        })
-    })
+    candidates.into_iter().find_map(found)
 }
 
-fn read_matching(path: &Path, matches: impl Fn(&[u8]) -> bool) -> Option<DebugFile> {
-    let data = std::fs::read(path).ok()?;
-    matches(&data).then(|| DebugFile {
-        path: path.to_owned(),
-        data,
-    })
-}
-
-fn same_build_id(data: &[u8], id: &[u8]) -> bool {
-    object::File::parse(data)
-        .ok()
-        .and_then(|f| f.build_id().ok().flatten())
-        == Some(id)
+fn build_id_of(bytes: &Bytes) -> Option<Vec<u8>> {
+    let object = object::File::parse(bytes).ok()?;
+    object.build_id().ok().flatten().map(<[u8]>::to_vec)
 }
 
 /// The CRC-32 (IEEE, as zlib computes it) that `.gnu_debuglink` records.

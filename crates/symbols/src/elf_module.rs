@@ -1,48 +1,54 @@
 //! One ELF module, parsed once for all its addresses: its file and, when the
 //! file has no DWARF of its own, its separate debug file; the function table
-//! over both; the DWARF of whichever has it.
+//! over both; the DWARF of whichever has it, read only when needed.
+//!
+//! Everything is read on the calling thread (the file cache is not
+//! shareable); the lookups then run in parallel over plain data: the
+//! function table, the DWARF section bytes, the layout.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gimli::RunTimeEndian;
-use profiler_model::{AddressSymbol, FileOffset, FunctionSymbol, Svma};
+use profiler_model::{AddressSymbol, Detail, FileOffset, FunctionSymbol, Svma};
 
 use crate::debug_file::{DebugFile, find_debug_file};
 use crate::demangle::demangle;
 use crate::dwarf::{self, FrameFinder, Sections};
 use crate::error::SymbolsError;
 use crate::functions::FunctionTable;
-use crate::image::Image;
+use crate::image::{self, Bytes, Image, Layout};
 
-/// Below this many addresses, one thread does the work: each thread pays
-/// for parsing the units' headers again.
-const ADDRESSES_PER_THREAD: usize = 4096;
+/// Below this many addresses per thread, fewer threads do the work: each
+/// thread pays for parsing the compilation units' headers again.
+const ADDRESSES_PER_THREAD: usize = 16_384;
 
-/// The bytes of a module's files.
+/// A module's files, opened.
 pub(crate) struct ModuleFiles {
     pub path: String,
-    pub data: Vec<u8>,
+    pub bytes: Bytes,
     pub debug: Option<DebugFile>,
 }
 
 impl ModuleFiles {
-    /// Reads the file at `path`, and its separate debug file if it needs one
-    /// and one is found in `debug_dirs` (or the usual places).
-    pub fn read(path: &Path, debug_dirs: &[PathBuf]) -> Result<ModuleFiles, SymbolsError> {
+    /// Opens the file at `path`, and its separate debug file if it needs
+    /// one and one is found in `debug_dirs` (or the usual places).
+    pub fn open(path: &Path, debug_dirs: &[PathBuf]) -> Result<ModuleFiles, SymbolsError> {
         let display = path.display().to_string();
-        let data = std::fs::read(path).map_err(|error| SymbolsError::Read {
+        let read_error = |error| SymbolsError::Read {
+            path: display.clone(),
+            error,
+        };
+        let bytes = image::open(path).map_err(read_error)?;
+        let parsed = Image::parse(&bytes).map_err(|error| SymbolsError::Parse {
             path: display.clone(),
             error,
         })?;
-        let image = Image::parse(&data).map_err(|error| SymbolsError::Parse {
-            path: display.clone(),
-            error,
-        })?;
-        let debug = find_debug_file(path, &image, debug_dirs);
+        let debug = find_debug_file(path, &parsed, debug_dirs);
+        drop(parsed);
         Ok(ModuleFiles {
             path: display,
-            data,
+            bytes,
             debug,
         })
     }
@@ -51,7 +57,7 @@ impl ModuleFiles {
     pub fn in_memory(name: &str, data: Vec<u8>) -> ModuleFiles {
         ModuleFiles {
             path: name.to_owned(),
-            data,
+            bytes: image::in_memory(data),
             debug: None,
         }
     }
@@ -60,53 +66,77 @@ impl ModuleFiles {
 /// A parsed module.
 pub(crate) struct ElfModule<'a> {
     pub image: Image<'a>,
+    debug: Option<Image<'a>>,
     functions: FunctionTable<'a>,
-    sections: Option<Sections<'a>>,
+}
+
+/// What the lookup threads share.
+struct Lookup<'s, 'a> {
+    functions: &'s FunctionTable<'a>,
+    layout: &'s Layout,
+    sections: Option<&'s Sections<'a>>,
     endian: RunTimeEndian,
+    detail: Detail,
+    full_signatures: bool,
 }
 
 impl<'a> ElfModule<'a> {
     pub fn parse(files: &'a ModuleFiles) -> Result<ElfModule<'a>, SymbolsError> {
-        let parse = |path: &str, data: &'a [u8]| {
-            Image::parse(data).map_err(|error| SymbolsError::Parse {
+        let parse = |path: &str, bytes: &'a Bytes| {
+            Image::parse(bytes).map_err(|error| SymbolsError::Parse {
                 path: path.to_owned(),
                 error,
             })
         };
-        let image = parse(&files.path, &files.data)?;
+        let image = parse(&files.path, &files.bytes)?;
         let debug = match &files.debug {
-            Some(debug) => Some(parse(&debug.path.display().to_string(), &debug.data)?),
+            Some(debug) => Some(parse(&debug.path.display().to_string(), &debug.bytes)?),
             None => None,
         };
-        let dwarf_image = debug.as_ref().unwrap_or(&image);
-        let sections = dwarf::load_sections(dwarf_image);
-        let endian = dwarf::endian(dwarf_image);
         let functions = FunctionTable::new(&image, debug.as_ref());
         Ok(ElfModule {
             image,
+            debug,
             functions,
-            sections,
-            endian,
         })
     }
 
     /// The stated address of each file offset.
     pub fn svmas(&self, offsets: &[FileOffset]) -> Vec<Option<Svma>> {
-        offsets.iter().map(|&o| self.image.svma(o)).collect()
+        offsets.iter().map(|&o| self.image.layout.svma(o)).collect()
     }
 
     /// Names every address (sorted addresses make the DWARF lookups cheaper).
-    pub fn resolve(&self, addresses: &[Svma], full_signatures: bool) -> Vec<AddressSymbol> {
+    pub fn resolve(
+        &self,
+        addresses: &[Svma],
+        detail: Detail,
+        full_signatures: bool,
+    ) -> Vec<AddressSymbol> {
+        let unnamed = |a: &Svma| self.functions.find(a.0).is_none_or(|f| f.name.is_none());
+        let needs_dwarf = detail == Detail::Frames || addresses.iter().any(unnamed);
+        let dwarf_image = self.debug.as_ref().unwrap_or(&self.image);
+        let sections = needs_dwarf
+            .then(|| dwarf::load_sections(dwarf_image))
+            .flatten();
+        let lookup = Lookup {
+            functions: &self.functions,
+            layout: &self.image.layout,
+            sections: sections.as_ref(),
+            endian: dwarf::endian(dwarf_image),
+            detail,
+            full_signatures,
+        };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let threads = threads.min(addresses.len() / ADDRESSES_PER_THREAD).max(1);
-        if threads == 1 {
-            return self.resolve_chunk(addresses, full_signatures);
+        if threads == 1 || lookup.sections.is_none() {
+            return lookup.resolve(addresses);
         }
         let chunk = addresses.len().div_ceil(threads);
         std::thread::scope(|scope| {
             let workers: Vec<_> = addresses
                 .chunks(chunk)
-                .map(|part| scope.spawn(move || self.resolve_chunk(part, full_signatures)))
+                .map(|part| scope.spawn(|| lookup.resolve(part)))
                 .collect();
             workers
                 .into_iter()
@@ -114,27 +144,29 @@ impl<'a> ElfModule<'a> {
                 .collect()
         })
     }
+}
 
-    fn resolve_chunk(&self, addresses: &[Svma], full_signatures: bool) -> Vec<AddressSymbol> {
+impl Lookup<'_, '_> {
+    fn resolve(&self, addresses: &[Svma]) -> Vec<AddressSymbol> {
         let mut finder = self
             .sections
-            .as_ref()
-            .and_then(|s| FrameFinder::new(s, self.endian, full_signatures));
+            .and_then(|s| FrameFinder::new(s, self.endian, self.full_signatures));
         let mut names: HashMap<&str, String> = HashMap::new();
         addresses
             .iter()
             .map(|&svma| {
                 let function = self.functions.find(svma.0);
-                let mut frames = finder
-                    .as_mut()
-                    .map(|f| f.frames(svma.0))
-                    .unwrap_or_default();
                 let symbol_name = function.and_then(|f| f.name.as_deref()).map(|raw| {
                     names
                         .entry(raw)
-                        .or_insert_with(|| demangle(raw, full_signatures))
+                        .or_insert_with(|| demangle(raw, self.full_signatures))
                         .clone()
                 });
+                let wants_frames = self.detail == Detail::Frames || symbol_name.is_none();
+                let mut frames = match (wants_frames, finder.as_mut()) {
+                    (true, Some(finder)) => finder.frames(svma.0),
+                    _ => Vec::new(),
+                };
                 // The outermost frame is the function the symbol table names, as
                 // addr2line and llvm-symbolizer name it: DWARF often knows only
                 // its short name (`.cold` parts, functions without a linkage name).
@@ -148,13 +180,13 @@ impl<'a> ElfModule<'a> {
                         .and_then(|f| f.function.as_deref().map(str::to_owned))
                 });
                 let start = self
-                    .image
+                    .layout
                     .relative(Svma(function.map_or(svma.0, |f| f.start)));
                 let function = (function.is_some() || name.is_some())
                     .then_some(FunctionSymbol { name, start });
                 AddressSymbol {
                     svma: Some(svma),
-                    relative: Some(self.image.relative(svma)),
+                    relative: Some(self.layout.relative(svma)),
                     function,
                     frames,
                 }

@@ -1,7 +1,39 @@
-//! An ELF file as a map from file offsets to stated addresses.
+//! An ELF file as a map from file offsets to stated addresses, read through
+//! a cache: only the parts used (headers, symbol tables, the sections asked
+//! for) are read from disk.
 
-use object::{Object, ObjectSegment};
+use std::fs::File;
+use std::io::{self, Cursor, Read, Seek, SeekFrom};
+
+use object::{Object, ObjectSegment, ReadCache};
 use profiler_model::{BuildId, FileOffset, RelativeAddress, Svma};
+
+/// Where an image's bytes come from: a file, or memory (the vdso).
+pub(crate) enum Source {
+    File(File),
+    Memory(Cursor<Vec<u8>>),
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Source::File(f) => f.read(buf),
+            Source::Memory(m) => m.read(buf),
+        }
+    }
+}
+
+impl Seek for Source {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        match self {
+            Source::File(f) => f.seek(pos),
+            Source::Memory(m) => m.seek(pos),
+        }
+    }
+}
+
+pub(crate) type Bytes = ReadCache<Source>;
+pub(crate) type ObjectFile<'data> = object::File<'data, &'data Bytes>;
 
 /// A loadable segment: `file_size` bytes at `file_offset` appear at `svma`.
 #[derive(Clone, Copy, Debug)]
@@ -11,18 +43,25 @@ struct Segment {
     svma: u64,
 }
 
-/// A parsed ELF file with its loadable segments.
-pub(crate) struct Image<'data> {
-    pub object: object::File<'data>,
+/// How a module's file is laid out in memory: plain data, shareable
+/// between threads.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
     segments: Vec<Segment>,
     /// The lowest loadable address, page-aligned: relative addresses count
     /// from here.
     base: u64,
 }
 
+/// A parsed ELF file with its layout.
+pub(crate) struct Image<'data> {
+    pub object: ObjectFile<'data>,
+    pub layout: Layout,
+}
+
 impl<'data> Image<'data> {
-    pub fn parse(data: &'data [u8]) -> object::Result<Image<'data>> {
-        let object = object::File::parse(data)?;
+    pub fn parse(bytes: &'data Bytes) -> object::Result<Image<'data>> {
+        let object = object::File::parse(bytes)?;
         let segments: Vec<Segment> = object
             .segments()
             .map(|s| {
@@ -37,8 +76,7 @@ impl<'data> Image<'data> {
         let base = segments.iter().map(|s| s.svma).min().unwrap_or(0) & !0xfff;
         Ok(Image {
             object,
-            segments,
-            base,
+            layout: Layout { segments, base },
         })
     }
 
@@ -49,7 +87,9 @@ impl<'data> Image<'data> {
             .flatten()
             .map(|id| BuildId(id.to_vec()))
     }
+}
 
+impl Layout {
     /// The stated address of the byte at `offset` in the file.
     pub fn svma(&self, offset: FileOffset) -> Option<Svma> {
         self.segments
@@ -69,4 +109,14 @@ impl<'data> Image<'data> {
     pub fn relative(&self, svma: Svma) -> RelativeAddress {
         RelativeAddress(svma.0.wrapping_sub(self.base))
     }
+}
+
+/// Opens `path` for reading through a cache.
+pub(crate) fn open(path: &std::path::Path) -> io::Result<Bytes> {
+    Ok(ReadCache::new(Source::File(File::open(path)?)))
+}
+
+/// Bytes held in memory, read through the same cache type.
+pub(crate) fn in_memory(data: Vec<u8>) -> Bytes {
+    ReadCache::new(Source::Memory(Cursor::new(data)))
 }

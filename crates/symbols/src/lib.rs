@@ -8,11 +8,11 @@
 //! the model, so reports never open ELF files themselves:
 //!
 //! ```no_run
-//! use profiler_model::{FileOffset, Module, Symbolizer};
+//! use profiler_model::{Detail, FileOffset, Module, Symbolizer};
 //! use profiler_symbols::ElfSymbolizer;
 //!
 //! let module = Module { path: "/usr/bin/ls".into(), build_id: None, pid: None };
-//! let symbols = ElfSymbolizer::default().symbolize(&module, &[FileOffset(0x4a10)]);
+//! let symbols = ElfSymbolizer::default().symbolize(&module, &[FileOffset(0x4a10)], Detail::Functions);
 //! if let Some(function) = &symbols.addresses[0].function {
 //!     println!("{:?} at +{:#x}", function.name, function.start.0);
 //! }

@@ -5,8 +5,10 @@
 
 use object::{Architecture, Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, SymbolIndex};
 
+use crate::image::ObjectFile;
+
 /// The stubs as `(start, end, name@plt)`.
-pub(crate) fn plt_entries(object: &object::File<'_>) -> Vec<(u64, u64, String)> {
+pub(crate) fn plt_entries(object: &ObjectFile<'_>) -> Vec<(u64, u64, String)> {
     const ENTRY: u64 = 16;
     const RELA: usize = 24;
     if object.architecture() != Architecture::X86_64 {

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use profiler_model::{
-    AddressSymbol, Avma, FileOffset, FunctionSymbol, Module, ModuleSymbols, RelativeAddress, Svma,
-    Symbolizer,
+    AddressSymbol, Avma, Detail, FileOffset, FunctionSymbol, Module, ModuleSymbols,
+    RelativeAddress, Svma, Symbolizer,
 };
 
 use crate::elf_module::{ElfModule, ModuleFiles};
@@ -48,7 +48,7 @@ impl ElfSymbolizer {
 }
 
 impl Symbolizer for ElfSymbolizer {
-    fn symbolize(&self, module: &Module, offsets: &[FileOffset]) -> ModuleSymbols {
+    fn symbolize(&self, module: &Module, offsets: &[FileOffset], detail: Detail) -> ModuleSymbols {
         if let Some(pid) = module.pid {
             return jit_symbols(pid, offsets);
         }
@@ -58,14 +58,20 @@ impl Symbolizer for ElfSymbolizer {
                 None => return unnamed(offsets, None),
             }
         } else if module.has_file() {
-            match ModuleFiles::read(Path::new(&module.path), &self.options.debug_dirs) {
+            match ModuleFiles::open(Path::new(&module.path), &self.options.debug_dirs) {
                 Ok(files) => files,
                 Err(error) => return unnamed(offsets, Some(error)),
             }
         } else {
             return unnamed(offsets, None);
         };
-        match symbolize_offsets(module, &files, offsets, self.options.full_signatures) {
+        match symbolize_offsets(
+            module,
+            &files,
+            offsets,
+            detail,
+            self.options.full_signatures,
+        ) {
             Ok(symbols) => symbols,
             Err(error) => unnamed(offsets, Some(error)),
         }
@@ -90,14 +96,15 @@ pub fn symbolize_file(
     addresses: &[Svma],
     options: &SymbolizerOptions,
 ) -> Result<Vec<AddressSymbol>, SymbolsError> {
-    let files = ModuleFiles::read(path, &options.debug_dirs)?;
-    Ok(ElfModule::parse(&files)?.resolve(addresses, options.full_signatures))
+    let files = ModuleFiles::open(path, &options.debug_dirs)?;
+    Ok(ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options.full_signatures))
 }
 
 fn symbolize_offsets(
     module: &Module,
     files: &ModuleFiles,
     offsets: &[FileOffset],
+    detail: Detail,
     full_signatures: bool,
 ) -> Result<ModuleSymbols, SymbolsError> {
     let elf = ElfModule::parse(files)?;
@@ -113,7 +120,7 @@ fn symbolize_offsets(
     }
     let svmas = elf.svmas(offsets);
     let known: Vec<Svma> = svmas.iter().flatten().copied().collect();
-    let mut resolved = elf.resolve(&known, full_signatures).into_iter();
+    let mut resolved = elf.resolve(&known, detail, full_signatures).into_iter();
     let addresses = svmas
         .iter()
         .map(|svma| match svma {
@@ -197,7 +204,7 @@ mod tests {
             FileOffset(address - start + offset),
             FileOffset(address - start + offset + 1),
         ];
-        let symbols = ElfSymbolizer::default().symbolize(&module, &offsets);
+        let symbols = ElfSymbolizer::default().symbolize(&module, &offsets, Detail::Frames);
         assert_eq!(symbols.problem, None);
         for symbol in &symbols.addresses {
             let function = symbol.function.as_ref().unwrap();
@@ -216,7 +223,8 @@ mod tests {
             build_id: None,
             pid: None,
         };
-        let symbols = ElfSymbolizer::default().symbolize(&missing, &[FileOffset(0x1000)]);
+        let symbols =
+            ElfSymbolizer::default().symbolize(&missing, &[FileOffset(0x1000)], Detail::Frames);
         assert!(
             symbols
                 .problem
@@ -234,7 +242,8 @@ mod tests {
             build_id: Some(profiler_model::BuildId(vec![0; 20])),
             pid: None,
         };
-        let symbols = ElfSymbolizer::default().symbolize(&changed, &[FileOffset(0x1000)]);
+        let symbols =
+            ElfSymbolizer::default().symbolize(&changed, &[FileOffset(0x1000)], Detail::Frames);
         let problem = symbols.problem.unwrap();
         assert!(
             problem.contains("has changed since the recording"),
@@ -251,8 +260,11 @@ mod tests {
             build_id: None,
             pid: None,
         };
-        let symbols =
-            ElfSymbolizer::default().symbolize(&module, &[FileOffset(address - start + offset)]);
+        let symbols = ElfSymbolizer::default().symbolize(
+            &module,
+            &[FileOffset(address - start + offset)],
+            Detail::Frames,
+        );
         let frames = &symbols.addresses[0].frames;
         let innermost = frames.first().expect("this test binary has debug info");
         assert!(
@@ -293,7 +305,7 @@ mod tests {
             same_kernel: true,
             ..SymbolizerOptions::default()
         };
-        let symbols = ElfSymbolizer::new(options).symbolize(&vdso, &[offset]);
+        let symbols = ElfSymbolizer::new(options).symbolize(&vdso, &[offset], Detail::Frames);
         let name = symbols.addresses[0]
             .function
             .as_ref()
@@ -303,7 +315,7 @@ mod tests {
             "{symbols:?}"
         );
         // Another kernel's vdso may differ: then it stays unnamed.
-        let symbols = ElfSymbolizer::default().symbolize(&vdso, &[offset]);
+        let symbols = ElfSymbolizer::default().symbolize(&vdso, &[offset], Detail::Frames);
         assert_eq!(symbols.addresses[0], AddressSymbol::default());
     }
 
@@ -314,7 +326,8 @@ mod tests {
             build_id: None,
             pid: None,
         };
-        let symbols = ElfSymbolizer::default().symbolize(&vdso, &[FileOffset(0x10)]);
+        let symbols =
+            ElfSymbolizer::default().symbolize(&vdso, &[FileOffset(0x10)], Detail::Frames);
         assert_eq!(symbols.problem, None);
         assert_eq!(symbols.addresses.len(), 1);
     }

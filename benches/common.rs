@@ -1,0 +1,79 @@
+//! What the benchmarks share: the machine's description, GNU time for wall
+//! time and peak memory, and BENCHMARKS.md, where each benchmark rewrites its
+//! own section between markers and leaves the others.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// `2 CPUs (AMD EPYC), Linux 6.18.44, 2026-11-22 21:56 UTC`.
+pub fn machine() -> String {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
+    let cpu = read("/proc/cpuinfo")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_default();
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let date = Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output();
+    let date = date
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    format!(
+        "{cpus} CPUs ({cpu}), Linux {}, {date}",
+        read("/proc/sys/kernel/osrelease")
+    )
+}
+
+/// Replaces the section `name` of BENCHMARKS.md (or appends it).
+pub fn write_section(name: &str, content: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
+    let page = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Benchmarks\n".to_owned());
+    let (start, end) = (
+        format!("<!-- {name}: start -->"),
+        format!("<!-- {name}: end -->"),
+    );
+    let section = format!("{start}\n{}\n{end}", content.trim_end());
+    let page = match (page.find(&start), page.find(&end)) {
+        (Some(a), Some(b)) if a < b => format!("{}{section}{}", &page[..a], &page[b + end.len()..]),
+        _ => format!("{}\n\n{section}\n", page.trim_end()),
+    };
+    std::fs::write(&path, page).unwrap();
+    print!("{content}");
+    eprintln!("wrote the {name} section of {}", path.display());
+}
+
+/// Wall seconds and peak resident memory (KiB) of a command, from GNU time;
+/// its standard output goes to /dev/null. `None` if it failed.
+pub fn time_and_memory(program: &str, args: &[&str], stdin: Option<&Path>) -> Option<(f64, u64)> {
+    let mut command = Command::new("/usr/bin/time");
+    command
+        .args(["-f", "%e %M", "--"])
+        .arg(program)
+        .args(args)
+        .stdout(Stdio::null());
+    if let Some(file) = stdin {
+        command.stdin(std::fs::File::open(file).ok()?);
+    }
+    let output = command.output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let mut fields = stderr.lines().last()?.split_whitespace();
+    Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
+}
+
+/// The median of `values`.
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
