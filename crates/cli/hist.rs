@@ -11,6 +11,7 @@ use profiler_report::{
 };
 
 use crate::args::{HistArgs, HistFormat};
+use crate::progress::{Progress, ShowProgress};
 
 pub fn run(args: HistArgs) -> Result<ExitCode> {
     let options = HistOptions {
@@ -24,11 +25,17 @@ pub fn run(args: HistArgs) -> Result<ExitCode> {
         scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
     let recording = Recording::open(&args.input.path)?;
+    let progress = Progress::start("reading the recording");
+    let symbolizer = crate::symbols::symbolizer(&args.symbols, &recording);
     let table = histogram_table(
         &recording,
-        &crate::symbols::symbolizer(&args.symbols, &recording),
+        &ShowProgress {
+            inner: &symbolizer,
+            progress: &progress,
+        },
         &options,
     )?;
+    drop(progress);
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
         HistFormat::Text => render_hist_text(&table, &mut out)?,

@@ -4,6 +4,7 @@
 mod args;
 mod export;
 mod hist;
+mod progress;
 mod record;
 mod report;
 mod symbolize;

@@ -12,6 +12,7 @@ use profiler_symbols::symbolize_file;
 use serde_json::json;
 
 use crate::args::{Format, SymbolizeArgs};
+use crate::progress::Progress;
 
 pub fn run(args: SymbolizeArgs) -> Result<ExitCode> {
     let mut input = String::new();
@@ -23,7 +24,13 @@ pub fn run(args: SymbolizeArgs) -> Result<ExitCode> {
     unique.sort_unstable();
     unique.dedup();
     let options = crate::symbols::options(&args.symbols, false);
+    let progress = Progress::start(format!(
+        "symbolizing {} addresses of {}",
+        unique.len(),
+        args.exe.display()
+    ));
     let symbols = symbolize_file(&args.exe, &unique, &options)?;
+    drop(progress);
     let by_address: HashMap<Svma, &AddressSymbol> = unique.iter().copied().zip(&symbols).collect();
 
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());

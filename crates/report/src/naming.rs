@@ -61,7 +61,11 @@ pub(crate) fn name_locations<'a>(
         }
     }
     let kernel: Vec<Avma> = kernel.into_iter().collect();
-    for (address, name) in kernel.iter().zip(symbolizer.symbolize_kernel(&kernel)) {
+    let kernel_names = match kernel.is_empty() {
+        true => Vec::new(),
+        false => symbolizer.symbolize_kernel(&kernel),
+    };
+    for (address, name) in kernel.iter().zip(kernel_names) {
         let name = name.unwrap_or_else(|| "[kernel]".into());
         functions.insert(
             Location::Kernel { address: *address },
