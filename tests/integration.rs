@@ -8,3 +8,4 @@ mod gprof;
 mod histogram;
 mod record_report;
 mod symbolization;
+mod symbols;

@@ -1,0 +1,321 @@
+//! Symbolization in reports: inlined functions, PLT stubs, code without a
+//! file (JIT, vdso, kernel), debug info in a separate file, and a binary
+//! that changed since the recording.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// The function rows of `report` in module `module`, with their shares.
+fn rows(report: &Value, module: &str) -> Vec<(String, f64)> {
+    report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["module"] == module)
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_owned(),
+                f["self_percent"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn report_json_with(dir: &std::path::Path, args: &[&str]) -> Value {
+    let mut all = vec!["report", "--format", "json"];
+    all.extend_from_slice(args);
+    let output = run(dir, &all);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The function symbols of a binary, demangled, as nm lists them.
+fn symbols_of(binary: &std::path::Path) -> Vec<String> {
+    let output = Command::new("nm")
+        .args(["-C", "--defined-only"])
+        .arg(binary)
+        .output()
+        .unwrap();
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.splitn(3, ' ').nth(2).map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn inlined_code_is_named_after_its_function_unless_folded() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("inline-attribution");
+    let program = fixture("inlining");
+    record(
+        &dir,
+        "inlining.data",
+        &["-F", "10000"],
+        &[program.to_str().unwrap(), "400000"],
+    );
+    let symbols = symbols_of(&program);
+    // Symbols, their .cold/.part copies, and PLT stubs (objdump's names).
+    let is_symbol = |name: &str| {
+        name.ends_with("@plt")
+            || symbols
+                .iter()
+                .any(|s| s == name || s.starts_with(&format!("{name}.")))
+    };
+
+    let folded = rows(
+        &report_json_with(&dir, &["-i", "inlining.data", "--no-inline"]),
+        "inlining",
+    );
+    assert!(folded.len() >= 5, "{folded:?}");
+    for (name, _) in &folded {
+        assert!(
+            is_symbol(name),
+            "--no-inline names {name}, which is no function symbol"
+        );
+    }
+    let inlined = rows(
+        &report_json_with(&dir, &["-i", "inlining.data"]),
+        "inlining",
+    );
+    let only_inlined: Vec<&(String, f64)> = inlined
+        .iter()
+        .filter(|(name, _)| !is_symbol(name))
+        .collect();
+    let share: f64 = only_inlined.iter().map(|(_, p)| p).sum();
+    assert!(
+        share >= 10.0,
+        "inlined functions get {share}% of the samples: {inlined:?}"
+    );
+    let total = |rows: &[(String, f64)]| rows.iter().map(|(_, p)| p).sum::<f64>();
+    assert!(
+        (total(&folded) - total(&inlined)).abs() < 0.01,
+        "the module's share changed"
+    );
+}
+
+#[test]
+fn plt_stubs_are_named_func_at_plt() {
+    let dir = scratch("plt");
+    let split = fixture("split");
+    let disassembly = Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(&split)
+        .output()
+        .unwrap();
+    let disassembly = String::from_utf8(disassembly.stdout).unwrap();
+    let stub = disassembly
+        .lines()
+        .find_map(|l| {
+            l.strip_suffix(" <printf@plt>:")
+                .map(|a| u64::from_str_radix(a, 16).unwrap())
+        })
+        .expect("split calls printf through the PLT");
+    let mut command = profiler();
+    command
+        .current_dir(&dir)
+        .args(["symbolize", "--exe"])
+        .arg(&split);
+    let output = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(format!("{:#x}\n", stub + 4).as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap().lines().next(),
+        Some("printf@plt")
+    );
+}
+
+#[test]
+fn jit_code_is_named_from_the_perf_map() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("jit");
+    let jit = fixture("jit");
+    record(&dir, "jit.data", &[], &[jit.to_str().unwrap()]);
+    let report = report_json(&dir, "jit.data");
+    let pid = report["threads"][0]["pid"].as_u64().unwrap();
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    let row =
+        function(&report, "jit_hot_loop").unwrap_or_else(|| panic!("{}", report["functions"]));
+    assert_eq!(row["module"], "[anon]");
+    assert!(row["self_percent"].as_f64().unwrap() >= 90.0, "{row}");
+}
+
+#[test]
+fn vdso_code_is_named_from_this_kernels_vdso() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("vdso");
+    let program = fixture("vdsoclock");
+    record(&dir, "vdso.data", &[], &[program.to_str().unwrap()]);
+    let report = report_json(&dir, "vdso.data");
+    let vdso = rows(&report, "[vdso]");
+    let named: f64 = vdso
+        .iter()
+        .filter(|(n, _)| n.contains("clock_gettime"))
+        .map(|(_, p)| p)
+        .sum();
+    assert!(named >= 50.0, "{vdso:?}");
+}
+
+#[test]
+fn kernel_code_is_named_from_kallsyms() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("kernel");
+    let args = [
+        "record",
+        "-e",
+        "cpu-clock:uk",
+        "-o",
+        "kernel.data",
+        "--",
+        "dd",
+        "if=/dev/zero",
+        "of=/dev/null",
+        "bs=1",
+        "count=300000",
+    ];
+    let output = run(&dir, &args);
+    if !output.status.success() {
+        let reason = stderr(&output);
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true: {reason}"
+        );
+        eprintln!("skipping: kernel samples are refused here: {reason}");
+        return;
+    }
+    let kernel = rows(&report_json(&dir, "kernel.data"), "[kernel]");
+    let share: f64 = kernel.iter().map(|(_, p)| p).sum();
+    let named: f64 = kernel
+        .iter()
+        .filter(|(n, _)| n != "[kernel]")
+        .map(|(_, p)| p)
+        .sum();
+    assert!(
+        share >= 20.0,
+        "a syscall loop spends {share}% in the kernel: {kernel:?}"
+    );
+    if std::fs::read_to_string("/proc/kallsyms").is_ok_and(|k| !k.starts_with("0000000000000000")) {
+        assert!(named >= 0.9 * share, "kernel functions unnamed: {kernel:?}");
+    }
+}
+
+#[test]
+fn debug_info_in_a_separate_file_names_a_stripped_program() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("debuglink-report");
+    let program = fixture("inlining-debuglink");
+    record(
+        &dir,
+        "debuglink.data",
+        &["-F", "10000"],
+        &[program.to_str().unwrap(), "400000"],
+    );
+    let report = report_json_with(&dir, &["-i", "debuglink.data", "--no-inline"]);
+    let named = rows(&report, "inlining-debuglink");
+    let unnamed: f64 = named
+        .iter()
+        .filter(|(n, _)| n.starts_with("inlining-debuglink+"))
+        .map(|(_, p)| p)
+        .sum();
+    assert!(named.iter().any(|(n, _)| n == "generate_expr"), "{named:?}");
+    assert!(unnamed < 1.0, "{unnamed}% unnamed: {named:?}");
+}
+
+#[test]
+fn a_binary_changed_since_the_recording_is_noted_not_misnamed() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("changed-binary");
+    let app = dir.join("app");
+    std::fs::copy(fixture("split"), &app).unwrap();
+    record(&dir, "app.data", &[], &[app.to_str().unwrap(), "2"]);
+    std::fs::copy(fixture("split-nopie"), &app).unwrap();
+    let report = report_json(&dir, "app.data");
+    let problems = report["problems"].to_string();
+    assert!(
+        problems.contains("has changed since the recording"),
+        "{problems}"
+    );
+    let app_rows = rows(&report, "app");
+    assert!(
+        app_rows.iter().all(|(name, _)| name.starts_with("app+0x")),
+        "{app_rows:?}"
+    );
+    let text = String::from_utf8(run(&dir, &["report", "-i", "app.data"]).stdout).unwrap();
+    assert!(
+        text.contains("# Note:") && text.contains("app has changed"),
+        "{text}"
+    );
+}
+
+#[test]
+fn symbolize_refuses_bad_input_in_one_line() {
+    let dir = scratch("symbolize-bad-input");
+    let fails = |args: &[&str], input: &str, needle: &str| {
+        use std::io::Write;
+        let mut child = profiler()
+            .current_dir(&dir)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {message}");
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(
+            message.contains(needle),
+            "{args:?}: '{needle}' not in {message}"
+        );
+    };
+    let split = fixture("split");
+    let split = split.to_str().unwrap();
+    fails(
+        &["symbolize", "--exe", "no-such-file"],
+        "0x1000\n",
+        "cannot read no-such-file",
+    );
+    fails(
+        &["symbolize", "--exe", split],
+        "0x1000\nmain\n",
+        "line 2 of the input: 'main' is not a hexadecimal address",
+    );
+    fails(
+        &["symbolize", "--exe", "/etc/passwd"],
+        "0x1000\n",
+        "not a readable ELF file",
+    );
+}
