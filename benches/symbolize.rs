@@ -244,8 +244,16 @@ fn reports(page: &mut String, big: &Path, addresses: &Path, dir: &Path, runs: us
     let perf_data = dir.join("big.perf");
     let (data, perf_data) = (data.to_str().unwrap(), perf_data.to_str().unwrap());
     let mut rows: Vec<(&str, &str, Vec<&str>)> = vec![
-        ("profiler report (inlined functions named from DWARF)", ours, vec!["report", "-i", data]),
-        ("profiler report --no-inline (symbol tables, as perf report)", ours, vec!["report", "--no-inline", "-i", data]),
+        (
+            "profiler report (inlined functions named from DWARF)",
+            ours,
+            vec!["report", "-i", data],
+        ),
+        (
+            "profiler report --no-inline (symbol tables, as perf report)",
+            ours,
+            vec!["report", "--no-inline", "-i", data],
+        ),
     ];
     if perf_ok {
         rows.push((
