@@ -74,8 +74,9 @@ pub struct Frame {
 /// A function, known by name or only by its extent (from unwind tables).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FunctionSymbol {
-    /// The demangled name, if the symbol table or debug info has one.
-    pub name: Option<String>,
+    /// The demangled name, if the symbol table or debug info has one;
+    /// shared by every address of the function.
+    pub name: Option<Arc<str>>,
     /// The function's first address, relative to the module's image base.
     pub start: RelativeAddress,
 }

@@ -1,10 +1,12 @@
 //! Naming sampled locations: the deduplicated offsets of each module go to
-//! the symbolizer once (modules in parallel), and every location gets the
+//! the symbolizer once (modules in parallel, each module's answer turned
+//! into names as soon as it comes, then dropped), and every location gets the
 //! function it belongs to: by default the innermost inlined function the
-//! instruction came from, or the function that contains it.
+//! instruction came from, or the function that contains it. Function names
+//! are kept once each; locations refer to them by index.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Mutex, mpsc};
 
 use profiler_model::{
     AddressSymbol, Avma, Detail, FileOffset, Location, ModuleId, ModuleSymbols, ModuleTable,
@@ -26,10 +28,34 @@ pub struct FunctionKey {
     pub name: String,
 }
 
+/// The function of every location.
+#[derive(Default)]
 pub(crate) struct Names {
-    pub functions: HashMap<Location, FunctionKey>,
+    of_location: HashMap<Location, u32>,
+    functions: Vec<FunctionKey>,
+    interned: HashMap<FunctionKey, u32>,
     /// Why some modules' code is unnamed (file missing, changed...).
     pub problems: Vec<String>,
+}
+
+impl Names {
+    /// The function `location` belongs to.
+    pub fn function(&self, location: &Location) -> &FunctionKey {
+        &self.functions[self.of_location[location] as usize]
+    }
+
+    fn insert(&mut self, location: Location, key: FunctionKey) {
+        let id = match self.interned.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = self.functions.len() as u32;
+                self.functions.push(key.clone());
+                self.interned.insert(key, id);
+                id
+            }
+        };
+        self.of_location.insert(location, id);
+    }
 }
 
 /// Names every location. With `inline`, code inlined into a function is
@@ -40,9 +66,9 @@ pub(crate) fn name_locations<'a>(
     symbolizer: &dyn Symbolizer,
     inline: bool,
 ) -> Names {
+    let mut names = Names::default();
     let mut by_module: HashMap<ModuleId, BTreeSet<FileOffset>> = HashMap::new();
     let mut kernel: BTreeSet<Avma> = BTreeSet::new();
-    let mut functions = HashMap::new();
     for &location in locations {
         match location {
             Location::Module { module, offset } => {
@@ -52,11 +78,13 @@ pub(crate) fn name_locations<'a>(
                 kernel.insert(address);
             }
             Location::Unmapped => {
-                let key = FunctionKey {
-                    module: ModuleKey::Unmapped,
-                    name: "[unknown]".into(),
-                };
-                functions.insert(location, key);
+                names.insert(
+                    location,
+                    FunctionKey {
+                        module: ModuleKey::Unmapped,
+                        name: "[unknown]".into(),
+                    },
+                );
             }
         }
     }
@@ -67,7 +95,7 @@ pub(crate) fn name_locations<'a>(
     };
     for (address, name) in kernel.iter().zip(kernel_names) {
         let name = name.unwrap_or_else(|| "[kernel]".into());
-        functions.insert(
+        names.insert(
             Location::Kernel { address: *address },
             FunctionKey {
                 module: ModuleKey::Kernel,
@@ -76,70 +104,76 @@ pub(crate) fn name_locations<'a>(
         );
     }
 
-    let mut problems = Vec::new();
     let detail = if inline {
         Detail::Frames
     } else {
         Detail::Functions
     };
-    for (id, offsets, symbols) in symbolize_modules(modules, by_module, symbolizer, detail) {
-        problems.extend(symbols.problem);
-        let module = modules.get(id);
-        for (offset, symbol) in offsets.iter().zip(&symbols.addresses) {
-            let name = match symbol.frames.first().and_then(|f| f.function.clone()) {
-                Some(innermost) if inline => innermost.to_string(),
-                _ => display_name(module.name(), *offset, symbol),
-            };
-            let location = Location::Module {
-                module: id,
-                offset: *offset,
-            };
-            functions.insert(
-                location,
-                FunctionKey {
-                    module: ModuleKey::Module(id),
-                    name,
-                },
-            );
-        }
-    }
-    Names {
-        functions,
-        problems,
-    }
+    symbolize_modules(
+        modules,
+        by_module,
+        symbolizer,
+        detail,
+        |id, offsets, symbols| {
+            names.problems.extend(symbols.problem);
+            let module = modules.get(id);
+            for (offset, symbol) in offsets.iter().zip(&symbols.addresses) {
+                let name = match symbol.frames.first().and_then(|f| f.function.as_deref()) {
+                    Some(innermost) if inline => innermost.to_owned(),
+                    _ => display_name(module.name(), *offset, symbol),
+                };
+                let location = Location::Module {
+                    module: id,
+                    offset: *offset,
+                };
+                names.insert(
+                    location,
+                    FunctionKey {
+                        module: ModuleKey::Module(id),
+                        name,
+                    },
+                );
+            }
+        },
+    );
+    names.problems.sort();
+    names
 }
 
 /// Symbolizes each module's offsets, several modules at a time, the largest
-/// first; the answers come back in module order.
+/// first, handing each answer to `take` as soon as it is ready.
 fn symbolize_modules(
     modules: &ModuleTable,
     by_module: HashMap<ModuleId, BTreeSet<FileOffset>>,
     symbolizer: &dyn Symbolizer,
     detail: Detail,
-) -> Vec<(ModuleId, Vec<FileOffset>, ModuleSymbols)> {
+    mut take: impl FnMut(ModuleId, &[FileOffset], ModuleSymbols),
+) {
     let mut work: Vec<(ModuleId, Vec<FileOffset>)> = by_module
         .into_iter()
         .map(|(id, offsets)| (id, offsets.into_iter().collect()))
         .collect();
     work.sort_by_key(|(id, offsets)| (std::cmp::Reverse(offsets.len()), *id));
     let queue = Mutex::new(work.into_iter());
-    let done = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::thread::scope(|scope| {
+        let (done, answers) = mpsc::channel();
         for _ in 0..workers {
-            scope.spawn(|| {
+            let (queue, done) = (&queue, done.clone());
+            scope.spawn(move || {
                 while let Some((id, offsets)) = queue.lock().ok().and_then(|mut q| q.next()) {
                     let symbols = symbolizer.symbolize(modules.get(id), &offsets, detail);
-                    if let Ok(mut done) = done.lock() {
-                        done.push((id, offsets, symbols));
+                    if done.send((id, offsets, symbols)).is_err() {
+                        break;
                     }
                 }
             });
         }
+        drop(done);
+        for (id, offsets, symbols) in answers {
+            take(id, &offsets, symbols);
+        }
     });
-    let mut done = done.into_inner().unwrap_or_default();
-    done.sort_by_key(|(id, _, _)| *id);
-    done
 }
 
 /// The function's name; for code without one, `module+0xSTART` (the start
@@ -147,7 +181,7 @@ fn symbolize_modules(
 fn display_name(module: &str, offset: FileOffset, symbol: &AddressSymbol) -> String {
     match (&symbol.function, symbol.relative) {
         (Some(function), _) => match &function.name {
-            Some(name) => name.clone(),
+            Some(name) => name.to_string(),
             None => format!("{module}+{:#x}", function.start.0),
         },
         (None, Some(relative)) => format!("{module}+{:#x}", relative.0),

@@ -124,7 +124,7 @@ pub fn flat_profile(
         let mut by_function: HashMap<&FunctionKey, Weight> = HashMap::new();
         let mut by_module: HashMap<ModuleKey, Weight> = HashMap::new();
         for (location, weight) in &counts.by_location[index] {
-            let key = &names.functions[location];
+            let key = names.function(location);
             by_function.entry(key).or_default().add(*weight);
             by_module.entry(key.module).or_default().add(*weight);
         }

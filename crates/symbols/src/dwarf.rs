@@ -14,12 +14,21 @@ use crate::image::Image;
 pub(crate) type Slice<'a> = EndianSlice<'a, RunTimeEndian>;
 pub(crate) type Sections<'data> = gimli::DwarfSections<Cow<'data, [u8]>>;
 
-/// The DWARF sections of `image`, decompressed (zlib or zstd, SHF_COMPRESSED
-/// or `.zdebug_*`); `None` when it has no debug info.
+/// The DWARF sections of `image` that name functions and lines, decompressed
+/// (zlib or zstd, SHF_COMPRESSED or `.zdebug_*`); `None` when it has no
+/// debug info. Location lists, macros and type units are left unread: they
+/// are large, often compressed, and say nothing about where code is.
 pub(crate) fn load_sections<'data>(image: &Image<'data>) -> Option<Sections<'data>> {
+    use gimli::SectionId::*;
     let object = &image.object;
     object.section_by_name(".debug_info")?;
     gimli::DwarfSections::load(|id| -> Result<_, gimli::Error> {
+        if matches!(
+            id,
+            DebugLoc | DebugLocLists | DebugMacinfo | DebugMacro | DebugTypes
+        ) {
+            return Ok(Cow::Borrowed(&[][..]));
+        }
         Ok(object
             .section_by_name(id.name())
             .and_then(|s| s.uncompressed_data().ok())

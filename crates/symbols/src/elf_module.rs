@@ -8,8 +8,10 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use gimli::RunTimeEndian;
+use object::Object;
 use profiler_model::{AddressSymbol, Detail, FileOffset, FunctionSymbol, Svma};
 
 use crate::debug_file::{DebugFile, find_debug_file};
@@ -113,8 +115,17 @@ impl<'a> ElfModule<'a> {
         detail: Detail,
         full_signatures: bool,
     ) -> Vec<AddressSymbol> {
+        // For functions alone, DWARF (tens of megabytes to read, perhaps to
+        // decompress) is worth reading only for a module without a symbol
+        // table: where one exists, what it leaves unnamed is padding or
+        // nameless code that DWARF seldom names either.
         let unnamed = |a: &Svma| self.functions.find(a.0).is_none_or(|f| f.name.is_none());
-        let needs_dwarf = detail == Detail::Frames || addresses.iter().any(unnamed);
+        let no_symbol_table = ![Some(&self.image), self.debug.as_ref()]
+            .into_iter()
+            .flatten()
+            .any(|image| image.object.symbols().next().is_some());
+        let needs_dwarf =
+            detail == Detail::Frames || (no_symbol_table && addresses.iter().any(unnamed));
         let dwarf_image = self.debug.as_ref().unwrap_or(&self.image);
         let sections = needs_dwarf
             .then(|| dwarf::load_sections(dwarf_image))
@@ -151,7 +162,7 @@ impl Lookup<'_, '_> {
         let mut finder = self
             .sections
             .and_then(|s| FrameFinder::new(s, self.endian, self.full_signatures));
-        let mut names: HashMap<&str, String> = HashMap::new();
+        let mut names: HashMap<&str, Arc<str>> = HashMap::new();
         addresses
             .iter()
             .map(|&svma| {
@@ -159,7 +170,7 @@ impl Lookup<'_, '_> {
                 let symbol_name = function.and_then(|f| f.name.as_deref()).map(|raw| {
                     names
                         .entry(raw)
-                        .or_insert_with(|| demangle(raw, self.full_signatures))
+                        .or_insert_with(|| demangle(raw, self.full_signatures).into())
                         .clone()
                 });
                 let wants_frames = self.detail == Detail::Frames || symbol_name.is_none();
@@ -171,14 +182,10 @@ impl Lookup<'_, '_> {
                 // addr2line and llvm-symbolizer name it: DWARF often knows only
                 // its short name (`.cold` parts, functions without a linkage name).
                 if let (Some(name), Some(outermost)) = (&symbol_name, frames.last_mut()) {
-                    outermost.function = Some(name.as_str().into());
+                    outermost.function = Some(name.clone());
                 }
                 // Where no symbol names the code, the debug info may.
-                let name = symbol_name.or_else(|| {
-                    frames
-                        .last()
-                        .and_then(|f| f.function.as_deref().map(str::to_owned))
-                });
+                let name = symbol_name.or_else(|| frames.last().and_then(|f| f.function.clone()));
                 let start = self
                     .layout
                     .relative(Svma(function.map_or(svma.0, |f| f.start)));

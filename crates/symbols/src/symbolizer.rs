@@ -143,7 +143,7 @@ fn jit_symbols(pid: u32, offsets: &[FileOffset]) -> ModuleSymbols {
             let found = map.as_ref().and_then(|m| m.function(offset.0));
             AddressSymbol {
                 function: found.map(|(start, name)| FunctionSymbol {
-                    name: Some(name.to_owned()),
+                    name: Some(name.into()),
                     start: RelativeAddress(start),
                 }),
                 ..AddressSymbol::default()
