@@ -11,7 +11,7 @@ use profiler_report::{
 };
 
 use crate::args::{HistArgs, HistFormat};
-use crate::progress::{Progress, ShowProgress};
+use crate::symbols::with_symbolizer;
 
 pub fn run(args: HistArgs) -> Result<ExitCode> {
     let options = HistOptions {
@@ -25,17 +25,9 @@ pub fn run(args: HistArgs) -> Result<ExitCode> {
         scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
     let recording = Recording::open(&args.input.path)?;
-    let progress = Progress::start("reading the recording");
-    let symbolizer = crate::symbols::symbolizer(&args.symbols, &recording);
-    let table = histogram_table(
-        &recording,
-        &ShowProgress {
-            inner: &symbolizer,
-            progress: &progress,
-        },
-        &options,
-    )?;
-    drop(progress);
+    let table = with_symbolizer(&args.symbols, &recording, |symbolizer| {
+        histogram_table(&recording, symbolizer, &options)
+    })?;
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
         HistFormat::Text => render_hist_text(&table, &mut out)?,

@@ -8,7 +8,7 @@ use profiler_model::Recording;
 use profiler_report::{ReportOptions, SortKey, flat_profile, render_json, render_text};
 
 use crate::args::{self, Format, ReportArgs};
-use crate::progress::{Progress, ShowProgress};
+use crate::symbols::with_symbolizer;
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let recording = Recording::open(&args.input.path)?;
@@ -21,17 +21,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         percent_limit: args.percent_limit,
         fold_inline: args.no_inline,
     };
-    let progress = Progress::start("reading the recording");
-    let symbolizer = crate::symbols::symbolizer(&args.symbols, &recording);
-    let profile = flat_profile(
-        &recording,
-        &ShowProgress {
-            inner: &symbolizer,
-            progress: &progress,
-        },
-        &options,
-    )?;
-    drop(progress);
+    let profile = with_symbolizer(&args.symbols, &recording, |symbolizer| {
+        flat_profile(&recording, symbolizer, &options)
+    })?;
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
         Format::Text => render_text(&profile, &mut out)?,

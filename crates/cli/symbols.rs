@@ -5,6 +5,22 @@ use profiler_model::Recording;
 use profiler_symbols::{ElfSymbolizer, SymbolizerOptions};
 
 use crate::args::SymbolArgs;
+use crate::progress::{Progress, ShowProgress};
+
+/// Runs `work` (which reads `recording` and names its code) with the
+/// recording's symbolizer, showing progress on a terminal meanwhile.
+pub fn with_symbolizer<T>(
+    args: &SymbolArgs,
+    recording: &Recording,
+    work: impl FnOnce(&ShowProgress<'_, ElfSymbolizer>) -> T,
+) -> T {
+    let progress = Progress::start("reading the recording");
+    let symbolizer = symbolizer(args, recording);
+    work(&ShowProgress {
+        inner: &symbolizer,
+        progress: &progress,
+    })
+}
 
 /// A symbolizer for `recording`: this machine's kallsyms and vdso name its
 /// kernel and vdso code only if it was made under the running kernel.

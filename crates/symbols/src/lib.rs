@@ -18,8 +18,8 @@
 //! }
 //! ```
 //!
-//! Files are read into memory rather than mapped: mapping a file is `unsafe`
-//! (another process may truncate it under us), and reading costs one copy.
+//! Files are read through a cache, only the parts used, rather than mapped:
+//! a mapping would turn another process truncating the file into a crash.
 
 mod debug_file;
 mod demangle;
