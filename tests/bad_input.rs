@@ -78,8 +78,16 @@ fn a_file_that_is_not_executable() {
 fn a_file_the_kernel_cannot_execute() {
     let dir = scratch("bad-exec");
     let script = dir.join("script");
-    std::fs::write(&script, "#!/no/such/interpreter\n").unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // Written by a shell: a command another test spawns meanwhile would
+    // inherit a writable descriptor to the script until its exec, and the
+    // script's own exec would fail with ETXTBSY.
+    let written = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("printf '#!/no/such/interpreter\\n' > \"$0\" && chmod 755 \"$0\"")
+        .arg(&script)
+        .status()
+        .unwrap();
+    assert!(written.success());
     let output = run(&dir, &["record", "-e", "cpu-clock", "--", "./script"]);
     let message = stderr(&output);
     if !sampling_allowed() {

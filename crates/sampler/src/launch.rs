@@ -269,9 +269,16 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("launch-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let script = dir.join("bad-interpreter");
-        std::fs::write(&script, "#!/no/such/interpreter\n").unwrap();
-        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        // Written by a shell, not by this process: a child that another
+        // test forked meanwhile would inherit a writable descriptor to the
+        // script and make its exec fail with ETXTBSY.
+        let written = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("printf '#!/no/such/interpreter\\n' > \"$0\" && chmod 755 \"$0\"")
+            .arg(&script)
+            .status()
             .unwrap();
+        assert!(written.success());
         let child = spawn_suspended(&command(&[script.to_str().unwrap()])).unwrap();
         let error = child.resume().err().unwrap();
         assert_eq!(error.kind(), io::ErrorKind::NotFound);
