@@ -7,6 +7,7 @@
 use crate::address::{Avma, FileOffset};
 use crate::record::{
     BuildId, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent, Throttle,
+    UserStack,
 };
 
 const TAG_SAMPLE: u8 = 1;
@@ -35,6 +36,7 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             out.push(encode_mode(s.mode));
             put_u64(out, s.ip.0);
             put_u64(out, s.period);
+            put_stacks(out, &s.callchain, s.user_stack.as_ref());
             TAG_SAMPLE
         }
         Record::Mmap(m) => {
@@ -120,6 +122,8 @@ pub(crate) fn decode(tag: u8, payload: &[u8]) -> Result<Option<Record>, &'static
             mode: decode_mode(c.u8()?),
             ip: Avma(c.u64()?),
             period: c.u64()?,
+            callchain: c.callchain()?,
+            user_stack: c.user_stack()?,
         }),
         TAG_MMAP => Record::Mmap(Mmap {
             time: c.u64()?,
@@ -225,6 +229,27 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&s.as_bytes()[..end]);
 }
 
+/// A sample's call chain and stack copy, after its fixed fields; nothing
+/// at all when it has neither (as in recordings without call graphs).
+fn put_stacks(out: &mut Vec<u8>, callchain: &[u64], user_stack: Option<&UserStack>) {
+    if callchain.is_empty() && user_stack.is_none() {
+        return;
+    }
+    put_u32(out, callchain.len() as u32);
+    callchain.iter().for_each(|&entry| put_u64(out, entry));
+    match user_stack {
+        None => out.push(0),
+        Some(stack) => {
+            out.push(1);
+            put_u64(out, stack.ip.0);
+            put_u64(out, stack.sp.0);
+            put_u64(out, stack.bp.0);
+            put_u32(out, stack.bytes.len() as u32);
+            out.extend_from_slice(&stack.bytes);
+        }
+    }
+}
+
 struct Cursor<'a> {
     buf: &'a [u8],
 }
@@ -242,6 +267,31 @@ impl<'a> Cursor<'a> {
     }
     fn array<const N: usize>(&mut self) -> Result<[u8; N], &'static str> {
         self.bytes(N)?.try_into().map_err(|_| SHORT)
+    }
+    fn callchain(&mut self) -> Result<Vec<u64>, &'static str> {
+        if self.buf.is_empty() {
+            return Ok(Vec::new());
+        }
+        let len = self.u32()? as usize;
+        let bytes = self.bytes(len.checked_mul(8).ok_or(SHORT)?)?;
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+            .collect())
+    }
+    fn user_stack(&mut self) -> Result<Option<UserStack>, &'static str> {
+        if self.buf.is_empty() || self.u8()? == 0 {
+            return Ok(None);
+        }
+        Ok(Some(UserStack {
+            ip: Avma(self.u64()?),
+            sp: Avma(self.u64()?),
+            bp: Avma(self.u64()?),
+            bytes: {
+                let len = self.u32()? as usize;
+                self.bytes(len)?.to_vec()
+            },
+        }))
     }
     fn u8(&mut self) -> Result<u8, &'static str> {
         Ok(self.array::<1>()?[0])
@@ -291,6 +341,25 @@ mod tests {
             mode: CpuMode::GuestUser,
             ip: Avma(0xffff_ffff_8100_0000),
             period: 250_000,
+            callchain: Vec::new(),
+            user_stack: None,
+        }));
+        round_trip(Record::Sample(Sample {
+            time: 1,
+            pid: 2,
+            tid: 3,
+            cpu: 4,
+            event: 5,
+            mode: CpuMode::User,
+            ip: Avma(0x40_1000),
+            period: 1,
+            callchain: vec![u64::MAX - 511, 0x40_1000, 0x40_2345],
+            user_stack: Some(UserStack {
+                ip: Avma(0x40_1000),
+                sp: Avma(0x7ffe_0000),
+                bp: Avma(0x7ffe_0040),
+                bytes: (0..=255).collect(),
+            }),
         }));
         round_trip(Record::Mmap(Mmap {
             time: 9,

@@ -22,11 +22,26 @@ pub struct RecordingHeader {
     /// Set when the recording keeps histograms instead of samples.
     #[serde(default)]
     pub histogram: Option<HistogramSettings>,
+    /// How samples' call stacks were collected, when they were.
+    #[serde(default)]
+    pub call_graph: Option<CallGraph>,
     pub host: HostInfo,
     /// Wall-clock start of the recording, nanoseconds since the Unix epoch.
     pub start_unix_ns: u64,
     /// The version of the profiler that wrote the recording.
     pub profiler_version: String,
+}
+
+/// How call stacks are collected (`record --call-graph`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallGraph {
+    /// The kernel follows the frame-pointer chain.
+    FramePointer,
+    /// The kernel copies `stack_bytes` of the user stack and the registers
+    /// the unwinder starts from; the report unwinds with the modules'
+    /// unwind tables.
+    Dwarf { stack_bytes: u32 },
 }
 
 /// How a histogram-mode recording bucketed its samples (PAPI_profil's

@@ -15,6 +15,7 @@
 //!     command: vec!["./app".into()],
 //!     program: None,
 //!     histogram: None,
+//!     call_graph: None,
 //!     host: HostInfo::default(),
 //!     start_unix_ns: 0,
 //!     profiler_version: "0".into(),
@@ -41,6 +42,7 @@ mod reader;
 mod record;
 mod stats;
 mod symbolize;
+mod unwind;
 mod writer;
 
 pub use address::{Avma, FileOffset, RelativeAddress, Svma};
@@ -48,17 +50,19 @@ pub use atomic_file::AtomicFile;
 pub use error::RecordingError;
 pub use event::{EventDescription, EventIndex, Sampling};
 pub use header::{
-    HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
+    CallGraph, HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
 };
 pub use layout::FORMAT_VERSION;
 pub use module::{Module, ModuleId, ModuleTable};
 pub use process::{LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order};
 pub use reader::{Recording, Records};
 pub use record::{
-    BuildId, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent, Throttle,
+    BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
+    Throttle, UserStack,
 };
 pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{
     AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,
 };
+pub use unwind::{MappedRange, NoUnwinder, ProcessUnwinder, StackUnwinder};
 pub use writer::{RecordSink, RecordingWriter};

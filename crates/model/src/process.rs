@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::address::{Avma, FileOffset};
 use crate::module::{Module, ModuleId, ModuleTable};
 use crate::record::{CpuMode, Record, Sample};
+use crate::unwind::MappedRange;
 
 /// Where a sampled address lies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -311,6 +312,25 @@ impl ProcessModel {
         &self.modules
     }
 
+    /// Every executable mapping process `pid` had, sorted by start address,
+    /// each once (a range mapped again with the same file bytes is one).
+    pub fn mappings(&self, pid: u32) -> Vec<MappedRange> {
+        let mut ranges: Vec<MappedRange> = self
+            .timelines
+            .get(&pid)
+            .map_or(&[][..], |t| &t.intervals)
+            .iter()
+            .map(|i| MappedRange {
+                start: Avma(i.start),
+                end: Avma(i.end),
+                offset: FileOffset(i.offset),
+                module: i.module,
+            })
+            .collect();
+        ranges.dedup();
+        ranges
+    }
+
     /// The module table, for callers done with resolving.
     pub fn into_modules(self) -> ModuleTable {
         self.modules
@@ -423,6 +443,8 @@ mod tests {
             mode: CpuMode::User,
             ip: Avma(ip),
             period: 1,
+            callchain: Vec::new(),
+            user_stack: None,
         }
     }
 

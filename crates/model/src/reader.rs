@@ -247,6 +247,7 @@ mod tests {
             command: vec!["./app".into(), "arg".into()],
             program: None,
             histogram: None,
+            call_graph: None,
             host: HostInfo::default(),
             start_unix_ns: 42,
             profiler_version: "test".into(),
@@ -263,6 +264,8 @@ mod tests {
             mode: CpuMode::User,
             ip: Avma(0x1000 + i),
             period: 10,
+            callchain: Vec::new(),
+            user_stack: None,
         })
     }
 

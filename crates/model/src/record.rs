@@ -35,7 +35,7 @@ pub enum CpuMode {
 }
 
 /// A program-counter sample, taken when an event's counter overflowed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sample {
     pub time: u64,
     pub pid: u32,
@@ -47,6 +47,65 @@ pub struct Sample {
     /// How many events this sample stands for (the counter's period when it
     /// overflowed; constant unless sampling by frequency).
     pub period: u64,
+    /// The kernel's call chain (`record --call-graph fp`), innermost first,
+    /// as `PERF_SAMPLE_CALLCHAIN` gives it: each context's entries follow
+    /// a `PERF_CONTEXT_*` marker (see [`CallchainEntry`]); in each context
+    /// the first entry is the interrupted instruction, the others return
+    /// addresses. Empty without call graphs.
+    pub callchain: Vec<u64>,
+    /// The user registers and stack copy (`record --call-graph dwarf`),
+    /// unwound at report time.
+    pub user_stack: Option<UserStack>,
+}
+
+/// What the unwinder of a `--call-graph dwarf` sample starts from: the
+/// registers it needs and a copy of the top of the user stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserStack {
+    pub ip: Avma,
+    pub sp: Avma,
+    pub bp: Avma,
+    /// The stack's bytes from `sp` upwards, as many as the kernel could copy.
+    pub bytes: Vec<u8>,
+}
+
+impl UserStack {
+    /// The eight bytes at `address`, if the copy holds them.
+    pub fn read_u64(&self, address: u64) -> Option<u64> {
+        let start = usize::try_from(address.checked_sub(self.sp.0)?).ok()?;
+        let bytes = self.bytes.get(start..start.checked_add(8)?)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    }
+}
+
+/// An entry of [`Sample::callchain`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallchainEntry {
+    /// The following entries are of this mode.
+    Context(CpuMode),
+    Address(Avma),
+}
+
+impl CallchainEntry {
+    /// The kernel's `PERF_CONTEXT_*` markers are the top 4095 values.
+    const CONTEXT_MIN: u64 = u64::MAX - 4095 + 1;
+
+    pub fn from_raw(raw: u64) -> CallchainEntry {
+        if raw < Self::CONTEXT_MIN {
+            return CallchainEntry::Address(Avma(raw));
+        }
+        // PERF_CONTEXT_HV -32, KERNEL -128, USER -512, GUEST -2048,
+        // GUEST_KERNEL -2176, GUEST_USER -2560.
+        let mode = match raw.wrapping_neg() {
+            32 => CpuMode::Hypervisor,
+            128 => CpuMode::Kernel,
+            512 => CpuMode::User,
+            2176 => CpuMode::GuestKernel,
+            2560 => CpuMode::GuestUser,
+            _ => CpuMode::Unknown,
+        };
+        CallchainEntry::Context(mode)
+    }
 }
 
 /// A file (or an anonymous or special region such as `[vdso]`) mapped

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use perf_event::data::endian::Native;
 use perf_event::data::parse::{ParseConfig, Parser};
-use perf_event::data::{self as perf, RecordMetadata, Visitor};
+use perf_event::data::{self as perf, RecordMetadata, SampleRegsAbi, Visitor};
 use perf_event_open_sys::bindings::{
     PERF_RECORD_MISC_COMM_EXEC, PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_GUEST_KERNEL,
     PERF_RECORD_MISC_GUEST_USER, PERF_RECORD_MISC_HYPERVISOR, PERF_RECORD_MISC_KERNEL,
@@ -17,8 +17,10 @@ use perf_event_open_sys::bindings::{
 };
 use profiler_model::{
     Avma, BuildId, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record, Sample, TaskEvent,
-    Throttle,
+    Throttle, UserStack,
 };
+
+use crate::counters::{REG_BP, REG_IP, REG_SP};
 
 /// Converts one ring-buffer record. `None` for record kinds the profiler does
 /// not keep (and for records the parser cannot read).
@@ -82,6 +84,8 @@ impl<'p> Visitor<'p> for Converter<'_> {
             mode: cpu_mode(metadata.misc()),
             ip: Avma(s.ip()?),
             period: s.period().unwrap_or(1),
+            callchain: s.callchain().map(<[u64]>::to_vec).unwrap_or_default(),
+            user_stack: user_stack(&s),
         }))
     }
 
@@ -143,6 +147,28 @@ impl<'p> Visitor<'p> for Converter<'_> {
     fn visit_unthrottle(self, t: perf::Throttle, _: RecordMetadata) -> Self::Output {
         Some(throttle(self.event(Some(t.id)), &t, true))
     }
+}
+
+/// The registers and stack copy of a `--call-graph dwarf` sample; `None`
+/// when the kernel had no user context to copy (the ABI is NONE).
+fn user_stack(s: &perf::Sample<'_>) -> Option<UserStack> {
+    let regs = s.regs_user()?;
+    if regs.abi == SampleRegsAbi::NONE {
+        return None;
+    }
+    let register = |bit: u64| -> Option<Avma> {
+        if regs.mask & (1 << bit) == 0 {
+            return None;
+        }
+        let index = (regs.mask & ((1 << bit) - 1)).count_ones() as usize;
+        regs.regs.get(index).copied().map(Avma)
+    };
+    Some(UserStack {
+        ip: register(REG_IP)?,
+        sp: register(REG_SP)?,
+        bp: register(REG_BP)?,
+        bytes: s.stack_user().unwrap_or_default().to_vec(),
+    })
 }
 
 fn task(e: &perf::Exit) -> TaskEvent {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use perf_event::events::Event;
 use perf_event::{Builder, Counter, SampleFlag, Sampler};
 use perf_event_open_sys::bindings::perf_event_attr;
-use profiler_model::{EventIndex, RecordSink, Sampling};
+use profiler_model::{CallGraph, EventIndex, RecordSink, Sampling};
 
 use crate::convert::convert;
 use crate::error::SamplerError;
@@ -42,9 +42,19 @@ impl Event for PerfEventType {
     }
 }
 
+/// x86-64 user registers in perf's numbering
+/// (`arch/x86/include/uapi/asm/perf_regs.h`): what an unwinder starts from.
+pub(crate) const REG_BP: u64 = 6;
+pub(crate) const REG_SP: u64 = 7;
+pub(crate) const REG_IP: u64 = 8;
+
 /// The builder for `event`; `side_band` adds the mapping, exec and task
 /// records, which one event per CPU carries.
-fn builder(event: &ResolvedEvent, side_band: bool) -> Builder<'static> {
+fn builder(
+    event: &ResolvedEvent,
+    side_band: bool,
+    call_graph: Option<CallGraph>,
+) -> Builder<'static> {
     let kind = event.spec.event;
     let mut builder = Builder::new(PerfEventType {
         perf_type: kind.perf_type,
@@ -66,6 +76,26 @@ fn builder(event: &ResolvedEvent, side_band: bool) -> Builder<'static> {
         Sampling::Period(period) => builder.sample_period(period),
         Sampling::Frequency(hz) => builder.sample_frequency(hz),
     };
+    match call_graph {
+        None => {}
+        Some(CallGraph::FramePointer) => {
+            builder
+                .sample(SampleFlag::CALLCHAIN)
+                .exclude_callchain_kernel(!event.spec.kernel);
+        }
+        Some(CallGraph::Dwarf { stack_bytes }) => {
+            builder
+                .sample(SampleFlag::REGS_USER | SampleFlag::STACK_USER)
+                .sample_regs_user((1 << REG_BP) | (1 << REG_SP) | (1 << REG_IP))
+                .sample_stack_user(stack_bytes);
+            // The kernel's own frames still come from its call chain.
+            if event.spec.kernel {
+                builder
+                    .sample(SampleFlag::CALLCHAIN)
+                    .exclude_callchain_user(true);
+            }
+        }
+    }
     if side_band {
         builder
             .mmap(true)
@@ -80,8 +110,11 @@ fn builder(event: &ResolvedEvent, side_band: bool) -> Builder<'static> {
 
 /// Opens `event` on the calling process, to learn before anything is
 /// launched whether the kernel will accept it.
-pub(crate) fn probe(event: &ResolvedEvent) -> Result<(), SamplerError> {
-    builder(event, true)
+pub(crate) fn probe(
+    event: &ResolvedEvent,
+    call_graph: Option<CallGraph>,
+) -> Result<(), SamplerError> {
+    builder(event, true, call_graph)
         .observe_self()
         .any_cpu()
         .build()
@@ -140,6 +173,7 @@ enum OpenFailure {
 /// counters start.
 pub(crate) struct RingPlan<'a> {
     pub events: &'a [ResolvedEvent],
+    pub call_graph: Option<CallGraph>,
     /// Threads to follow (with their descendants, by inheritance).
     pub tasks: &'a [libc::pid_t],
     pub cpus: &'a [usize],
@@ -179,7 +213,7 @@ fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailur
         for (task_index, &task) in plan.tasks.iter().enumerate() {
             for (index, event) in plan.events.iter().enumerate() {
                 let side_band = task_index == 0 && index == 0;
-                let counter = builder(event, side_band)
+                let counter = builder(event, side_band, plan.call_graph)
                     .observe_pid(task)
                     .one_cpu(cpu)
                     .inherit(true)

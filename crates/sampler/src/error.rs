@@ -36,6 +36,12 @@ pub enum SamplerError {
     )]
     FrequencyTooHigh { requested: u64, max: u64 },
 
+    #[error(
+        "--call-graph dwarf,{bytes}: the stack copy must be a multiple of 8 bytes from 8 to 65528; \
+         the default is 8192"
+    )]
+    StackSize { bytes: u32 },
+
     #[error("event '{event}': {problem}")]
     InvalidSampling {
         event: String,

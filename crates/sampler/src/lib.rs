@@ -7,14 +7,15 @@
 //! [`RecordSink`](profiler_model::RecordSink), such as the recording writer.
 //!
 //! ```no_run
-//! use profiler_sampler::{EventRequest, RecordConfig, Recorder, DEFAULT_RING_BYTES};
+//! use profiler_sampler::{EventRequest, RecordConfig, Recorder};
 //! use profiler_model::RecordingWriter;
 //!
 //! let recorder = Recorder::new(RecordConfig {
 //!     command: vec!["./app".into()],
 //!     events: vec![EventRequest { name: "cpu-clock".into(), sampling: None }],
 //!     sampling: None,
-//!     ring_bytes: DEFAULT_RING_BYTES,
+//!     call_graph: None,
+//!     ring_bytes: None,
 //! })?;
 //! let mut writer = RecordingWriter::new(Vec::new(), &recorder.header())?;
 //! let outcome = recorder.run(&mut writer)?;
@@ -47,5 +48,6 @@ pub use error::SamplerError;
 pub use launch::TargetExit;
 pub use profil::{Profil, ProfilConfig, ProfilOutcome, ProfilRegion};
 pub use recorder::{
-    DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, EventRequest, RecordConfig, RecordOutcome, Recorder,
+    DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES, DEFAULT_STACK_RING_BYTES,
+    EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
 };

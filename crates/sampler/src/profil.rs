@@ -233,6 +233,7 @@ fn open_on_own_threads(
         let tasks = own_process::threads_except(drain_tid)?;
         let plan = RingPlan {
             events: std::slice::from_ref(event),
+            call_graph: None,
             tasks: &tasks,
             cpus,
             bytes: DEFAULT_RING_BYTES,
@@ -353,6 +354,8 @@ mod tests {
             mode: CpuMode::User,
             ip: Avma(ip),
             period: 1000,
+            callchain: Vec::new(),
+            user_stack: None,
         })
     }
 

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::time::{Duration, Instant, SystemTime};
 
-use profiler_model::{EventDescription, RecordSink, RecordingHeader, Sampling};
+use profiler_model::{CallGraph, EventDescription, RecordSink, RecordingHeader, Sampling};
 
 use crate::command::{ResolvedCommand, resolve_command};
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
@@ -18,6 +18,14 @@ pub const DEFAULT_FREQUENCY: u64 = 4000;
 /// Ring-buffer data bytes per CPU: no losses at 100 kHz on this class of
 /// machine, and within an unprivileged user's default mlock budget.
 pub const DEFAULT_RING_BYTES: usize = 512 << 10;
+/// Ring-buffer data bytes per CPU with stack copies (`--call-graph dwarf`):
+/// room for about 500 samples of 8 KiB between two drains.
+pub const DEFAULT_STACK_RING_BYTES: usize = 4 << 20;
+/// Bytes of user stack copied per sample with `--call-graph dwarf`, as
+/// `perf record` copies.
+pub const DEFAULT_STACK_BYTES: u32 = 8192;
+/// The most the kernel copies per sample (it must fit a 64 KiB record).
+pub const MAX_STACK_BYTES: u32 = 65528;
 
 /// How often the recorder wakes when no buffer fills up.
 const POLL_INTERVAL: Duration = Duration::from_millis(100);
@@ -35,8 +43,11 @@ pub struct RecordConfig {
     pub events: Vec<EventRequest>,
     /// The rate for every event without its own; `None`: [`DEFAULT_FREQUENCY`].
     pub sampling: Option<Sampling>,
-    /// Ring-buffer data bytes per CPU.
-    pub ring_bytes: usize,
+    /// How to collect call stacks; `None`: program counters only.
+    pub call_graph: Option<CallGraph>,
+    /// Ring-buffer data bytes per CPU; `None`: [`DEFAULT_RING_BYTES`], or
+    /// [`DEFAULT_STACK_RING_BYTES`] with stack copies.
+    pub ring_bytes: Option<usize>,
 }
 
 /// One `-e` with the `-c`/`-F` that applies to it.
@@ -65,6 +76,7 @@ pub struct Recorder {
     command: ResolvedCommand,
     events: Vec<ResolvedEvent>,
     notices: Vec<String>,
+    call_graph: Option<CallGraph>,
     ring_bytes: usize,
 }
 
@@ -90,15 +102,24 @@ impl Recorder {
                 })
                 .collect::<Result<Vec<_>, SamplerError>>()?
         };
+        if let Some(CallGraph::Dwarf { stack_bytes }) = config.call_graph
+            && (stack_bytes == 0 || stack_bytes % 8 != 0 || stack_bytes > MAX_STACK_BYTES)
+        {
+            return Err(SamplerError::StackSize { bytes: stack_bytes });
+        }
         for event in &events {
-            counters::probe(event)?;
+            counters::probe(event, config.call_graph)?;
         }
         let command = resolve_command(&config.command)?;
         Ok(Recorder {
             command,
             events,
             notices,
-            ring_bytes: config.ring_bytes,
+            call_graph: config.call_graph,
+            ring_bytes: config.ring_bytes.unwrap_or(match config.call_graph {
+                Some(CallGraph::Dwarf { .. }) => DEFAULT_STACK_RING_BYTES,
+                _ => DEFAULT_RING_BYTES,
+            }),
         })
     }
 
@@ -119,6 +140,7 @@ impl Recorder {
                 .collect(),
             program: self.command.canonical_path(),
             histogram: None,
+            call_graph: self.call_graph,
             host: sysinfo::host_info(),
             start_unix_ns: SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
@@ -144,6 +166,7 @@ impl Recorder {
             })?;
         let mut rings = counters::open_rings(&RingPlan {
             events: &self.events,
+            call_graph: self.call_graph,
             tasks: &[suspended.pid()],
             cpus: &cpus,
             bytes: self.ring_bytes,
@@ -252,7 +275,7 @@ fn default_event(sampling: Sampling, notices: &mut Vec<String>) -> ResolvedEvent
         spec: EventSpec::user_only(CYCLES),
         sampling,
     };
-    match counters::probe(&cycles) {
+    match counters::probe(&cycles, None) {
         Ok(()) => cycles,
         Err(error) => {
             let reason = match error {
