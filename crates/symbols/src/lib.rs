@@ -33,9 +33,11 @@ mod kernel;
 mod plt;
 mod regions;
 mod symbolizer;
+mod unwind;
 mod vdso;
 
 pub use demangle::demangle;
 pub use error::SymbolsError;
 pub use regions::file_offsets;
 pub use symbolizer::{ElfSymbolizer, SymbolizerOptions, symbolize_file};
+pub use unwind::ElfUnwinder;

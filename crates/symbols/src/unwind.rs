@@ -1,0 +1,382 @@
+//! Stack unwinding from user-stack copies (`record --call-graph dwarf`),
+//! with the DWARF CFI of the modules on disk (`.eh_frame`, or `.debug_frame`
+//! where a file has no `.eh_frame`), through framehop.
+//!
+//! A module's unwind sections are read once and shared by every process
+//! that maps it; each process gets its own list of mappings and rule cache.
+//! Code without unwind tables (JIT code, a module whose file is missing or
+//! has changed) is walked by its frame pointers instead.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{ExplicitModuleSectionInfo, Unwinder};
+use object::{Object, ObjectSection, ObjectSegment};
+use profiler_model::{
+    Avma, MappedRange, Module, ModuleTable, ProcessUnwinder, StackUnwinder, UserStack,
+};
+
+use crate::debug_file::find_debug_file;
+use crate::image::{self, Image, ObjectFile};
+use crate::symbolizer::SymbolizerOptions;
+use crate::vdso::own_vdso;
+
+/// A stack deeper than this is cut: beyond it, a walk is more likely
+/// looping through garbage than still finding callers.
+const MAX_FRAMES: usize = 1024;
+
+/// Mappings start on page boundaries, segments need not.
+const PAGE_SIZE: u64 = 4096;
+
+/// Section bytes, shared by every process that maps the module.
+type Data = Arc<[u8]>;
+
+/// Unwinds with the unwind tables of the ELF files on disk, checked against
+/// the build-id the recording kept.
+#[derive(Default)]
+pub struct ElfUnwinder {
+    options: SymbolizerOptions,
+    modules: Mutex<HashMap<Module, Slot>>,
+}
+
+/// A module's unwind data, `None` where it has none usable. A cell per
+/// module lets different modules load in parallel, each only once.
+type Slot = Arc<OnceLock<Option<Arc<ModuleUnwindData>>>>;
+
+impl ElfUnwinder {
+    /// Uses `options.debug_dirs` to find `.debug_frame` for files without
+    /// `.eh_frame`, and `options.same_kernel` to unwind through the vdso.
+    pub fn new(options: &SymbolizerOptions) -> ElfUnwinder {
+        ElfUnwinder {
+            options: options.clone(),
+            modules: Mutex::default(),
+        }
+    }
+
+    fn module_data(&self, module: &Module) -> Option<Arc<ModuleUnwindData>> {
+        let cell = {
+            let mut modules = self.modules.lock().unwrap_or_else(PoisonError::into_inner);
+            Arc::clone(modules.entry(module.clone()).or_default())
+        };
+        cell.get_or_init(|| ModuleUnwindData::load(module, &self.options).map(Arc::new))
+            .clone()
+    }
+}
+
+impl fmt::Debug for ElfUnwinder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ElfUnwinder")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StackUnwinder for ElfUnwinder {
+    fn process<'a>(
+        &'a self,
+        modules: &'a ModuleTable,
+        mappings: &[MappedRange],
+    ) -> Box<dyn ProcessUnwinder + 'a> {
+        let mut unwinder = UnwinderX86_64::new();
+        for mapping in mappings {
+            // framehop wants disjoint ranges: where a range was reused, the
+            // later mapping wins, even one whose tables cannot be read.
+            unwinder.remove_module(mapping.start.0);
+            let module = modules.get(mapping.module);
+            let Some(data) = self.module_data(module) else {
+                continue;
+            };
+            let Some(base_avma) = data
+                .svma(mapping.offset.0)
+                .and_then(|svma| mapping.start.0.checked_sub(svma))
+            else {
+                continue;
+            };
+            unwinder.add_module(framehop::Module::new(
+                module.path.clone(),
+                mapping.start.0..mapping.end.0,
+                base_avma,
+                data.sections.clone(),
+            ));
+        }
+        Box::new(ElfProcessUnwinder {
+            unwinder,
+            cache: CacheX86_64::new(),
+        })
+    }
+}
+
+/// What unwinding needs of one module, read once.
+struct ModuleUnwindData {
+    /// The unwind sections and the ranges their pointers are relative to.
+    /// ELF addresses are stated from 0, so `base_svma` is 0. `.text` bytes
+    /// are left out: framehop reads code only for mach-O.
+    sections: ExplicitModuleSectionInfo<Data>,
+    /// The executable PT_LOAD segments, to place a mapping's file offset.
+    segments: Vec<LoadSegment>,
+}
+
+/// An executable segment: `file_size` bytes at `file_offset` appear at `svma`.
+#[derive(Clone, Copy, Debug)]
+struct LoadSegment {
+    file_offset: u64,
+    file_size: u64,
+    svma: u64,
+}
+
+impl ModuleUnwindData {
+    /// The unwind data of `module`, unless it has no file (JIT code, or the
+    /// vdso of another kernel), cannot be read, has changed since the
+    /// recording, or has no unwind section.
+    fn load(module: &Module, options: &SymbolizerOptions) -> Option<ModuleUnwindData> {
+        let bytes = if module.path == "[vdso]" && options.same_kernel {
+            image::in_memory(own_vdso()?)
+        } else if module.has_file() && module.pid.is_none() {
+            image::open(Path::new(&module.path)).ok()?
+        } else {
+            return None;
+        };
+        let image = Image::parse(&bytes).ok()?;
+        if let (Some(recorded), Some(found)) = (&module.build_id, image.build_id())
+            && *recorded != found
+        {
+            return None;
+        }
+        let object = &image.object;
+        let eh_frame = section_data(object, ".eh_frame");
+        // framehop reads `.debug_frame` only where there is no `.eh_frame`,
+        // so only then is it worth looking for, in a debug file if need be.
+        let debug_frame = match eh_frame {
+            Some(_) => None,
+            None => section_data(object, ".debug_frame").or_else(|| {
+                let debug = find_debug_file(Path::new(&module.path), &image, &options.debug_dirs)?;
+                section_data(&object::File::parse(&debug.bytes).ok()?, ".debug_frame")
+            }),
+        };
+        if eh_frame.is_none() && debug_frame.is_none() {
+            return None;
+        }
+        let segments = object
+            .segments()
+            .filter(|s| s.permissions().executable())
+            .map(|s| {
+                let (file_offset, file_size) = s.file_range();
+                LoadSegment {
+                    file_offset,
+                    file_size,
+                    svma: s.address(),
+                }
+            })
+            .collect();
+        let sections = ExplicitModuleSectionInfo {
+            base_svma: 0,
+            text_svma: section_range(object, ".text"),
+            got_svma: section_range(object, ".got"),
+            eh_frame_svma: section_range(object, ".eh_frame"),
+            eh_frame,
+            eh_frame_hdr_svma: section_range(object, ".eh_frame_hdr"),
+            eh_frame_hdr: section_data(object, ".eh_frame_hdr"),
+            debug_frame,
+            ..ExplicitModuleSectionInfo::default()
+        };
+        Some(ModuleUnwindData { sections, segments })
+    }
+
+    /// The stated address of the byte at file `offset`, the start of an
+    /// executable mapping: the offset of the executable segment's first
+    /// page maps to the stated address of that page.
+    fn svma(&self, offset: u64) -> Option<u64> {
+        let segment = self.segments.iter().find(|s| {
+            (s.file_offset & !(PAGE_SIZE - 1)..s.file_offset + s.file_size).contains(&offset)
+        })?;
+        (segment.svma + offset).checked_sub(segment.file_offset)
+    }
+}
+
+fn section_range(object: &ObjectFile<'_>, name: &str) -> Option<Range<u64>> {
+    let section = object.section_by_name(name)?;
+    Some(section.address()..section.address() + section.size())
+}
+
+fn section_data(object: &ObjectFile<'_>, name: &str) -> Option<Data> {
+    let data = object.section_by_name(name)?.uncompressed_data().ok()?;
+    (!data.is_empty()).then(|| Data::from(&*data))
+}
+
+/// One process's mappings, as framehop modules, and its rule cache.
+struct ElfProcessUnwinder {
+    unwinder: UnwinderX86_64<Data>,
+    cache: CacheX86_64,
+}
+
+impl ProcessUnwinder for ElfProcessUnwinder {
+    fn unwind(&mut self, stack: &UserStack, frames: &mut Vec<Avma>) -> bool {
+        let regs = UnwindRegsX86_64::new(stack.ip.0, stack.sp.0, stack.bp.0);
+        let mut read_stack = |address| stack.read_u64(address).ok_or(());
+        let mut walk =
+            self.unwinder
+                .iter_frames(stack.ip.0, regs, &mut self.cache, &mut read_stack);
+        for _ in 0..MAX_FRAMES {
+            match walk.next() {
+                // The instruction pointer, then raw return addresses: the
+                // reports step back into the call instruction themselves.
+                Ok(Some(frame)) => frames.push(Avma(frame.address())),
+                Ok(None) => return true,
+                Err(_) => return false,
+            }
+        }
+        matches!(walk.next(), Ok(None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::ObjectSymbol;
+    use profiler_model::{BuildId, FileOffset};
+
+    #[inline(never)]
+    fn a_function_to_unwind_from(x: u64) -> u64 {
+        std::hint::black_box(x).wrapping_add(7)
+    }
+
+    /// The mapping of this test binary that holds `address`:
+    /// (start, end, file offset, path).
+    fn own_mapping(address: u64) -> (u64, u64, u64, String) {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        for line in maps.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (start, end) = fields[0].split_once('-').unwrap();
+            let start = u64::from_str_radix(start, 16).unwrap();
+            let end = u64::from_str_radix(end, 16).unwrap();
+            if (start..end).contains(&address) {
+                let offset = u64::from_str_radix(fields[2], 16).unwrap();
+                return (start, end, offset, fields[5].to_owned());
+            }
+        }
+        panic!("{address:#x} is not mapped");
+    }
+
+    /// A module table holding this test binary, and its executable
+    /// mapping as the recorder would have seen it.
+    fn this_binary(build_id: Option<BuildId>) -> (ModuleTable, MappedRange, u64) {
+        let function = a_function_to_unwind_from as *const () as u64;
+        std::hint::black_box(a_function_to_unwind_from(1));
+        let (start, end, offset, path) = own_mapping(function);
+        let mut modules = ModuleTable::default();
+        let module = modules.intern(&path, build_id.as_ref(), None);
+        let mapping = MappedRange {
+            start: Avma(start),
+            end: Avma(end),
+            offset: FileOffset(offset),
+            module,
+        };
+        (modules, mapping, function)
+    }
+
+    /// A stack copy at an arbitrary address, from 64-bit words.
+    fn stack(ip: u64, bp_index: usize, words: &[u64]) -> UserStack {
+        let sp = 0x7ffd_0000_0000;
+        UserStack {
+            ip: Avma(ip),
+            sp: Avma(sp),
+            bp: Avma(sp + 8 * bp_index as u64),
+            bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_unwind_data_and_load_bias_of_this_very_binary() {
+        let (modules, mapping, function) = this_binary(None);
+        let module = modules.get(mapping.module);
+        let data = ModuleUnwindData::load(module, &SymbolizerOptions::default()).unwrap();
+        assert!(
+            data.sections
+                .eh_frame
+                .as_ref()
+                .is_some_and(|d| d.len() > 100)
+        );
+        assert!(data.sections.eh_frame_hdr.is_some());
+        assert!(data.sections.eh_frame_svma.is_some());
+
+        // The load bias, from the mapping alone, must agree with where the
+        // symbol table states the function.
+        let bias = mapping.start.0 - data.svma(mapping.offset.0).unwrap();
+        let bytes = image::open(Path::new(&module.path)).unwrap();
+        let image = Image::parse(&bytes).unwrap();
+        let stated = image
+            .object
+            .symbols()
+            .find(|s| {
+                s.name()
+                    .is_ok_and(|n| n.contains("a_function_to_unwind_from"))
+            })
+            .expect("the test binary has a symbol table")
+            .address();
+        assert_eq!(function - bias, stated);
+    }
+
+    #[test]
+    fn a_page_aligned_offset_before_the_segment_maps_to_its_page() {
+        let data = ModuleUnwindData {
+            sections: ExplicitModuleSectionInfo::default(),
+            // As lld lays out code: offset and address agree modulo a page.
+            segments: vec![LoadSegment {
+                file_offset: 0x12340,
+                file_size: 0x5000,
+                svma: 0x13340,
+            }],
+        };
+        assert_eq!(data.svma(0x12000), Some(0x13000));
+        assert_eq!(data.svma(0x14000), Some(0x15000));
+        assert_eq!(data.svma(0x11000), None);
+        assert_eq!(data.svma(0x17340), None);
+    }
+
+    /// At a function's first instruction, its CFI says the return address
+    /// is at sp; the frame-pointer fallback would read it at bp + 8
+    /// instead. The caller is code without a module (JIT), walked by frame
+    /// pointers to a zero frame pointer, the end of the stack.
+    #[test]
+    fn the_cfi_of_this_binary_finds_a_caller_that_frame_pointers_miss() {
+        let (jit_1, jit_2) = (0x10_0010, 0x10_0020);
+        let words = [jit_1, 0, 0, jit_2];
+        let (modules, mapping, function) = this_binary(None);
+        let unwinder = ElfUnwinder::default();
+        let mut process = unwinder.process(&modules, &[mapping]);
+        let mut frames = Vec::new();
+        assert!(process.unwind(&stack(function, 2, &words), &mut frames));
+        assert_eq!(frames, [Avma(function), Avma(jit_1), Avma(jit_2)]);
+
+        // A stack copy cut short is not a clean end.
+        frames.clear();
+        assert!(!process.unwind(&stack(function, 2, &words[..3]), &mut frames));
+        assert_eq!(frames, [Avma(function), Avma(jit_1)]);
+
+        // A file changed since the recording: its tables are not used.
+        let (modules, mapping, _) = this_binary(Some(BuildId(vec![0; 20])));
+        let mut process = unwinder.process(&modules, &[mapping]);
+        frames.clear();
+        assert!(process.unwind(&stack(function, 2, &words), &mut frames));
+        assert_eq!(frames, [Avma(function), Avma(jit_2)]);
+    }
+
+    #[test]
+    fn an_endless_frame_pointer_chain_stops_at_the_frame_limit() {
+        // Each frame: the next frame's address, then a return address.
+        let sp = 0x7ffd_0000_0000u64;
+        let words: Vec<u64> = (0..2 * MAX_FRAMES as u64)
+            .flat_map(|i| [sp + 16 * (i + 1), 0x10_0000 + i])
+            .collect();
+        let unwinder = ElfUnwinder::default();
+        let modules = ModuleTable::default();
+        let mut process = unwinder.process(&modules, &[]);
+        let mut frames = Vec::new();
+        assert!(!process.unwind(&stack(0x10_0000, 0, &words), &mut frames));
+        assert_eq!(frames.len(), MAX_FRAMES);
+    }
+}
