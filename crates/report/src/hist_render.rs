@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use serde_json::json;
 
 use crate::hist_table::HistTable;
-use crate::text::event_phrase;
+use crate::text::{column_width, event_phrase};
 
 pub fn render_hist_text(table: &HistTable, out: &mut impl Write) -> io::Result<()> {
     let buckets: usize = table.regions.iter().map(|r| r.buckets).sum();
@@ -51,27 +51,10 @@ pub fn render_hist_text(table: &HistTable, out: &mut impl Write) -> io::Result<(
     }
     writeln!(out, "#")?;
 
-    let address_width = table
-        .rows
-        .iter()
-        .map(|r| format!("{:#x}", r.address).len())
-        .max()
-        .unwrap_or(0)
-        .max(7);
-    let module_width = table
-        .rows
-        .iter()
-        .map(|r| r.module.len())
-        .max()
-        .unwrap_or(0)
-        .max(6);
-    let symbol_width = table
-        .rows
-        .iter()
-        .map(|r| r.symbol.len())
-        .max()
-        .unwrap_or(0)
-        .max(6);
+    let rows = || table.rows.iter();
+    let address_width = column_width(rows().map(|r| format!("{:#x}", r.address).len()), "Address");
+    let module_width = column_width(rows().map(|r| r.module.len()), "Module");
+    let symbol_width = column_width(rows().map(|r| r.symbol.len()), "Symbol");
     let count_widths: Vec<usize> = table
         .events
         .iter()

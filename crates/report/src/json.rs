@@ -1,7 +1,7 @@
 //! The flat profile as JSON:
 //! `{"events":[{"name","samples","lost",...}], "functions":[{"name","module","self",
-//! "self_percent","total","total_percent",...}], ...}`. `total` equals `self`
-//! until call graphs exist.
+//! "self_percent","total","total_percent",...}], ...}`. Without call
+//! graphs, `total` equals `self`.
 
 use std::io::{self, Write};
 
@@ -28,6 +28,10 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
                 "period": e.stats.period,
                 "unit": e.description.unit,
                 "sampling": { key: value },
+                "stacks": e.call_stacks.map(|(rooted, samples)| json!({
+                    "rooted": rooted,
+                    "samples": samples,
+                })),
             })
         })
         .collect();
@@ -36,16 +40,21 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
         .iter()
         .flat_map(|e| {
             e.functions.iter().map(|f| {
-                json!({
+                let mut row = json!({
                     "name": f.name,
                     "module": f.module,
                     "event": e.description.name,
                     "self": f.weight.samples,
                     "self_percent": round(f.percent),
-                    "total": f.weight.samples,
-                    "total_percent": round(f.percent),
+                    "total": f.total.samples,
+                    "total_percent": round(f.total_percent),
                     "period": f.weight.period,
-                })
+                });
+                if let Some(thread) = &e.thread {
+                    row["pid"] = json!(thread.pid);
+                    row["tid"] = json!(thread.tid);
+                }
+                row
             })
         })
         .collect();

@@ -4,17 +4,22 @@
 //! live while recording or afterwards from samples.
 //!
 //! ```no_run
-//! use profiler_model::{NoSymbols, Recording};
-//! use profiler_report::{ReportOptions, flat_profile, render_text};
+//! use profiler_model::{NoSymbols, NoUnwinder, Recording};
+//! use profiler_report::{ReportOptions, StackOptions, flat_profile, read_stacks, render_text};
 //!
 //! let recording = Recording::open("profiler.data".as_ref())?;
-//! let profile = flat_profile(&recording, &NoSymbols, &ReportOptions::default())?;
+//! let stacks = read_stacks(&recording, &NoSymbols, &NoUnwinder, &StackOptions::default())?;
+//! let profile = flat_profile(&recording, &stacks, &ReportOptions::default());
 //! render_text(&profile, &mut std::io::stdout().lock())?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod calltree;
+mod diff;
 mod error;
 mod events;
+mod flamegraph;
+mod folded;
 mod gmon;
 mod hist_render;
 mod hist_table;
@@ -25,9 +30,15 @@ mod module_histograms;
 mod naming;
 mod profile;
 mod samples;
+mod stacks;
 mod text;
+mod walk;
 
+pub use calltree::{CallNode, CallTree, TreeDirection};
+pub use diff::{DiffRow, ProfileDiff, Share, diff_profiles, render_diff_json, render_diff_text};
 pub use error::ReportError;
+pub use flamegraph::{FlameOptions, render_diff_flamegraph, render_flamegraph};
+pub use folded::{FoldedFrame, FoldedStacks, FrameKind};
 pub use gmon::{GmonSummary, write_gmon};
 pub use hist_render::{render_hist_csv, render_hist_json, render_hist_text};
 pub use hist_table::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
@@ -41,5 +52,8 @@ pub use profile::{
     EventProfile, FlatProfile, FunctionRow, ModuleRow, ReportOptions, SortKey, ThreadRow,
     flat_profile,
 };
-pub use samples::Weight;
-pub use text::render_text;
+pub use samples::{SampleFilter, Weight};
+pub use stacks::{
+    StackCompleteness, StackOptions, StackProfile, ThreadFrames, read_stacks, stack_completeness,
+};
+pub use text::{render_text, stack_advice, stack_phrase};

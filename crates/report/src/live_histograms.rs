@@ -72,7 +72,7 @@ impl<W: Write> HistogramRecorder<W> {
     fn apply(&mut self, record: &Record, retried: bool) -> io::Result<()> {
         match record {
             Record::Sample(sample) => match self.mappings.resolve(sample) {
-                Location::Unmapped if !retried => self.retry.push(*sample),
+                Location::Unmapped if !retried => self.retry.push(sample.clone()),
                 location => self
                     .histograms
                     .record(sample.event, location, sample.period),

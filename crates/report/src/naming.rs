@@ -32,6 +32,9 @@ pub struct FunctionKey {
 #[derive(Default)]
 pub(crate) struct Names {
     of_location: HashMap<Location, u32>,
+    /// Where code was inlined (and inline attribution is on): the whole
+    /// chain, innermost first, the containing function last.
+    chains: HashMap<Location, Box<[u32]>>,
     functions: Vec<FunctionKey>,
     interned: HashMap<FunctionKey, u32>,
     /// Why some modules' code is unnamed (file missing, changed...).
@@ -39,13 +42,22 @@ pub(crate) struct Names {
 }
 
 impl Names {
-    /// The function `location` belongs to.
-    pub fn function(&self, location: &Location) -> &FunctionKey {
-        &self.functions[self.of_location[location] as usize]
+    /// The functions of `location` as frames, innermost first: the
+    /// function alone, or the chain of inlined calls leading to the code.
+    pub fn frames(&self, location: &Location) -> &[u32] {
+        match self.chains.get(location) {
+            Some(chain) => chain,
+            None => std::slice::from_ref(&self.of_location[location]),
+        }
     }
 
-    fn insert(&mut self, location: Location, key: FunctionKey) {
-        let id = match self.interned.get(&key) {
+    /// Every function, indexed by the ids [`Names::frames`] returns.
+    pub fn functions(&self) -> &[FunctionKey] {
+        &self.functions
+    }
+
+    fn intern(&mut self, key: FunctionKey) -> u32 {
+        match self.interned.get(&key) {
             Some(&id) => id,
             None => {
                 let id = self.functions.len() as u32;
@@ -53,7 +65,11 @@ impl Names {
                 self.interned.insert(key, id);
                 id
             }
-        };
+        }
+    }
+
+    fn insert(&mut self, location: Location, key: FunctionKey) {
+        let id = self.intern(key);
         self.of_location.insert(location, id);
     }
 }
@@ -117,22 +133,35 @@ pub(crate) fn name_locations<'a>(
         |id, offsets, symbols| {
             names.problems.extend(symbols.problem);
             let module = modules.get(id);
+            let key = |name: &str| FunctionKey {
+                module: ModuleKey::Module(id),
+                name: name.to_owned(),
+            };
             for (offset, symbol) in offsets.iter().zip(&symbols.addresses) {
-                let name = match symbol.frames.first().and_then(|f| f.function.as_deref()) {
-                    Some(innermost) if inline => innermost.to_owned(),
-                    _ => display_name(module.name(), *offset, symbol),
-                };
                 let location = Location::Module {
                     module: id,
                     offset: *offset,
                 };
-                names.insert(
-                    location,
-                    FunctionKey {
-                        module: ModuleKey::Module(id),
-                        name,
-                    },
-                );
+                let chain: Vec<&str> = match inline {
+                    true => symbol
+                        .frames
+                        .iter()
+                        .filter_map(|f| f.function.as_deref())
+                        .collect(),
+                    false => Vec::new(),
+                };
+                match chain.as_slice() {
+                    [] => {
+                        names.insert(location, key(&display_name(module.name(), *offset, symbol)))
+                    }
+                    [only] => names.insert(location, key(only)),
+                    [innermost, ..] => {
+                        let chain: Box<[u32]> =
+                            chain.iter().map(|name| names.intern(key(name))).collect();
+                        names.insert(location, key(innermost));
+                        names.chains.insert(location, chain);
+                    }
+                }
             }
         },
     );

@@ -5,13 +5,12 @@ use std::collections::HashMap;
 
 use profiler_model::{
     EventDescription, EventStats, HistogramSettings, HistogramTotals, Recording, RecordingHeader,
-    Symbolizer,
 };
 
-use crate::error::ReportError;
-use crate::events::select_events;
-use crate::naming::{FunctionKey, ModuleKey, name_locations};
-use crate::samples::{Weight, count_samples};
+use crate::calltree::{CallTree, TreeDirection, call_tree};
+use crate::naming::ModuleKey;
+use crate::samples::Weight;
+use crate::stacks::{NamedStack, StackProfile};
 
 /// What the rows of a text report are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -23,17 +22,19 @@ pub enum SortKey {
     Module,
 }
 
-/// Choices for [`flat_profile`].
+/// Choices for [`flat_profile`] (which samples, and how they are named,
+/// are [`StackOptions`](crate::StackOptions) of the stacks read).
 #[derive(Clone, Debug, Default)]
 pub struct ReportOptions {
-    /// Only this event (by name or index); `None` reports every event.
-    pub event: Option<String>,
+    /// Sort and limit by total (inclusive) share rather than self share.
+    pub children: bool,
+    /// Add a call tree to each event, callers first or callees first.
+    pub call_graph: Option<TreeDirection>,
+    /// One section per thread instead of one per event.
+    pub split_threads: bool,
     pub sort: SortKey,
     /// Rows below this percentage of their event are left out.
     pub percent_limit: f64,
-    /// Count code inlined into a function as that function's, rather than
-    /// as the inlined function's (`--no-inline`).
-    pub fold_inline: bool,
 }
 
 /// A flat profile of a recording.
@@ -55,6 +56,8 @@ pub struct FlatProfile {
     /// of the samples (those outside the histograms are not in the rows).
     pub histogram: Option<(HistogramSettings, Vec<HistogramTotals>)>,
     pub sort: SortKey,
+    /// Rows are sorted by total share (`--children`).
+    pub children: bool,
 }
 
 /// The rows of one event.
@@ -62,6 +65,13 @@ pub struct FlatProfile {
 pub struct EventProfile {
     pub description: EventDescription,
     pub stats: EventStats,
+    /// With `split_threads`: the thread these rows are of.
+    pub thread: Option<ThreadRow>,
+    /// For recordings with call graphs: samples whose stack reached a root
+    /// (`main`, a thread's start, `_start`), and samples in all.
+    pub call_stacks: Option<(u64, u64)>,
+    /// The call tree, when asked for.
+    pub tree: Option<CallTree>,
     /// Functions by share of the event, most first.
     pub functions: Vec<FunctionRow>,
     /// Modules by share of the event, most first.
@@ -73,9 +83,13 @@ pub struct FunctionRow {
     pub name: String,
     /// The module's short name (file name).
     pub module: String,
+    /// Samples in the function itself (it is the stack's leaf).
     pub weight: Weight,
     /// Share of the event's total period, in percent.
     pub percent: f64,
+    /// Samples in the function and its callees, each sample once.
+    pub total: Weight,
+    pub total_percent: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -95,79 +109,17 @@ pub struct ThreadRow {
     pub samples: u64,
 }
 
-/// Builds the flat profile of `recording`, naming code with `symbolizer`.
-/// Shares are of each event's total period (the events the samples stand
-/// for), as `perf report` computes its overhead.
+/// The flat profile of the `stacks` read from `recording`. Shares are of
+/// each event's total period (the events the samples stand for), as
+/// `perf report` computes its overhead.
 pub fn flat_profile(
     recording: &Recording,
-    symbolizer: &dyn Symbolizer,
+    stacks: &StackProfile,
     options: &ReportOptions,
-) -> Result<FlatProfile, ReportError> {
+) -> FlatProfile {
     let events = &recording.header.events;
-    let wanted = select_events(events, options.event.as_deref())?;
-    let counts = count_samples(recording, &wanted)?;
-    let locations = counts.by_location.iter().flat_map(|m| m.keys());
-    let names = name_locations(&counts.modules, locations, symbolizer, !options.fold_inline);
-    let module_names = |key: ModuleKey| -> (String, String) {
-        match key {
-            ModuleKey::Module(id) => {
-                let module = counts.modules.get(id);
-                (module.name().to_owned(), module.path.clone())
-            }
-            ModuleKey::Kernel => ("[kernel]".into(), "[kernel]".into()),
-            ModuleKey::Unmapped => ("[unknown]".into(), "[unknown]".into()),
-        }
-    };
-
     let mut profiles = Vec::new();
-    for (index, description) in events.iter().enumerate().filter(|(i, _)| wanted[*i]) {
-        let mut by_function: HashMap<&FunctionKey, Weight> = HashMap::new();
-        let mut by_module: HashMap<ModuleKey, Weight> = HashMap::new();
-        for (location, weight) in &counts.by_location[index] {
-            let key = names.function(location);
-            by_function.entry(key).or_default().add(*weight);
-            by_module.entry(key.module).or_default().add(*weight);
-        }
-        let total = by_module.values().map(|w| w.period).sum::<u64>().max(1) as f64;
-        let percent = |w: &Weight| w.period as f64 * 100.0 / total;
-        let mut functions: Vec<FunctionRow> = by_function
-            .into_iter()
-            .map(|(key, weight)| FunctionRow {
-                name: key.name.clone(),
-                module: module_names(key.module).0,
-                percent: percent(&weight),
-                weight,
-            })
-            .filter(|row| row.percent >= options.percent_limit)
-            .collect();
-        functions.sort_by(|a, b| {
-            (b.weight.period, b.weight.samples, &a.name, &a.module).cmp(&(
-                a.weight.period,
-                a.weight.samples,
-                &b.name,
-                &b.module,
-            ))
-        });
-        let mut modules: Vec<ModuleRow> = by_module
-            .into_iter()
-            .map(|(key, weight)| {
-                let (module, path) = module_names(key);
-                ModuleRow {
-                    module,
-                    path,
-                    percent: percent(&weight),
-                    weight,
-                }
-            })
-            .filter(|row| row.percent >= options.percent_limit)
-            .collect();
-        modules.sort_by(|a, b| {
-            (b.weight.period, b.weight.samples, &a.path).cmp(&(
-                a.weight.period,
-                a.weight.samples,
-                &b.path,
-            ))
-        });
+    for (index, description) in events.iter().enumerate().filter(|(i, _)| stacks.wanted[*i]) {
         let stats = recording
             .trailer
             .stats
@@ -175,34 +127,59 @@ pub fn flat_profile(
             .get(index)
             .copied()
             .unwrap_or_default();
-        profiles.push(EventProfile {
-            description: description.clone(),
-            stats,
-            functions,
-            modules,
-        });
+        let (rooted, with_stacks) = stacks.rooted(index);
+        // The whole event, or each thread's share of it.
+        let mut parts: Vec<(Option<Thread>, Vec<&NamedStack>)> = Vec::new();
+        if options.split_threads {
+            let mut by_thread: HashMap<(u32, u32), Vec<&NamedStack>> = HashMap::new();
+            for stack in &stacks.events[index] {
+                by_thread
+                    .entry((stack.pid, stack.tid))
+                    .or_default()
+                    .push(stack);
+            }
+            let mut by_thread: Vec<_> = by_thread.into_iter().collect();
+            by_thread.sort_by_key(|(thread, stacks)| {
+                let samples: u64 = stacks.iter().map(|s| s.weight.samples).sum();
+                (std::cmp::Reverse(samples), *thread)
+            });
+            parts.extend(by_thread.into_iter().map(|(t, s)| (Some(t), s)));
+        } else {
+            parts.push((None, stacks.events[index].iter().collect()));
+        }
+        for (thread, part) in parts {
+            let mut profile = event_profile(stacks, &part, options, description.clone(), stats);
+            profile.call_stacks = recording.header.call_graph.map(|_| (rooted, with_stacks));
+            profile.thread = thread.map(|(pid, tid)| ThreadRow {
+                pid,
+                tid,
+                name: stacks.thread_name(pid, tid).to_owned(),
+                samples: part.iter().map(|s| s.weight.samples).sum(),
+            });
+            profiles.push(profile);
+        }
     }
 
-    let threads = counts
-        .threads
-        .into_iter()
-        .map(|t| ThreadRow {
-            pid: t.pid,
-            tid: t.tid,
-            name: t.name,
-            samples: t.samples,
-        })
-        .collect();
+    let wanted = &stacks.wanted;
     let trailer = &recording.trailer;
-    Ok(FlatProfile {
+    FlatProfile {
         header: recording.header.clone(),
         duration_ns: trailer.duration_ns,
         outcome: trailer.outcome.clone(),
         processes: trailer.stats.processes,
         thread_count: trailer.stats.threads,
         events: profiles,
-        problems: names.problems,
-        threads,
+        threads: stacks
+            .threads
+            .iter()
+            .map(|t| ThreadRow {
+                pid: t.pid,
+                tid: t.tid,
+                name: t.name.clone(),
+                samples: t.samples,
+            })
+            .collect(),
+        problems: stacks.problems.clone(),
         histogram: recording.header.histogram.clone().map(|settings| {
             let totals = events
                 .iter()
@@ -213,5 +190,107 @@ pub fn flat_profile(
             (settings, totals)
         }),
         sort: options.sort,
-    })
+        children: options.children,
+    }
+}
+
+/// A thread as `(pid, tid)`.
+type Thread = (u32, u32);
+
+/// The rows of one event (or of one thread's share of it): each function's
+/// self weight (samples where it is the leaf) and total weight (samples
+/// where it is anywhere on the stack, counted once however deep it
+/// recurses).
+fn event_profile(
+    stacks: &StackProfile,
+    part: &[&NamedStack],
+    options: &ReportOptions,
+    description: EventDescription,
+    stats: EventStats,
+) -> EventProfile {
+    let mut self_weight: HashMap<u32, Weight> = HashMap::new();
+    let mut total_weight: HashMap<u32, Weight> = HashMap::new();
+    let mut by_module: HashMap<ModuleKey, Weight> = HashMap::new();
+    let mut seen: Vec<u32> = Vec::new();
+    for stack in part {
+        let Some(&leaf) = stack.frames.first() else {
+            continue;
+        };
+        self_weight.entry(leaf).or_default().add(stack.weight);
+        let module = stacks.functions[leaf as usize].module;
+        by_module.entry(module).or_default().add(stack.weight);
+        seen.clear();
+        for &function in &stack.frames {
+            if !seen.contains(&function) {
+                seen.push(function);
+                total_weight.entry(function).or_default().add(stack.weight);
+            }
+        }
+    }
+    let total = by_module.values().map(|w| w.period).sum::<u64>().max(1) as f64;
+    let percent = |w: &Weight| w.period as f64 * 100.0 / total;
+    let mut functions: Vec<FunctionRow> = total_weight
+        .into_iter()
+        .map(|(function, total_weight)| {
+            let key = &stacks.functions[function as usize];
+            let weight = self_weight.get(&function).copied().unwrap_or_default();
+            FunctionRow {
+                name: key.name.clone(),
+                module: stacks.module_names(key.module).0,
+                percent: percent(&weight),
+                weight,
+                total_percent: percent(&total_weight),
+                total: total_weight,
+            }
+        })
+        .filter(|row| {
+            let shown = match options.children {
+                true => row.total_percent,
+                false => row.percent,
+            };
+            shown >= options.percent_limit
+        })
+        .collect();
+    let by_children = options.children;
+    functions.sort_by(|a, b| {
+        let key = |r: &FunctionRow| match by_children {
+            true => (r.total.period, r.weight.period, r.total.samples),
+            false => (r.weight.period, r.total.period, r.weight.samples),
+        };
+        key(b)
+            .cmp(&key(a))
+            .then_with(|| (&a.name, &a.module).cmp(&(&b.name, &b.module)))
+    });
+    let mut modules: Vec<ModuleRow> = by_module
+        .into_iter()
+        .map(|(key, weight)| {
+            let (module, path) = stacks.module_names(key);
+            ModuleRow {
+                module,
+                path,
+                percent: percent(&weight),
+                weight,
+            }
+        })
+        .filter(|row| row.percent >= options.percent_limit)
+        .collect();
+    modules.sort_by(|a, b| {
+        (b.weight.period, b.weight.samples, &a.path).cmp(&(
+            a.weight.period,
+            a.weight.samples,
+            &b.path,
+        ))
+    });
+    let tree = options
+        .call_graph
+        .map(|direction| call_tree(stacks, part, direction, options.percent_limit));
+    EventProfile {
+        description,
+        stats,
+        thread: None,
+        call_stacks: None,
+        functions,
+        modules,
+        tree,
+    }
 }

@@ -1,15 +1,19 @@
-//! Where a recording's samples lay (module and file offset), counted per
-//! event and per thread: from the samples of a full recording (two streaming
-//! passes: side-band records first, then samples), or from the buckets of a
-//! histogram recording (each bucket's count at its first address).
+//! Where a recording's samples lay (module and file offset), with their call
+//! stacks, counted per event and per thread: from the samples of a full
+//! recording (two streaming passes: side-band records first, then samples),
+//! or from the buckets of a histogram recording (each bucket's count at its
+//! first address).
 
 use std::collections::HashMap;
 
 use profiler_histogram::{BucketWidth, Scale};
-use profiler_model::{FileOffset, Location, ModuleTable, ProcessModelBuilder, Record, Recording};
+use profiler_model::{
+    FileOffset, Location, ModuleTable, ProcessModelBuilder, Record, Recording, StackUnwinder,
+};
 
 use crate::error::ReportError;
 use crate::histograms::recording_histograms;
+use crate::walk::StackWalker;
 
 /// Samples and the events they stand for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,11 +29,36 @@ impl Weight {
     }
 }
 
+/// Which samples to count: those of these processes and threads (an
+/// empty list admits all).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SampleFilter {
+    pub pids: Vec<u32>,
+    pub tids: Vec<u32>,
+}
+
+impl SampleFilter {
+    pub fn admits(&self, pid: u32, tid: u32) -> bool {
+        (self.pids.is_empty() || self.pids.contains(&pid))
+            && (self.tids.is_empty() || self.tids.contains(&tid))
+    }
+}
+
+/// A sampled call stack, leaf first, in the thread it was taken in.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ThreadStack {
+    pub pid: u32,
+    pub tid: u32,
+    pub frames: Box<[Location]>,
+}
+
 /// What the samples of a recording add up to, before symbolization.
 pub(crate) struct SampleCounts {
     pub modules: ModuleTable,
-    /// Per event (indexed like the header's events): weight per location.
-    pub by_location: Vec<HashMap<Location, Weight>>,
+    /// Per event (indexed like the header's events): weight per stack. A
+    /// recording without call graphs has one-frame stacks; a histogram
+    /// recording's have no thread (pid and tid 0).
+    pub by_stack: Vec<HashMap<ThreadStack, Weight>>,
     /// Per thread: samples of every event, and the thread's name.
     pub threads: Vec<ThreadCount>,
 }
@@ -42,15 +71,17 @@ pub(crate) struct ThreadCount {
 }
 
 /// Counts the samples of the events `wanted` (indices into the header's
-/// events).
+/// events) that `filter` admits, unwinding stack copies with `unwinder`.
 pub(crate) fn count_samples(
     recording: &Recording,
     wanted: &[bool],
+    filter: &SampleFilter,
+    unwinder: &dyn StackUnwinder,
 ) -> Result<SampleCounts, ReportError> {
     if recording.header.histogram.is_some() {
         count_buckets(recording, wanted)
     } else {
-        count_sample_records(recording, wanted)
+        count_sample_records(recording, wanted, filter, unwinder)
     }
 }
 
@@ -58,7 +89,7 @@ pub(crate) fn count_samples(
 /// Samples outside the histograms have no address and are left out.
 fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts, ReportError> {
     let set = recording_histograms(recording, BucketWidth::default(), Scale::FULL)?;
-    let mut by_location = vec![HashMap::new(); wanted.len()];
+    let mut by_stack = vec![HashMap::new(); wanted.len()];
     for r in &set.regions {
         let event = usize::from(r.event);
         if !wanted.get(event).copied().unwrap_or(false) {
@@ -70,7 +101,12 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
                 module: r.module,
                 offset,
             };
-            let weight: &mut Weight = by_location[event].entry(location).or_default();
+            let stack = ThreadStack {
+                pid: 0,
+                tid: 0,
+                frames: Box::new([location]),
+            };
+            let weight: &mut Weight = by_stack[event].entry(stack).or_default();
             weight.add(Weight {
                 samples: count,
                 period: count,
@@ -79,7 +115,7 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
     }
     Ok(SampleCounts {
         modules: set.modules,
-        by_location,
+        by_stack,
         threads: Vec::new(),
     })
 }
@@ -87,6 +123,8 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
 fn count_sample_records(
     recording: &Recording,
     wanted: &[bool],
+    filter: &SampleFilter,
+    unwinder: &dyn StackUnwinder,
 ) -> Result<SampleCounts, ReportError> {
     let mut builder = ProcessModelBuilder::new();
     for record in recording.records()? {
@@ -94,18 +132,23 @@ fn count_sample_records(
     }
     let model = builder.build();
 
-    let mut by_location = vec![HashMap::new(); wanted.len()];
+    let mut by_stack = vec![HashMap::new(); wanted.len()];
     let mut threads: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
+    let mut walker = StackWalker::new(&model, unwinder);
     for record in recording.records()? {
         let Record::Sample(sample) = record? else {
             continue;
         };
         let event = usize::from(sample.event);
-        if !wanted.get(event).copied().unwrap_or(false) {
+        if !wanted.get(event).copied().unwrap_or(false) || !filter.admits(sample.pid, sample.tid) {
             continue;
         }
-        let location = model.resolve(&sample);
-        let weight: &mut Weight = by_location[event].entry(location).or_default();
+        let stack = ThreadStack {
+            pid: sample.pid,
+            tid: sample.tid,
+            frames: walker.frames(&sample).into(),
+        };
+        let weight: &mut Weight = by_stack[event].entry(stack).or_default();
         weight.add(Weight {
             samples: 1,
             period: sample.period,
@@ -129,9 +172,10 @@ fn count_sample_records(
             .then(a.pid.cmp(&b.pid))
             .then(a.tid.cmp(&b.tid))
     });
+    drop(walker);
     Ok(SampleCounts {
         modules: model.into_modules(),
-        by_location,
+        by_stack,
         threads,
     })
 }

@@ -1,0 +1,292 @@
+//! Samples as named call stacks: every view with call graphs (inclusive
+//! time, the call tree, folded stacks and flame graphs, diffs) starts here.
+
+use std::collections::HashMap;
+
+use profiler_model::{ModuleTable, Recording, StackUnwinder, Symbolizer};
+
+use crate::error::ReportError;
+use crate::events::select_events;
+use crate::folded::{FoldedFrame, FoldedStacks, FrameKind};
+use crate::naming::{FunctionKey, ModuleKey, name_locations};
+use crate::samples::{SampleFilter, ThreadCount, Weight, count_samples};
+
+/// A stack of named frames, leaf first, in one thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NamedStack {
+    pub pid: u32,
+    pub tid: u32,
+    /// Indices into [`StackProfile::functions`], leaf first.
+    pub frames: Vec<u32>,
+    pub weight: Weight,
+}
+
+/// The samples of a recording as named stacks, per event: read once, then
+/// turned into any view ([`flat_profile`](crate::flat_profile),
+/// [`StackProfile::folded`]).
+pub struct StackProfile {
+    pub(crate) modules: ModuleTable,
+    pub(crate) functions: Vec<FunctionKey>,
+    /// Per event of the header: its stacks (empty for events not wanted).
+    pub(crate) events: Vec<Vec<NamedStack>>,
+    pub(crate) wanted: Vec<bool>,
+    pub(crate) threads: Vec<ThreadCount>,
+    /// `threads` by `(pid, tid)`.
+    thread_index: HashMap<(u32, u32), usize>,
+    /// Why some modules' code is unnamed.
+    pub(crate) problems: Vec<String>,
+    /// The program's path, to tell its frames from libraries'.
+    program: Option<String>,
+}
+
+/// What to read of a recording, and how to name it.
+#[derive(Clone, Debug, Default)]
+pub struct StackOptions {
+    /// Only this event (by name or index); `None`: every event.
+    pub event: Option<String>,
+    /// Name inlined code after the function it was inlined into, rather
+    /// than as frames of its own.
+    pub fold_inline: bool,
+    pub filter: SampleFilter,
+}
+
+/// Functions a complete stack starts from: the program's entry, `main`,
+/// the places threads start, and the dynamic loader's entry (samples taken
+/// while it loads the program).
+const ROOTS: &[&str] = &[
+    "_start",
+    "_dl_start",
+    "_dl_start_user",
+    "__libc_start_main",
+    "__libc_start_call_main",
+    "main",
+    "start_thread",
+    "clone",
+    "clone3",
+    "__clone",
+    "__clone3",
+    "thread_start",
+];
+
+/// Extra root frames naming where each stack was sampled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadFrames {
+    /// `command-PID`
+    pub process: bool,
+    /// `command-PID/TID`
+    pub thread: bool,
+}
+
+/// How whole the call stacks of one event are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackCompleteness {
+    pub event: String,
+    /// Samples whose stack reached `main`, a thread's start or `_start`.
+    pub rooted: u64,
+    pub samples: u64,
+}
+
+/// For each event of a recording with call graphs, how many stacks reached
+/// a root; naming only functions, which is all this needs.
+pub fn stack_completeness(
+    recording: &Recording,
+    symbolizer: &dyn Symbolizer,
+    unwinder: &dyn StackUnwinder,
+) -> Result<Vec<StackCompleteness>, ReportError> {
+    let options = StackOptions {
+        fold_inline: true,
+        ..StackOptions::default()
+    };
+    let profile = read_stacks(recording, symbolizer, unwinder, &options)?;
+    Ok(recording
+        .header
+        .events
+        .iter()
+        .enumerate()
+        .map(|(index, event)| {
+            let (rooted, samples) = profile.rooted(index);
+            StackCompleteness {
+                event: event.name.clone(),
+                rooted,
+                samples,
+            }
+        })
+        .collect())
+}
+
+/// Reads the samples of `recording` that `options` selects, unwinding
+/// stack copies with `unwinder` and naming code with `symbolizer`.
+pub fn read_stacks(
+    recording: &Recording,
+    symbolizer: &dyn Symbolizer,
+    unwinder: &dyn StackUnwinder,
+    options: &StackOptions,
+) -> Result<StackProfile, ReportError> {
+    let wanted = select_events(&recording.header.events, options.event.as_deref())?;
+    let counts = count_samples(recording, &wanted, &options.filter, unwinder)?;
+    let locations = counts
+        .by_stack
+        .iter()
+        .flat_map(|stacks| stacks.keys())
+        .flat_map(|stack| stack.frames.iter());
+    let names = name_locations(&counts.modules, locations, symbolizer, !options.fold_inline);
+    let events = counts
+        .by_stack
+        .into_iter()
+        .map(|stacks| {
+            let mut merged: HashMap<(u32, u32, Vec<u32>), Weight> = HashMap::new();
+            for (stack, weight) in stacks {
+                let frames = stack
+                    .frames
+                    .iter()
+                    .flat_map(|location| names.frames(location).iter().copied())
+                    .collect();
+                merged
+                    .entry((stack.pid, stack.tid, frames))
+                    .or_default()
+                    .add(weight);
+            }
+            let mut stacks: Vec<NamedStack> = merged
+                .into_iter()
+                .map(|((pid, tid, frames), weight)| NamedStack {
+                    pid,
+                    tid,
+                    frames,
+                    weight,
+                })
+                .collect();
+            stacks.sort_by(|a, b| (a.pid, a.tid, &a.frames).cmp(&(b.pid, b.tid, &b.frames)));
+            stacks
+        })
+        .collect();
+    Ok(StackProfile {
+        modules: counts.modules,
+        functions: names.functions().to_vec(),
+        events,
+        wanted,
+        thread_index: (counts.threads.iter().enumerate())
+            .map(|(i, t)| ((t.pid, t.tid), i))
+            .collect(),
+        threads: counts.threads,
+        problems: names.problems,
+        program: recording.header.program.clone(),
+    })
+}
+
+impl StackProfile {
+    /// The short name and the path of a function's module.
+    pub(crate) fn module_names(&self, key: ModuleKey) -> (String, String) {
+        match key {
+            ModuleKey::Module(id) => {
+                let module = self.modules.get(id);
+                (module.name().to_owned(), module.path.clone())
+            }
+            ModuleKey::Kernel => ("[kernel]".into(), "[kernel]".into()),
+            ModuleKey::Unmapped => ("[unknown]".into(), "[unknown]".into()),
+        }
+    }
+
+    /// What kind of code a module holds.
+    pub(crate) fn frame_kind(&self, key: ModuleKey) -> FrameKind {
+        match key {
+            ModuleKey::Module(id) => {
+                let module = self.modules.get(id);
+                if self.program.as_deref() == Some(module.path.as_str()) {
+                    FrameKind::Program
+                } else if module.has_file() {
+                    FrameKind::Library
+                } else {
+                    FrameKind::Other
+                }
+            }
+            ModuleKey::Kernel => FrameKind::Kernel,
+            ModuleKey::Unmapped => FrameKind::Other,
+        }
+    }
+
+    /// Whether the stack reaches a function a whole stack starts from.
+    pub(crate) fn reaches_root(&self, stack: &NamedStack) -> bool {
+        stack
+            .frames
+            .iter()
+            .any(|&f| ROOTS.contains(&self.functions[f as usize].name.as_str()))
+    }
+
+    /// Of an event's samples that have more than one frame or none at all
+    /// (recordings with call graphs), the weight whose stacks reach a root,
+    /// and the total weight.
+    pub(crate) fn rooted(&self, event: usize) -> (u64, u64) {
+        let stacks = &self.events[event];
+        let rooted = stacks
+            .iter()
+            .filter(|s| self.reaches_root(s))
+            .map(|s| s.weight.samples)
+            .sum();
+        (rooted, stacks.iter().map(|s| s.weight.samples).sum())
+    }
+
+    /// The name of thread `tid` of process `pid` ("" if it had none).
+    pub(crate) fn thread_name(&self, pid: u32, tid: u32) -> &str {
+        self.thread_index
+            .get(&(pid, tid))
+            .map_or("", |&i| self.threads[i].name.as_str())
+    }
+
+    /// The stacks of the first event read, root first, weighted by samples;
+    /// with `thread_frames`, each stack starts with its process
+    /// (`name-PID`) and/or thread (`name-PID/TID`) as extra root frames.
+    pub fn folded(&self, thread_frames: ThreadFrames) -> FoldedStacks {
+        let Some(event) = self.wanted.iter().position(|&w| w) else {
+            return FoldedStacks::default();
+        };
+        let mut folded = FoldedStacks::default();
+        let mut merged: HashMap<Vec<u32>, u64> = HashMap::new();
+        let mut frame_ids: HashMap<FoldedFrame, u32> = HashMap::new();
+        let mut intern = |frame: FoldedFrame, frames: &mut Vec<FoldedFrame>| -> u32 {
+            *frame_ids.entry(frame.clone()).or_insert_with(|| {
+                frames.push(frame);
+                frames.len() as u32 - 1
+            })
+        };
+        let function_frames: Vec<FoldedFrame> = self
+            .functions
+            .iter()
+            .map(|f| FoldedFrame {
+                name: f.name.clone(),
+                module: self.module_names(f.module).0,
+                kind: self.frame_kind(f.module),
+            })
+            .collect();
+        for stack in &self.events[event] {
+            let mut ids = Vec::with_capacity(stack.frames.len() + 2);
+            let name = self.thread_name(stack.pid, stack.tid);
+            let process_name = match self.thread_name(stack.pid, stack.pid) {
+                "" => name,
+                process => process,
+            };
+            let thread_frame = |label: String| FoldedFrame {
+                name: label,
+                module: String::new(),
+                kind: FrameKind::Other,
+            };
+            if thread_frames.process {
+                let label = format!("{process_name}-{}", stack.pid);
+                ids.push(intern(thread_frame(label), &mut folded.frames));
+            }
+            if thread_frames.thread {
+                let label = format!("{name}-{}/{}", stack.pid, stack.tid);
+                ids.push(intern(thread_frame(label), &mut folded.frames));
+            }
+            for &f in stack.frames.iter().rev() {
+                ids.push(intern(
+                    function_frames[f as usize].clone(),
+                    &mut folded.frames,
+                ));
+            }
+            *merged.entry(ids).or_default() += stack.weight.samples;
+        }
+        folded.stacks = merged.into_iter().collect();
+        folded.stacks.sort();
+        folded
+    }
+}
