@@ -49,6 +49,7 @@ fn main() {
     overhead(&mut page, &split, &dir, runs, perf_available);
     startup(&mut page, &dir, runs * 2, perf_available);
     report_time(&mut page, &split, &dir, runs, perf_available);
+    call_graphs(&mut page, &dir, runs, perf_available);
 
     common::write_section("overhead", &page);
 }
@@ -268,6 +269,110 @@ fn report_time(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_av
         )
         .unwrap();
     }
+}
+
+/// Recording and reporting call stacks, by frame pointers and by stack
+/// copies, against `perf record -g` / `--call-graph dwarf` and
+/// `perf report --children`.
+fn call_graphs(page: &mut String, dir: &Path, runs: usize, perf_available: bool) {
+    let recurse = util::fixture("recurse");
+    let recurse = recurse.to_str().unwrap();
+    let rounds = "10";
+    writeln!(
+        page,
+        "### Call stacks
+"
+    )
+    .unwrap();
+    writeln!(
+        page,
+        "Workload: `fixtures/programs/recurse {rounds}` (stacks 68 frames deep) at 4000 Hz. \
+         Reports with the Children column, to /dev/null; perf unwinds dwarf recordings with \
+         its own unwinder (libdw or libunwind).\n"
+    )
+    .unwrap();
+    writeln!(
+        page,
+        "| mode | command | wall s | CPU s | recording MB | samples | lost |\n| --- | --- | --- | --- | --- | --- | --- |"
+    )
+    .unwrap();
+    let size_mb =
+        |name: &str| std::fs::metadata(dir.join(name)).map_or(0.0, |m| m.len() as f64 / 1e6);
+    // Both tools take the same flags.
+    for (mode, flags) in [
+        ("fp", ["--call-graph", "fp"]),
+        ("dwarf", ["--call-graph", "dwarf"]),
+    ] {
+        let (mut records, mut perf_records) = (Vec::new(), Vec::new());
+        let (mut reports, mut perf_reports) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let mut args = vec![
+                "record",
+                "-e",
+                "cpu-clock",
+                "-F",
+                "4000",
+                "-o",
+                "stacks.data",
+            ];
+            args.extend(flags);
+            args.extend(["--", recurse, rounds]);
+            let (mut m, output) = timed(util::profiler().current_dir(dir).args(&args));
+            (m.samples, m.lost) = profiler_counts(&output);
+            records.push(m);
+            let report = ["report", "--children", "-i", "stacks.data"];
+            reports.push(timed(util::profiler().current_dir(dir).args(report)).0);
+            if perf_available {
+                let mut args = vec![
+                    "record",
+                    "-e",
+                    "cpu-clock:u",
+                    "-F",
+                    "4000",
+                    "-o",
+                    "stacks.perf",
+                ];
+                args.extend(flags);
+                args.extend(["--", recurse, rounds]);
+                let (mut m, output) = timed(Command::new("perf").current_dir(dir).args(&args));
+                (m.samples, m.lost) = perf_counts(&output, &dir.join("stacks.perf"));
+                perf_records.push(m);
+                let report = ["report", "--stdio", "--children", "-i", "stacks.perf"];
+                perf_reports.push(timed(Command::new("perf").current_dir(dir).args(report)).0);
+            }
+        }
+        let line = |page: &mut String, what: &str, m: Measure, size: Option<f64>| {
+            let size = size.map_or(String::new(), |s| format!("{s:.1}"));
+            let counts = match size.is_empty() {
+                true => "| | |".to_owned(),
+                false => format!("| {} | {} |", m.samples, m.lost),
+            };
+            writeln!(
+                page,
+                "| {mode} | {what} | {:.3} | {:.2} | {size} {counts}",
+                m.wall, m.cpu
+            )
+            .unwrap();
+        };
+        let (ours, ours_report) = (median(&records), median(&reports));
+        line(page, "profiler record", ours, Some(size_mb("stacks.data")));
+        if perf_available {
+            let (theirs, theirs_report) = (median(&perf_records), median(&perf_reports));
+            line(page, "perf record", theirs, Some(size_mb("stacks.perf")));
+            line(page, "profiler report --children", ours_report, None);
+            line(page, "perf report --children", theirs_report, None);
+            writeln!(
+                page,
+                "| {mode} | ratio (profiler / perf) | record {:.2}×, report {:.2}× | | | | |",
+                ours.wall / theirs.wall,
+                ours_report.wall / theirs_report.wall
+            )
+            .unwrap();
+        } else {
+            line(page, "profiler report --children", ours_report, None);
+        }
+    }
+    writeln!(page).unwrap();
 }
 
 /// A table of the median wall and CPU time of each command that was run;

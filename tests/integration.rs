@@ -3,6 +3,7 @@
 mod util;
 
 mod bad_input;
+mod call_graphs;
 mod exit_status;
 mod gprof;
 mod histogram;

@@ -5,6 +5,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use profiler_model::CallGraph;
+use profiler_report::SampleFilter;
+use profiler_sampler::DEFAULT_STACK_BYTES;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -29,6 +32,10 @@ pub enum Command {
     Report(ReportArgs),
     /// Print the histogram of a recording: one row per nonzero bucket
     Hist(HistArgs),
+    /// Write an interactive flame graph (SVG) of a recording's call stacks
+    Flamegraph(FlamegraphArgs),
+    /// Compare two recordings: per-function changes, and a differential flame graph
+    Diff(DiffArgs),
     /// Write a recording in another tool's format
     Export(ExportArgs),
     /// Name addresses of an executable or library read from stdin, like addr2line -f -C
@@ -68,12 +75,43 @@ pub struct RecordArgs {
     )]
     pub output: PathBuf,
 
+    /// Record call stacks, by frame pointers (same as --call-graph fp)
+    #[arg(short = 'g', conflicts_with = "call_graph")]
+    pub frame_pointers: bool,
+
+    /// Record call stacks: fp follows frame pointers (cheap; code built without them
+    /// loses frames); dwarf copies STACK_BYTES of the user stack per sample [default: 8192]
+    /// and unwinds it with the modules' unwind tables at report time
+    #[arg(long, value_name = "fp|dwarf[,STACK_BYTES]", value_parser = parse_call_graph)]
+    pub call_graph: Option<CallGraph>,
+
     #[command(flatten)]
     pub histogram: HistogramArgs,
 
     /// The command to profile, with its arguments
     #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true)]
     pub command: Vec<OsString>,
+}
+
+fn parse_call_graph(text: &str) -> Result<CallGraph, String> {
+    let (mode, bytes) = match text.split_once(',') {
+        Some((mode, bytes)) => (mode, Some(bytes)),
+        None => (text, None),
+    };
+    match (mode, bytes) {
+        ("fp", None) => Ok(CallGraph::FramePointer),
+        ("dwarf", None) => Ok(CallGraph::Dwarf {
+            stack_bytes: DEFAULT_STACK_BYTES,
+        }),
+        ("dwarf", Some(bytes)) => bytes
+            .parse()
+            .map(|stack_bytes| CallGraph::Dwarf { stack_bytes })
+            .map_err(|_| format!("'{bytes}' is not a number of bytes; e.g. dwarf,16384")),
+        ("fp", Some(_)) => Err("fp takes no stack size; use dwarf,STACK_BYTES".into()),
+        _ => Err(format!(
+            "unknown mode '{mode}'; use fp or dwarf[,STACK_BYTES]"
+        )),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -102,8 +140,137 @@ pub struct ReportArgs {
     #[arg(long)]
     pub no_inline: bool,
 
+    /// Add a Children column, each function's share with its callees (inclusive time, each
+    /// sample once however deep the recursion), and sort by it
+    #[arg(long)]
+    pub children: bool,
+
+    /// Print the call tree of each event: callers first (from main down), or callees first
+    /// (from where the samples were taken up to main); pruned by --percent-limit
+    #[arg(long, value_enum, value_name = "caller|callee")]
+    pub call_graph: Option<TreeDirection>,
+
+    /// One section per thread instead of one for the whole recording
+    #[arg(long)]
+    pub threads: bool,
+
+    #[command(flatten)]
+    pub filter: FilterArgs,
+
     #[command(flatten)]
     pub symbols: SymbolArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct FlamegraphArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Where to write the SVG
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE.svg",
+        default_value = "flamegraph.svg"
+    )]
+    pub output: PathBuf,
+
+    /// The title [default: the recorded command]
+    #[arg(long, value_name = "TITLE")]
+    pub title: Option<String>,
+
+    /// Merge stacks from their leaves: each function's callers above it
+    #[arg(long)]
+    pub reverse: bool,
+
+    /// Draw an icicle graph: roots at the top
+    #[arg(long)]
+    pub inverted: bool,
+
+    /// Leave out frames narrower than this share of the graph's width, in percent
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.01)]
+    pub min_width: f64,
+
+    /// One tower per thread, under a frame naming it
+    #[arg(long)]
+    pub per_thread: bool,
+
+    /// The event to draw (by name, or by its position from 0) [default: the first]
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
+
+    /// Name inlined code after the function it was inlined into [default: inlined
+    /// functions are frames of their own]
+    #[arg(long)]
+    pub no_inline: bool,
+
+    #[command(flatten)]
+    pub filter: FilterArgs,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The recording to compare against
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+
+    /// The recording to compare
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Hide functions whose self and total shares changed by less than P points
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    pub percent_limit: f64,
+
+    /// Compare this event (by name, or by its position from 0) [default: the first]
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
+
+    /// Also write a differential flame graph of NEW: red where a function grew, blue where
+    /// it shrank
+    #[arg(long, value_name = "OUT.svg")]
+    pub flamegraph: Option<PathBuf>,
+
+    /// Count code inlined into a function as that function's
+    #[arg(long)]
+    pub no_inline: bool,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TreeDirection {
+    Caller,
+    Callee,
+}
+
+/// Which processes and threads a reading subcommand keeps.
+#[derive(Debug, Args)]
+pub struct FilterArgs {
+    /// Only samples of these processes
+    #[arg(long, value_name = "PID[,PID...]", value_delimiter = ',')]
+    pub pid: Vec<u32>,
+
+    /// Only samples of these threads
+    #[arg(long, value_name = "TID[,TID...]", value_delimiter = ',')]
+    pub tid: Vec<u32>,
+}
+
+impl FilterArgs {
+    pub fn filter(&self) -> SampleFilter {
+        SampleFilter {
+            pids: self.pid.clone(),
+            tids: self.tid.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -214,21 +381,25 @@ pub enum HistFormat {
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The format to write: gmon, the gmon.out of GNU gprof (a 16-bit time histogram of
-    /// one module, for `gprof -p -b PROGRAM gmon.out`)
+    /// one module, for `gprof -p -b PROGRAM gmon.out`); folded, collapsed stacks
+    /// (`root;...;leaf count` per line, for FlameGraph, inferno and speedscope)
     #[arg(long, value_enum)]
     pub format: ExportFormat,
 
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Where to write
-    #[arg(
-        short = 'o',
-        long = "output",
-        value_name = "FILE",
-        default_value = "gmon.out"
-    )]
-    pub output: PathBuf,
+    /// Where to write [default: gmon.out for gmon, the standard output for folded]
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// folded: start each stack with its process, `command-PID`
+    #[arg(long)]
+    pub pid: bool,
+
+    /// folded: start each stack with its thread, `command-PID/TID`
+    #[arg(long)]
+    pub tid: bool,
 
     /// The module to export (its file name or path) [default: the profiled program]
     #[arg(long, value_name = "MODULE")]
@@ -250,6 +421,7 @@ pub struct ExportArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
     Gmon,
+    Folded,
 }
 
 /// The recording a reading subcommand reads.

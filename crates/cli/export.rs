@@ -1,62 +1,77 @@
 //! `profiler export`: a recording in another tool's format, written
-//! atomically.
+//! atomically (or, for folded stacks, to the standard output).
 
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use profiler_histogram::Scale;
-use profiler_model::{AtomicFile, Recording};
-use profiler_report::{HistOptions, write_gmon};
+use profiler_model::Recording;
+use profiler_report::{HistOptions, StackOptions, ThreadFrames, read_stacks, write_gmon};
 
 use crate::args::{ExportArgs, ExportFormat};
+use crate::output::write_atomically;
+use crate::symbols::with_symbolizer;
 
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
     let recording = Recording::open(&args.input.path)?;
-    let output = &args.output;
-    let file = AtomicFile::create(output).map_err(|error| {
-        anyhow!(
-            "cannot write {}: {error}; choose another -o FILE",
-            output.display()
-        )
-    })?;
-    let mut out = BufWriter::new(file);
-    let summary = match args.format {
-        ExportFormat::Gmon => {
-            let options = HistOptions {
-                event: args.event,
-                module: args.module,
-                width: None,
-                scale: args.scale.map(Scale::new).transpose().context("--scale")?,
-            };
-            let summary = write_gmon(
-                &recording,
-                &crate::symbols::symbolizer(&args.symbols, &recording),
-                &options,
-                &mut out,
-            )?;
-            let capped = match summary.capped {
-                0 => String::new(),
-                n => format!(" ({n} bins capped at 65535)"),
-            };
-            format!(
-                "{} samples of {} in {} in {} bins{capped}; read it with `gprof -p -b {} {}`",
-                summary.samples,
-                summary.event,
-                summary.module,
-                summary.bins,
-                summary.path,
-                output.display()
-            )
-        }
+    match args.format {
+        ExportFormat::Gmon => export_gmon(&args, &recording),
+        ExportFormat::Folded => export_folded(&args, &recording),
+    }
+}
+
+fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+    let output = args.output.as_deref().unwrap_or(Path::new("gmon.out"));
+    let options = HistOptions {
+        event: args.event.clone(),
+        module: args.module.clone(),
+        width: None,
+        scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
-    let write_error = || format!("cannot write {}", output.display());
-    out.flush().with_context(write_error)?;
-    let file = out
-        .into_inner()
-        .map_err(|e| e.into_error())
-        .with_context(write_error)?;
-    file.commit().with_context(write_error)?;
-    eprintln!("profiler: wrote {}: {summary}", output.display());
+    let symbolizer = crate::symbols::symbolizer(&args.symbols, recording);
+    let summary = write_atomically(output, |out| {
+        Ok(write_gmon(recording, &symbolizer, &options, out)?)
+    })?;
+    let capped = match summary.capped {
+        0 => String::new(),
+        n => format!(" ({n} bins capped at 65535)"),
+    };
+    eprintln!(
+        "profiler: wrote {}: {} samples of {} in {} in {} bins{capped}; read it with \
+         `gprof -p -b {} {}`",
+        output.display(),
+        summary.samples,
+        summary.event,
+        summary.module,
+        summary.bins,
+        summary.path,
+        output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+    let options = StackOptions {
+        event: args.event.clone(),
+        ..StackOptions::default()
+    };
+    let thread_frames = ThreadFrames {
+        process: args.pid,
+        thread: args.tid,
+    };
+    let stacks = with_symbolizer(&args.symbols, recording, |symbolizer, unwinder| {
+        read_stacks(recording, symbolizer, unwinder, &options)
+    })?
+    .folded(thread_frames);
+    match &args.output {
+        Some(path) => write_atomically(path, |out| Ok(stacks.write(out)?))?,
+        None => {
+            let mut out = BufWriter::new(io::stdout().lock());
+            stacks.write(&mut out)?;
+            out.flush()?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

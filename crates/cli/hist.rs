@@ -25,7 +25,7 @@ pub fn run(args: HistArgs) -> Result<ExitCode> {
         scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
     let recording = Recording::open(&args.input.path)?;
-    let table = with_symbolizer(&args.symbols, &recording, |symbolizer| {
+    let table = with_symbolizer(&args.symbols, &recording, |symbolizer, _| {
         histogram_table(&recording, symbolizer, &options)
     })?;
     let mut out = BufWriter::new(io::stdout().lock());

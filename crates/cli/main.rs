@@ -2,8 +2,11 @@
 //! config, call one library function per subcommand, print.
 
 mod args;
+mod diff;
 mod export;
+mod flamegraph;
 mod hist;
+mod output;
 mod progress;
 mod record;
 mod report;
@@ -41,6 +44,8 @@ fn main() -> ExitCode {
         ),
         Command::Report(args) => report::run(args),
         Command::Hist(args) => hist::run(args),
+        Command::Flamegraph(args) => flamegraph::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Export(args) => export::run(args),
         Command::Symbolize(args) => symbolize::run(args),
     };

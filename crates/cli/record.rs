@@ -8,24 +8,39 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::ArgMatches;
 use profiler_histogram::{BucketWidth, Flags, HistogramConfig, OnFull, Scale};
+use profiler_model::Recording;
 use profiler_model::{
-    AtomicFile, FileOffset, HistogramSettings, RecordSink, RecordingHeader, RecordingStats,
-    RecordingWriter, Sampling, Svma, Trailer,
+    AtomicFile, CallGraph, FileOffset, HistogramSettings, RecordSink, RecordingHeader,
+    RecordingStats, RecordingWriter, Sampling, Svma, Trailer,
 };
-use profiler_report::{HistogramOptions, HistogramRecorder, ProgramRegion};
-use profiler_sampler::{DEFAULT_RING_BYTES, EventRequest, RecordConfig, RecordOutcome, Recorder};
+use profiler_report::{
+    HistogramOptions, HistogramRecorder, ProgramRegion, stack_advice, stack_completeness,
+    stack_phrase,
+};
+use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder};
+use profiler_symbols::ElfUnwinder;
 
-use crate::args::{HistogramArgs, RecordArgs};
+use crate::args::{HistogramArgs, RecordArgs, SymbolArgs};
+use crate::symbols;
 
 type FileWriter = BufWriter<AtomicFile>;
 
 pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     let (events, sampling) = event_requests(&args, matches)?;
+    let mut call_graph = match args.frame_pointers {
+        true => Some(CallGraph::FramePointer),
+        false => args.call_graph,
+    };
+    if args.histogram.histogram && call_graph.is_some() {
+        eprintln!("profiler: --histogram keeps no call stacks; recording without them");
+        call_graph = None;
+    }
     let config = RecordConfig {
         events,
         sampling,
         command: args.command,
-        ring_bytes: DEFAULT_RING_BYTES,
+        call_graph,
+        ring_bytes: None,
     };
     let recorder = Recorder::new(config)?;
     let mut header = recorder.header();
@@ -69,7 +84,33 @@ pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     if let Some(advice) = loss_advice(&stats) {
         eprintln!("profiler: {advice}");
     }
+    if call_graph.is_some() {
+        report_stacks(output)?;
+    }
     Ok(ExitCode::from(outcome.exit.code()))
+}
+
+/// Says how many of the recorded stacks reached a root, with advice when
+/// few did.
+fn report_stacks(output: &Path) -> Result<()> {
+    let recording = Recording::open(output)?;
+    let Some(call_graph) = recording.header.call_graph else {
+        return Ok(());
+    };
+    let symbol_args = SymbolArgs {
+        debug_dirs: Vec::new(),
+        full_signatures: false,
+    };
+    let symbolizer = symbols::symbolizer(&symbol_args, &recording);
+    let unwinder = ElfUnwinder::new(&symbols::options(&symbol_args, true));
+    for event in stack_completeness(&recording, &symbolizer, &unwinder)? {
+        let phrase = stack_phrase(call_graph, event.rooted, event.samples);
+        eprintln!("profiler: {} stacks, {phrase}", event.event);
+        if let Some(advice) = stack_advice(call_graph, event.rooted, event.samples) {
+            eprintln!("profiler: {advice}");
+        }
+    }
+    Ok(())
 }
 
 /// Where the records go: into the file, or into histograms.

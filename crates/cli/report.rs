@@ -1,29 +1,43 @@
-//! `profiler report`: args -> ReportOptions -> flat_profile -> text or JSON.
+//! `profiler report`: args -> StackOptions and ReportOptions -> read_stacks
+//! -> flat_profile -> text or JSON.
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
 use profiler_model::Recording;
-use profiler_report::{ReportOptions, SortKey, flat_profile, render_json, render_text};
+use profiler_report::{
+    ReportOptions, SortKey, StackOptions, TreeDirection, flat_profile, read_stacks, render_json,
+    render_text,
+};
 
 use crate::args::{self, Format, ReportArgs};
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let recording = Recording::open(&args.input.path)?;
-    let options = ReportOptions {
+    let stack_options = StackOptions {
         event: args.event,
+        fold_inline: args.no_inline,
+        filter: args.filter.filter(),
+    };
+    let options = ReportOptions {
         sort: match args.sort {
             args::SortKey::Symbol => SortKey::Symbol,
             args::SortKey::Module => SortKey::Module,
         },
         percent_limit: args.percent_limit,
-        fold_inline: args.no_inline,
+        children: args.children,
+        call_graph: args.call_graph.map(|direction| match direction {
+            args::TreeDirection::Caller => TreeDirection::Caller,
+            args::TreeDirection::Callee => TreeDirection::Callee,
+        }),
+        split_threads: args.threads,
     };
-    let profile = with_symbolizer(&args.symbols, &recording, |symbolizer| {
-        flat_profile(&recording, symbolizer, &options)
+    let stacks = with_symbolizer(&args.symbols, &recording, |symbolizer, unwinder| {
+        read_stacks(&recording, symbolizer, unwinder, &stack_options)
     })?;
+    let profile = flat_profile(&recording, &stacks, &options);
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
         Format::Text => render_text(&profile, &mut out)?,

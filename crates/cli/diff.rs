@@ -1,0 +1,83 @@
+//! `profiler diff BASE NEW`: per-function changes between two recordings,
+//! and on request a differential flame graph.
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow};
+use profiler_model::Recording;
+use profiler_report::{
+    EventProfile, FlameOptions, ReportOptions, StackOptions, StackProfile, ThreadFrames,
+    diff_profiles, flat_profile, read_stacks, render_diff_flamegraph, render_diff_json,
+    render_diff_text,
+};
+
+use crate::args::{DiffArgs, Format};
+use crate::output::write_atomically;
+use crate::symbols::with_symbolizer;
+
+pub fn run(args: DiffArgs) -> Result<ExitCode> {
+    let base = Recording::open(&args.base)?;
+    let new = Recording::open(&args.new)?;
+    let options = StackOptions {
+        event: Some(args.event.clone().unwrap_or_else(|| "0".into())),
+        fold_inline: args.no_inline,
+        ..StackOptions::default()
+    };
+    // One symbolizer for both: the same files are named once. Whether the
+    // kernel's symbols apply is judged by the newer recording.
+    let (base_stacks, new_stacks) =
+        with_symbolizer(&args.symbols, &new, |symbolizer, unwinder| {
+            let read = |recording, path: &Path| {
+                read_stacks(recording, symbolizer, unwinder, &options)
+                    .map_err(|error| anyhow!("{}: {error}", path.display()))
+            };
+            Ok::<_, anyhow::Error>((read(&base, &args.base)?, read(&new, &args.new)?))
+        })?;
+    let diff = diff_profiles(
+        &event_profile(&base, &base_stacks, &args.base)?,
+        &event_profile(&new, &new_stacks, &args.new)?,
+        args.percent_limit,
+    );
+    let mut out = BufWriter::new(io::stdout().lock());
+    match args.format {
+        Format::Text => render_diff_text(&diff, &mut out)?,
+        Format::Json => render_diff_json(&diff, &mut out)?,
+    }
+    out.flush()?;
+
+    if let Some(path) = &args.flamegraph {
+        let flame = FlameOptions {
+            title: format!("{} against {}", args.new.display(), args.base.display()),
+            subtitle: Some("red: grew, blue: shrank (shares of each recording's total)".into()),
+            ..FlameOptions::default()
+        };
+        let (base, new) = (
+            base_stacks.folded(ThreadFrames::default()),
+            new_stacks.folded(ThreadFrames::default()),
+        );
+        write_atomically(path, |out| {
+            Ok(render_diff_flamegraph(&base, &new, &flame, out)?)
+        })?;
+        eprintln!("profiler: wrote {}; open it in a browser", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The rows of the compared event, every function with its total.
+fn event_profile(
+    recording: &Recording,
+    stacks: &StackProfile,
+    path: &Path,
+) -> Result<EventProfile> {
+    let options = ReportOptions {
+        children: true,
+        ..ReportOptions::default()
+    };
+    flat_profile(recording, stacks, &options)
+        .events
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("{} has no samples of the event", path.display()))
+}

@@ -1,0 +1,426 @@
+//! Call stacks end to end: recorded by frame pointers and by stack copies,
+//! unwound, and shown as inclusive shares, call trees, folded stacks, flame
+//! graphs and diffs.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use inferno::collapse::Collapse;
+
+use crate::util::*;
+
+/// The folded stacks of a recording: `root;...;leaf` -> samples.
+fn folded(dir: &Path, data: &str, extra: &[&str]) -> Vec<(Vec<String>, u64)> {
+    let mut args = vec!["export", "--format", "folded", "-i", data];
+    args.extend_from_slice(extra);
+    let output = run(dir, &args);
+    assert!(
+        output.status.success(),
+        "export failed: {}",
+        stderr(&output)
+    );
+    parse_folded(&String::from_utf8(output.stdout).unwrap())
+}
+
+fn parse_folded(text: &str) -> Vec<(Vec<String>, u64)> {
+    text.lines()
+        .map(|line| {
+            let (stack, count) = line.rsplit_once(' ').expect("a count after the stack");
+            let frames = stack.split(';').map(str::to_owned).collect();
+            (frames, count.parse().expect("a numeric count"))
+        })
+        .collect()
+}
+
+/// Of the samples taken in `leaf`, the share whose stack is whole: main,
+/// then at least 65 nested `descend`, then `leaf`.
+fn whole_leaf_stacks(stacks: &[(Vec<String>, u64)]) -> (f64, u64) {
+    let in_leaf: Vec<&(Vec<String>, u64)> = stacks
+        .iter()
+        .filter(|(frames, _)| frames.last().map(String::as_str) == Some("leaf"))
+        .collect();
+    let total: u64 = in_leaf.iter().map(|(_, n)| n).sum();
+    let whole: u64 = in_leaf
+        .iter()
+        .filter(|(frames, _)| {
+            let main = frames.iter().position(|f| f == "main");
+            let descends = frames.iter().filter(|f| *f == "descend").count();
+            main.is_some_and(|m| {
+                frames[m + 1..frames.len() - 1]
+                    .iter()
+                    .all(|f| f == "descend")
+            }) && descends >= 65
+        })
+        .map(|(_, n)| n)
+        .sum();
+    (whole as f64 / total.max(1) as f64, total)
+}
+
+fn all_samples(stacks: &[(Vec<String>, u64)]) -> u64 {
+    stacks.iter().map(|(_, n)| n).sum()
+}
+
+fn check_recursion_unwinds(program: &str, call_graph: &[&str]) {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch(&format!("stacks-{program}-{}", call_graph.join("")));
+    let fixture = fixture(program);
+    let output = record(
+        &dir,
+        "recurse.data",
+        &[&["-e", "cpu-clock"], call_graph].concat(),
+        &[fixture.to_str().unwrap(), "6"],
+    );
+    let summary = stderr(&output);
+    assert!(
+        summary.contains("reached main"),
+        "record says nothing of the stacks: {summary}"
+    );
+    let stacks = folded(&dir, "recurse.data", &[]);
+    let (whole, in_leaf) = whole_leaf_stacks(&stacks);
+    let total = all_samples(&stacks);
+    assert!(total >= 1000, "too few samples: {total}");
+    let leaf_share = in_leaf as f64 * 100.0 / total as f64;
+    assert!(
+        (leaf_share - 90.0).abs() < 4.0,
+        "leaf has {leaf_share:.1}% of the samples, expected 90%"
+    );
+    assert!(
+        whole >= 0.97,
+        "only {:.1}% of leaf's stacks unwound to main through 65 descend frames; e.g. {:?}",
+        whole * 100.0,
+        stacks.iter().max_by_key(|(_, n)| *n)
+    );
+
+    // Inclusive time: descend recurses 65 deep but each sample counts once.
+    let report = report_json(&dir, "recurse.data");
+    let descend = function(&report, "descend").expect("descend in the report");
+    let total_percent = descend["total_percent"].as_f64().unwrap();
+    assert!(
+        (total_percent - 90.0).abs() < 4.0,
+        "descend's total is {total_percent}%, expected 90%"
+    );
+    assert!(descend["self_percent"].as_f64().unwrap() < 1.0);
+    let main = function(&report, "main").expect("main in the report");
+    assert!(main["total_percent"].as_f64().unwrap() > 97.0);
+    let stacks = &report["events"][0]["stacks"];
+    assert!(stacks["rooted"].as_u64().unwrap() * 100 >= stacks["samples"].as_u64().unwrap() * 97);
+}
+
+#[test]
+fn a_64_deep_recursion_unwinds_by_frame_pointers() {
+    check_recursion_unwinds("recurse", &["-g"]);
+}
+
+#[test]
+fn a_64_deep_recursion_unwinds_from_stack_copies() {
+    check_recursion_unwinds("recurse", &["--call-graph", "dwarf"]);
+}
+
+#[test]
+fn code_without_frame_pointers_unwinds_from_stack_copies() {
+    check_recursion_unwinds("recurse-nofp", &["--call-graph", "dwarf"]);
+}
+
+#[test]
+fn call_trees_children_and_threads_in_text() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("stacks-text");
+    let program = fixture("recurse");
+    record(&dir, "r.data", &["-g"], &[program.to_str().unwrap(), "3"]);
+    let report = |args: &[&str]| {
+        let output = run(&dir, &[&["report", "-i", "r.data"], args].concat());
+        assert!(output.status.success(), "{}", stderr(&output));
+        String::from_utf8(output.stdout).unwrap()
+    };
+
+    let children = report(&["--children"]);
+    assert!(children.contains("# Children"), "{children}");
+    assert!(
+        children.contains("# Stacks:   frame pointers:"),
+        "{children}"
+    );
+    let first_row = children.lines().find(|l| !l.starts_with('#')).unwrap();
+    assert!(
+        [
+            "main",
+            "_start",
+            "__libc_start_main",
+            "__libc_start_call_main"
+        ]
+        .iter()
+        .any(|root| first_row.ends_with(root)),
+        "the first row by total should be a root: {first_row}"
+    );
+
+    // Callers first: main, then descend under it, leaf deepest.
+    let caller = report(&["--call-graph", "caller", "--percent-limit", "5"]);
+    let tree: Vec<&str> = caller
+        .lines()
+        .skip_while(|l| !l.starts_with("# Call tree"))
+        .filter(|l| !l.starts_with('#'))
+        .collect();
+    let depth = |name: &str| {
+        tree.iter()
+            .filter(|l| l.trim_end().ends_with(&format!("{name} [recurse]")))
+            .map(|l| {
+                l.split('%').nth(1).unwrap().len() - l.split('%').nth(1).unwrap().trim_start().len()
+            })
+            .max()
+    };
+    let (main, leaf) = (depth("main").unwrap(), depth("leaf").unwrap());
+    assert!(
+        leaf >= main + 2 * 65,
+        "leaf at indent {leaf}, main at {main}:\n{caller}"
+    );
+    assert!(!tree.iter().any(|l| l.contains("side [")) || caller.contains("side [recurse]"));
+
+    // Callees first: leaf at the top level, its callers below.
+    let callee = report(&["--call-graph", "callee", "--percent-limit", "5"]);
+    let top: Vec<&str> = callee
+        .lines()
+        .skip_while(|l| !l.starts_with("# Call tree"))
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| {
+            l.split('%')
+                .nth(1)
+                .is_some_and(|rest| rest.starts_with("  ") && !rest.starts_with("   "))
+        })
+        .collect();
+    assert!(top.iter().any(|l| l.contains("leaf [recurse]")), "{callee}");
+    assert!(!top.iter().any(|l| l.contains("main [")), "{callee}");
+
+    // Per thread, and filtered by a pid that is not there.
+    let threads = report(&["--threads"]);
+    assert!(threads.contains("# Thread:   recurse (pid"), "{threads}");
+    let none = report(&["--pid", "1"]);
+    assert!(!none.contains("leaf"), "{none}");
+}
+
+#[test]
+fn the_flame_graph_is_well_formed_svg_with_the_expected_frames() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("stacks-svg");
+    let program = fixture("recurse");
+    record(&dir, "r.data", &["-g"], &[program.to_str().unwrap(), "3"]);
+    let output = run(
+        &dir,
+        &[
+            "flamegraph",
+            "-i",
+            "r.data",
+            "-o",
+            "flame.svg",
+            "--title",
+            "Recursion",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let svg = std::fs::read_to_string(dir.join("flame.svg")).unwrap();
+    let mut reader = quick_xml::Reader::from_str(&svg);
+    let mut titles = Vec::new();
+    let mut in_title = false;
+    loop {
+        match reader.read_event() {
+            Ok(quick_xml::events::Event::Eof) => break,
+            Ok(quick_xml::events::Event::Start(e)) => in_title = e.name().as_ref() == b"title",
+            Ok(quick_xml::events::Event::Text(t)) if in_title => {
+                titles.push(String::from_utf8_lossy(&t).into_owned())
+            }
+            Ok(_) => {}
+            Err(error) => panic!("flame.svg is not well-formed XML: {error}"),
+        }
+    }
+    for frame in ["main", "descend", "leaf", "side"] {
+        assert!(
+            titles.iter().any(|t| t.starts_with(&format!("{frame} ("))),
+            "no frame {frame} in the SVG; titles: {:?}",
+            &titles[..titles.len().min(10)]
+        );
+    }
+    assert!(svg.contains("Recursion"));
+    assert!(svg.contains("<script"), "the SVG should be interactive");
+}
+
+/// `perf script` through inferno's perf collapser, on the same workload:
+/// the leaf functions' shares and their callers agree.
+#[test]
+fn folded_stacks_agree_with_perf_script_collapsed_by_inferno() {
+    if !sampling_allowed() {
+        return;
+    }
+    let perf_works = Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !perf_works {
+        assert!(std::env::var_os("CI").is_none(), "perf is missing under CI");
+        eprintln!("skipped: perf is not installed");
+        return;
+    }
+    let dir = scratch("stacks-perf");
+    let program = fixture("split");
+    let program = program.to_str().unwrap();
+    record(
+        &dir,
+        "ours.data",
+        &["-e", "cpu-clock", "-g"],
+        &[program, "10"],
+    );
+    let ours = folded(&dir, "ours.data", &[]);
+
+    let perf = Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock:u",
+            "-F",
+            "4000",
+            "-g",
+            "-o",
+        ])
+        .arg(dir.join("perf.data"))
+        .args([program, "10"])
+        .output()
+        .unwrap();
+    assert!(perf.status.success(), "perf record: {}", stderr(&perf));
+    let script = Command::new("perf")
+        .args(["script", "-i"])
+        .arg(dir.join("perf.data"))
+        .output()
+        .unwrap();
+    assert!(script.status.success(), "perf script: {}", stderr(&script));
+    let mut collapsed = Vec::new();
+    inferno::collapse::perf::Folder::default()
+        .collapse(&script.stdout[..], &mut collapsed)
+        .unwrap();
+    let theirs = parse_folded(&String::from_utf8(collapsed).unwrap());
+
+    // By the last two frames (caller;leaf), where both tools agree on names.
+    let shares = |stacks: &[(Vec<String>, u64)]| -> HashMap<String, f64> {
+        let total = all_samples(stacks) as f64;
+        let mut shares = HashMap::new();
+        for (frames, n) in stacks {
+            let tail = frames[frames.len().saturating_sub(2)..].join(";");
+            *shares.entry(tail).or_insert(0.0) += *n as f64 * 100.0 / total;
+        }
+        shares
+    };
+    let (ours, theirs) = (shares(&ours), shares(&theirs));
+    for tail in ["main;burn_60", "main;burn_30", "main;burn_10"] {
+        let (a, b) = (
+            ours.get(tail).copied().unwrap_or(0.0),
+            theirs.get(tail).copied().unwrap_or(0.0),
+        );
+        assert!(
+            (a - b).abs() < 4.0,
+            "{tail}: {a:.1}% here, {b:.1}% by perf script + inferno-collapse-perf"
+        );
+    }
+}
+
+#[test]
+fn diff_shows_what_grew_and_what_shrank() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("stacks-diff");
+    let program = fixture("split");
+    let program = program.to_str().unwrap();
+    record(
+        &dir,
+        "base.data",
+        &["-g"],
+        &[program, "10", "60", "30", "10"],
+    );
+    record(
+        &dir,
+        "new.data",
+        &["-g"],
+        &[program, "10", "10", "30", "60"],
+    );
+    let output = run(
+        &dir,
+        &[
+            "diff",
+            "base.data",
+            "new.data",
+            "--format",
+            "json",
+            "--flamegraph",
+            "diff.svg",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let diff: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let delta = |name: &str| {
+        diff["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing from {diff}"))["self_delta"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!((delta("burn_60") + 50.0).abs() < 5.0, "{diff}");
+    assert!((delta("burn_10") - 50.0).abs() < 5.0, "{diff}");
+    assert!(delta("burn_30").abs() < 4.0, "{diff}");
+    let first = &diff["functions"][0]["name"];
+    assert!(
+        first == "burn_60" || first == "burn_10",
+        "most changed first: {diff}"
+    );
+    let svg = std::fs::read_to_string(dir.join("diff.svg")).unwrap();
+    assert!(svg.contains("burn_60") && svg.trim_end().ends_with("</svg>"));
+
+    let text = run(&dir, &["diff", "base.data", "new.data"]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    let row = text.lines().find(|l| l.ends_with(" burn_10")).unwrap();
+    assert!(row.contains("+"), "{text}");
+}
+
+#[test]
+fn histogram_mode_keeps_working_without_stacks() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("stacks-histogram");
+    let program = fixture("split");
+    let output = record(
+        &dir,
+        "h.data",
+        &["--histogram", "-g"],
+        &[program.to_str().unwrap(), "3"],
+    );
+    assert!(stderr(&output).contains("keeps no call stacks"));
+    let stacks = folded(&dir, "h.data", &[]);
+    assert!(
+        stacks
+            .iter()
+            .any(|(frames, _)| frames == &["burn_60".to_owned()])
+    );
+}
+
+#[test]
+fn a_bad_call_graph_mode_is_one_line_naming_it() {
+    let dir = scratch("stacks-bad");
+    for (mode, says) in [
+        ("lbr", "unknown mode 'lbr'"),
+        ("dwarf,13", "multiple of 8"),
+        ("dwarf,lots", "'lots' is not a number"),
+    ] {
+        let output = run(&dir, &["record", "--call-graph", mode, "--", "true"]);
+        let message = stderr(&output);
+        assert!(!output.status.success());
+        assert!(message.contains(says), "{mode}: {message}");
+        assert_eq!(message.trim_end().lines().count(), 1, "{message}");
+    }
+}
