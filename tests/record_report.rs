@@ -28,9 +28,14 @@ fn three_functions_split_60_30_10() {
     let event = &report["events"][0];
     assert_eq!(event["name"], "cpu-clock");
     assert_eq!(event["lost"], 0);
+    // Without call stacks, a function's total is its own samples, and those
+    // of code inlined into it (a sample in the loader's inlined code may
+    // give its caller a total without a self).
     for row in report["functions"].as_array().unwrap() {
-        assert_eq!(row["total"], row["self"]);
-        assert_eq!(row["total_percent"], row["self_percent"]);
+        assert!(row["total"].as_u64() >= row["self"].as_u64(), "{row}");
+        if row["module"] == "split" {
+            assert_eq!(row["total"], row["self"], "{row}");
+        }
     }
 }
 
