@@ -36,6 +36,7 @@ mod error;
 mod event;
 mod header;
 mod layout;
+mod listing;
 mod module;
 mod process;
 mod reader;
@@ -53,6 +54,7 @@ pub use header::{
     CallGraph, HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
 };
 pub use layout::FORMAT_VERSION;
+pub use listing::{AsmSyntax, Disassembler, Flow, FunctionListing, Instruction, SourceReader};
 pub use module::{Module, ModuleId, ModuleTable};
 pub use process::{LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order};
 pub use reader::{Recording, Records};
