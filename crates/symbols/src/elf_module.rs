@@ -18,7 +18,7 @@ use crate::debug_file::{DebugFile, find_debug_file};
 use crate::demangle::demangle;
 use crate::dwarf::{self, FrameFinder, Sections};
 use crate::error::SymbolsError;
-use crate::functions::FunctionTable;
+use crate::functions::{Function, FunctionTable};
 use crate::image::{self, Bytes, Image, Layout};
 
 /// Below this many addresses per thread, fewer threads do the work: each
@@ -101,6 +101,11 @@ impl<'a> ElfModule<'a> {
             debug,
             functions,
         })
+    }
+
+    /// The function holding `address`.
+    pub fn function(&self, address: Svma) -> Option<&Function<'a>> {
+        self.functions.find(address.0)
     }
 
     /// The stated address of each file offset.

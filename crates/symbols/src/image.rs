@@ -106,6 +106,20 @@ impl Layout {
             .map(|s| FileOffset(s.file_offset + (svma.0 - s.svma)))
     }
 
+    /// Where the code stated at `start..end` lies in the file: the file
+    /// offset of `start` and how many bytes from there one segment holds,
+    /// `end - start` at most.
+    pub fn file_range(&self, start: Svma, end: Svma) -> Option<(FileOffset, u64)> {
+        self.segments
+            .iter()
+            .find(|s| start.0 >= s.svma && start.0 - s.svma < s.file_size)
+            .map(|s| {
+                let skipped = start.0 - s.svma;
+                let len = (s.file_size - skipped).min(end.0.saturating_sub(start.0));
+                (FileOffset(s.file_offset + skipped), len)
+            })
+    }
+
     pub fn relative(&self, svma: Svma) -> RelativeAddress {
         RelativeAddress(svma.0.wrapping_sub(self.base))
     }

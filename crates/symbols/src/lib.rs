@@ -18,11 +18,17 @@
 //! }
 //! ```
 //!
+//! For annotated listings it implements the
+//! [`Disassembler`](profiler_model::Disassembler) contract too (one
+//! function's x86 code, each instruction with its inline chain and line),
+//! and [`SourceFiles`] reads the sources the debug info names.
+//!
 //! Files are read through a cache, only the parts used, rather than mapped:
 //! a mapping would turn another process truncating the file into a crash.
 
 mod debug_file;
 mod demangle;
+mod disassemble;
 mod dwarf;
 mod elf_module;
 mod error;
@@ -32,6 +38,7 @@ mod jit;
 mod kernel;
 mod plt;
 mod regions;
+mod sources;
 mod symbolizer;
 mod unwind;
 mod vdso;
@@ -39,5 +46,6 @@ mod vdso;
 pub use demangle::demangle;
 pub use error::SymbolsError;
 pub use regions::file_offsets;
+pub use sources::SourceFiles;
 pub use symbolizer::{ElfSymbolizer, SymbolizerOptions, symbolize_file};
 pub use unwind::ElfUnwinder;

@@ -45,6 +45,61 @@ impl ElfSymbolizer {
             kallsyms: OnceLock::new(),
         }
     }
+
+    pub(crate) fn options(&self) -> &SymbolizerOptions {
+        &self.options
+    }
+
+    /// Opens the files of a module that has them: the file on disk with its
+    /// separate debug file, or, under the same kernel, this process's vdso.
+    pub(crate) fn open(&self, module: &Module) -> Result<ModuleFiles, Unopened> {
+        if module.pid.is_some() {
+            Err(Unopened::NoFile("JIT code is not kept in the recording"))
+        } else if module.path == "[vdso]" {
+            if !self.options.same_kernel {
+                return Err(Unopened::NoFile(
+                    "the vdso of the recording's kernel is not on this machine",
+                ));
+            }
+            own_vdso()
+                .map(|image| ModuleFiles::in_memory("[vdso]", image))
+                .ok_or(Unopened::NoFile("this process has no vdso to read"))
+        } else if module.has_file() {
+            ModuleFiles::open(Path::new(&module.path), &self.options.debug_dirs)
+                .map_err(Unopened::Failed)
+        } else {
+            Err(Unopened::NoFile("the code has no file"))
+        }
+    }
+}
+
+/// Why a module's files were not opened.
+pub(crate) enum Unopened {
+    /// It has none to open (JIT code, another kernel's vdso, regions without
+    /// files): nothing to report when naming, one line for a listing.
+    NoFile(&'static str),
+    /// Its file is missing or unreadable.
+    Failed(SymbolsError),
+}
+
+/// Parses `files`, which must be the ones `module` was recorded from: a
+/// build-id other than the recording's means the file has changed since.
+pub(crate) fn parse_recorded<'a>(
+    module: &Module,
+    files: &'a ModuleFiles,
+) -> Result<ElfModule<'a>, SymbolsError> {
+    let elf = ElfModule::parse(files)?;
+    if let (Some(recorded), Some(found)) = (&module.build_id, elf.image.build_id())
+        && *recorded != found
+    {
+        let (path, recorded) = (module.path.clone(), recorded.clone());
+        return Err(SymbolsError::BuildIdMismatch {
+            path,
+            recorded,
+            found,
+        });
+    }
+    Ok(elf)
 }
 
 impl Symbolizer for ElfSymbolizer {
@@ -52,18 +107,10 @@ impl Symbolizer for ElfSymbolizer {
         if let Some(pid) = module.pid {
             return jit_symbols(pid, offsets);
         }
-        let files = if module.path == "[vdso]" && self.options.same_kernel {
-            match own_vdso() {
-                Some(image) => ModuleFiles::in_memory("[vdso]", image),
-                None => return unnamed(offsets, None),
-            }
-        } else if module.has_file() {
-            match ModuleFiles::open(Path::new(&module.path), &self.options.debug_dirs) {
-                Ok(files) => files,
-                Err(error) => return unnamed(offsets, Some(error)),
-            }
-        } else {
-            return unnamed(offsets, None);
+        let files = match self.open(module) {
+            Ok(files) => files,
+            Err(Unopened::NoFile(_)) => return unnamed(offsets, None),
+            Err(Unopened::Failed(error)) => return unnamed(offsets, Some(error)),
         };
         match symbolize_offsets(
             module,
@@ -107,17 +154,7 @@ fn symbolize_offsets(
     detail: Detail,
     full_signatures: bool,
 ) -> Result<ModuleSymbols, SymbolsError> {
-    let elf = ElfModule::parse(files)?;
-    if let (Some(recorded), Some(found)) = (&module.build_id, elf.image.build_id())
-        && *recorded != found
-    {
-        let (path, recorded) = (module.path.clone(), recorded.clone());
-        return Err(SymbolsError::BuildIdMismatch {
-            path,
-            recorded,
-            found,
-        });
-    }
+    let elf = parse_recorded(module, files)?;
     let svmas = elf.svmas(offsets);
     let known: Vec<Svma> = svmas.iter().flatten().copied().collect();
     let mut resolved = elf.resolve(&known, detail, full_signatures).into_iter();
@@ -164,11 +201,11 @@ fn unnamed(offsets: &[FileOffset], problem: Option<SymbolsError>) -> ModuleSymbo
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// Where this test binary's code is mapped: (start, end, file offset, path).
-    fn own_mapping(address: u64) -> (u64, u64, String) {
+    /// Where this test binary's code is mapped: (start, file offset, path).
+    pub(crate) fn own_mapping(address: u64) -> (u64, u64, String) {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         for line in maps.lines() {
             let fields: Vec<&str> = line.split_whitespace().collect();
