@@ -17,6 +17,7 @@ pub fn run(args: FlamegraphArgs) -> Result<ExitCode> {
         event: args.event.clone(),
         fold_inline: args.no_inline,
         filter: args.filter.filter(),
+        ..StackOptions::default()
     };
     let thread_frames = ThreadFrames {
         process: false,

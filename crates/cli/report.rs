@@ -16,16 +16,20 @@ use crate::symbols::with_symbolizer;
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let recording = Recording::open(&args.input.path)?;
+    let sort = match args.sort {
+        args::SortKey::Symbol => SortKey::Symbol,
+        args::SortKey::Module => SortKey::Module,
+        args::SortKey::Line => SortKey::Line,
+        args::SortKey::Address => SortKey::Address,
+    };
     let stack_options = StackOptions {
         event: args.event,
         fold_inline: args.no_inline,
+        places: matches!(sort, SortKey::Line | SortKey::Address),
         filter: args.filter.filter(),
     };
     let options = ReportOptions {
-        sort: match args.sort {
-            args::SortKey::Symbol => SortKey::Symbol,
-            args::SortKey::Module => SortKey::Module,
-        },
+        sort,
         percent_limit: args.percent_limit,
         children: args.children,
         call_graph: args.call_graph.map(|direction| match direction {

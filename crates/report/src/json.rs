@@ -1,6 +1,8 @@
 //! The flat profile as JSON:
 //! `{"events":[{"name","samples","lost",...}], "functions":[{"name","module","self",
-//! "self_percent","total","total_percent",...}], ...}`. Without call
+//! "self_percent","total","total_percent",...}], ...}`, and sorted by line
+//! or address `"lines"` or `"addresses"`: `[{"module","function","file",
+//! "line","address","offset","self","self_percent",...}]`. Without call
 //! graphs, `total` equals `self`.
 
 use std::io::{self, Write};
@@ -9,7 +11,7 @@ use serde_json::{Value, json};
 
 use profiler_model::Sampling;
 
-use crate::profile::FlatProfile;
+use crate::profile::{FlatProfile, SortKey};
 
 pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()> {
     let events: Vec<Value> = profile
@@ -74,12 +76,32 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
             })
         })
         .collect();
+    let places: Vec<Value> = profile
+        .events
+        .iter()
+        .flat_map(|e| {
+            e.places.iter().map(|p| {
+                json!({
+                    "module": p.module,
+                    "function": p.function,
+                    "file": p.file.as_deref(),
+                    "line": p.line,
+                    "address": p.address,
+                    "offset": p.function_offset,
+                    "event": e.description.name,
+                    "self": p.weight.samples,
+                    "self_percent": round(p.percent),
+                    "period": p.weight.period,
+                })
+            })
+        })
+        .collect();
     let threads: Vec<Value> = profile
         .threads
         .iter()
         .map(|t| json!({"pid": t.pid, "tid": t.tid, "name": t.name, "samples": t.samples}))
         .collect();
-    let document = json!({
+    let mut document = json!({
         "command": profile.header.command,
         "duration_ns": profile.duration_ns,
         "outcome": profile.outcome,
@@ -96,6 +118,11 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
             "outside": totals.iter().map(|t| t.outside).collect::<Vec<_>>(),
         })),
     });
+    match profile.sort {
+        SortKey::Line => document["lines"] = Value::Array(places),
+        SortKey::Address => document["addresses"] = Value::Array(places),
+        SortKey::Symbol | SortKey::Module => {}
+    }
     serde_json::to_writer_pretty(&mut *out, &document)?;
     writeln!(out)
 }

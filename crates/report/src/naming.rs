@@ -3,13 +3,15 @@
 //! into names as soon as it comes, then dropped), and every location gets the
 //! function it belongs to: by default the innermost inlined function the
 //! instruction came from, or the function that contains it. Function names
-//! are kept once each; locations refer to them by index.
+//! are kept once each; locations refer to them by index. Where reports go
+//! below functions (by source line, by address, annotated listings), each
+//! location also keeps its place: its address and source line.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
 use profiler_model::{
-    AddressSymbol, Avma, Detail, FileOffset, Location, ModuleId, ModuleSymbols, ModuleTable,
+    AddressSymbol, Avma, Detail, FileOffset, Location, ModuleId, ModuleSymbols, ModuleTable, Svma,
     Symbolizer,
 };
 
@@ -28,6 +30,21 @@ pub struct FunctionKey {
     pub name: String,
 }
 
+/// Where a location is, below its function.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Place {
+    /// The address as the file states it (`nm`, `objdump`), when known.
+    pub svma: Option<Svma>,
+    /// The function holding the address (not the one inlined into it),
+    /// when it has a name, and how far into it the address lies, when its
+    /// start is known.
+    pub function: Option<Arc<str>>,
+    pub function_offset: Option<u64>,
+    /// The source line of the instruction (its innermost inline frame's).
+    pub file: Option<Arc<str>>,
+    pub line: Option<u32>,
+}
+
 /// The function of every location.
 #[derive(Default)]
 pub(crate) struct Names {
@@ -39,6 +56,8 @@ pub(crate) struct Names {
     interned: HashMap<FunctionKey, u32>,
     /// Why some modules' code is unnamed (file missing, changed...).
     pub problems: Vec<String>,
+    /// Where each location is, when asked for.
+    pub places: HashMap<Location, Place>,
 }
 
 impl Names {
@@ -76,11 +95,13 @@ impl Names {
 
 /// Names every location. With `inline`, code inlined into a function is
 /// named after the function it was inlined from (its innermost frame).
+/// With `places`, each location of a module also keeps its [`Place`].
 pub(crate) fn name_locations<'a>(
     modules: &ModuleTable,
     locations: impl Iterator<Item = &'a Location>,
     symbolizer: &dyn Symbolizer,
     inline: bool,
+    places: bool,
 ) -> Names {
     let mut names = Names::default();
     let mut by_module: HashMap<ModuleId, BTreeSet<FileOffset>> = HashMap::new();
@@ -120,7 +141,7 @@ pub(crate) fn name_locations<'a>(
         );
     }
 
-    let detail = if inline {
+    let detail = if inline || places {
         Detail::Frames
     } else {
         Detail::Functions
@@ -142,6 +163,9 @@ pub(crate) fn name_locations<'a>(
                     module: id,
                     offset: *offset,
                 };
+                if places {
+                    names.places.insert(location, place(symbol));
+                }
                 let chain: Vec<&str> = match inline {
                     true => symbol
                         .frames
@@ -203,6 +227,21 @@ fn symbolize_modules(
             take(id, &offsets, symbols);
         }
     });
+}
+
+fn place(symbol: &AddressSymbol) -> Place {
+    let innermost = symbol.frames.first();
+    let function_offset = match (&symbol.function, symbol.relative) {
+        (Some(function), Some(relative)) => relative.0.checked_sub(function.start.0),
+        _ => None,
+    };
+    Place {
+        svma: symbol.svma,
+        function: symbol.function.as_ref().and_then(|f| f.name.clone()),
+        function_offset,
+        file: innermost.and_then(|f| f.file.clone()),
+        line: innermost.and_then(|f| f.line),
+    }
 }
 
 /// The function's name; for code without one, `module+0xSTART` (the start

@@ -9,6 +9,7 @@ use profiler_model::{
 
 use crate::calltree::{CallTree, TreeDirection, call_tree};
 use crate::naming::ModuleKey;
+use crate::places::{PlaceKind, PlaceRow, place_rows};
 use crate::samples::Weight;
 use crate::stacks::{NamedStack, StackProfile};
 
@@ -20,6 +21,10 @@ pub enum SortKey {
     Symbol,
     /// One row per module.
     Module,
+    /// One row per source line (read with [`StackOptions::places`](crate::StackOptions::places)).
+    Line,
+    /// One row per instruction address (read with places, too).
+    Address,
 }
 
 /// Choices for [`flat_profile`] (which samples, and how they are named,
@@ -76,6 +81,9 @@ pub struct EventProfile {
     pub functions: Vec<FunctionRow>,
     /// Modules by share of the event, most first.
     pub modules: Vec<ModuleRow>,
+    /// Sorted by line or address: source lines or addresses by share of
+    /// the event, most first.
+    pub places: Vec<PlaceRow>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -281,6 +289,15 @@ fn event_profile(
             &b.path,
         ))
     });
+    let place_kind = match options.sort {
+        SortKey::Line => Some(PlaceKind::Line),
+        SortKey::Address => Some(PlaceKind::Address),
+        SortKey::Symbol | SortKey::Module => None,
+    };
+    let places = place_kind.map_or_else(Vec::new, |kind| {
+        let total = total as u64;
+        place_rows(stacks, part, kind, total, options.percent_limit)
+    });
     let tree = options
         .call_graph
         .map(|direction| call_tree(stacks, part, direction, options.percent_limit));
@@ -291,6 +308,7 @@ fn event_profile(
         call_stacks: None,
         functions,
         modules,
+        places,
         tree,
     }
 }

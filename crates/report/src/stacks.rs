@@ -3,12 +3,12 @@
 
 use std::collections::HashMap;
 
-use profiler_model::{ModuleTable, Recording, StackUnwinder, Symbolizer};
+use profiler_model::{Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
 
 use crate::error::ReportError;
 use crate::events::select_events;
 use crate::folded::{FoldedFrame, FoldedStacks, FrameKind};
-use crate::naming::{FunctionKey, ModuleKey, name_locations};
+use crate::naming::{FunctionKey, ModuleKey, Place, name_locations};
 use crate::samples::{SampleFilter, ThreadCount, Weight, count_samples};
 
 /// A stack of named frames, leaf first, in one thread.
@@ -18,6 +18,9 @@ pub(crate) struct NamedStack {
     pub tid: u32,
     /// Indices into [`StackProfile::functions`], leaf first.
     pub frames: Vec<u32>,
+    /// With [`StackOptions::places`]: the leaf's index into
+    /// [`StackProfile::places`].
+    pub place: Option<u32>,
     pub weight: Weight,
 }
 
@@ -27,6 +30,9 @@ pub(crate) struct NamedStack {
 pub struct StackProfile {
     pub(crate) modules: ModuleTable,
     pub(crate) functions: Vec<FunctionKey>,
+    /// With [`StackOptions::places`]: every sampled leaf location and where
+    /// it is.
+    pub(crate) places: Vec<(Location, Place)>,
     /// Per event of the header: its stacks (empty for events not wanted).
     pub(crate) events: Vec<Vec<NamedStack>>,
     pub(crate) wanted: Vec<bool>,
@@ -47,6 +53,9 @@ pub struct StackOptions {
     /// Name inlined code after the function it was inlined into, rather
     /// than as frames of its own.
     pub fold_inline: bool,
+    /// Keep each sample's address and source line, for views below
+    /// functions (by line, by address, annotated listings).
+    pub places: bool,
     pub filter: SampleFilter,
 }
 
@@ -129,39 +138,62 @@ pub fn read_stacks(
         .iter()
         .flat_map(|stacks| stacks.keys())
         .flat_map(|stack| stack.frames.iter());
-    let names = name_locations(&counts.modules, locations, symbolizer, !options.fold_inline);
+    let names = name_locations(
+        &counts.modules,
+        locations,
+        symbolizer,
+        !options.fold_inline,
+        options.places,
+    );
+    let mut places: Vec<(Location, Place)> = Vec::new();
+    let mut place_ids: HashMap<Location, u32> = HashMap::new();
+    let mut place_of = |location: &Location| -> u32 {
+        *place_ids.entry(*location).or_insert_with(|| {
+            let place = names.places.get(location).cloned().unwrap_or_default();
+            places.push((*location, place));
+            places.len() as u32 - 1
+        })
+    };
     let events = counts
         .by_stack
         .into_iter()
         .map(|stacks| {
-            let mut merged: HashMap<(u32, u32, Vec<u32>), Weight> = HashMap::new();
+            let mut merged: HashMap<(u32, u32, Vec<u32>, Option<u32>), Weight> = HashMap::new();
             for (stack, weight) in stacks {
                 let frames = stack
                     .frames
                     .iter()
                     .flat_map(|location| names.frames(location).iter().copied())
                     .collect();
+                let place = match options.places {
+                    true => stack.frames.first().map(&mut place_of),
+                    false => None,
+                };
                 merged
-                    .entry((stack.pid, stack.tid, frames))
+                    .entry((stack.pid, stack.tid, frames, place))
                     .or_default()
                     .add(weight);
             }
             let mut stacks: Vec<NamedStack> = merged
                 .into_iter()
-                .map(|((pid, tid, frames), weight)| NamedStack {
+                .map(|((pid, tid, frames, place), weight)| NamedStack {
                     pid,
                     tid,
                     frames,
+                    place,
                     weight,
                 })
                 .collect();
-            stacks.sort_by(|a, b| (a.pid, a.tid, &a.frames).cmp(&(b.pid, b.tid, &b.frames)));
+            stacks.sort_by(|a, b| {
+                (a.pid, a.tid, &a.frames, a.place).cmp(&(b.pid, b.tid, &b.frames, b.place))
+            });
             stacks
         })
         .collect();
     Ok(StackProfile {
         modules: counts.modules,
         functions: names.functions().to_vec(),
+        places,
         events,
         wanted,
         thread_index: (counts.threads.iter().enumerate())
@@ -174,6 +206,26 @@ pub fn read_stacks(
 }
 
 impl StackProfile {
+    /// A profile of the given functions and places, with no samples yet.
+    #[cfg(test)]
+    pub(crate) fn for_tests(
+        modules: ModuleTable,
+        functions: Vec<FunctionKey>,
+        places: Vec<(Location, Place)>,
+    ) -> StackProfile {
+        StackProfile {
+            modules,
+            functions,
+            places,
+            events: Vec::new(),
+            wanted: Vec::new(),
+            threads: Vec::new(),
+            thread_index: HashMap::new(),
+            problems: Vec::new(),
+            program: None,
+        }
+    }
+
     /// The short name and the path of a function's module.
     pub(crate) fn module_names(&self, key: ModuleKey) -> (String, String) {
         match key {

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use profiler_model::{CallGraph, EventDescription, Sampling};
 
 use crate::calltree::{CallNode, CallTree, TreeDirection};
+use crate::places::PlaceRow;
 use crate::profile::{EventProfile, FlatProfile, SortKey};
 
 pub fn render_text(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()> {
@@ -90,74 +91,130 @@ fn render_event(
     }
     writeln!(out, "#")?;
     let children = profile.children && profile.sort == SortKey::Symbol;
-    let rows: Vec<(f64, f64, u64, &str, &str)> = match profile.sort {
+    let rows: Vec<Row> = match profile.sort {
         // Without the Children column, functions only passed through (no
         // samples of their own) have nothing to show.
         SortKey::Symbol => event
             .functions
             .iter()
             .filter(|f| children || f.weight.samples > 0)
-            .map(|f| {
-                (
-                    f.total_percent,
-                    f.percent,
-                    f.weight.samples,
-                    f.module.as_str(),
-                    f.name.as_str(),
-                )
+            .map(|f| Row {
+                total: f.total_percent,
+                percent: f.percent,
+                samples: f.weight.samples,
+                module: &f.module,
+                place: None,
+                name: f.name.clone(),
             })
             .collect(),
         SortKey::Module => event
             .modules
             .iter()
-            .map(|m| {
-                (
-                    m.percent,
-                    m.percent,
-                    m.weight.samples,
-                    m.module.as_str(),
-                    m.path.as_str(),
-                )
+            .map(|m| Row {
+                total: m.percent,
+                percent: m.percent,
+                samples: m.weight.samples,
+                module: &m.module,
+                place: None,
+                name: m.path.clone(),
+            })
+            .collect(),
+        SortKey::Line | SortKey::Address => event
+            .places
+            .iter()
+            .map(|p| Row {
+                total: p.percent,
+                percent: p.percent,
+                samples: p.weight.samples,
+                module: &p.module,
+                place: Some(place_text(p)),
+                name: match p.function_offset {
+                    Some(offset) => format!("{}+{offset:#x}", p.function),
+                    None => p.function.clone(),
+                },
             })
             .collect(),
     };
-    let last_column = if profile.sort == SortKey::Symbol {
-        "Function"
-    } else {
-        "Path"
+    let (place_column, last_column) = match profile.sort {
+        SortKey::Symbol => ("", "Function"),
+        SortKey::Module => ("", "Path"),
+        SortKey::Line => ("Line", "Function"),
+        SortKey::Address => ("Address", "Function"),
     };
-    let samples_width = column_width(rows.iter().map(|r| r.2.to_string().len()), "Samples");
-    let module_width = column_width(rows.iter().map(|r| r.3.len()), "Module");
+    let samples_width = column_width(rows.iter().map(|r| r.samples.to_string().len()), "Samples");
+    let module_width = column_width(rows.iter().map(|r| r.module.len()), "Module");
+    let place_width = match place_column {
+        "" => 0,
+        title => column_width(
+            rows.iter().flat_map(|r| r.place.as_ref().map(String::len)),
+            title,
+        ),
+    };
     let (children_title, children_rule) = match children {
         true => ("Children  ", format!("{}  ", "-".repeat(8))),
         false => ("", String::new()),
     };
+    let (place_title, place_rule) = match place_width {
+        0 => (String::new(), String::new()),
+        width => (
+            format!("{place_column:<width$}  "),
+            format!("{}  ", "-".repeat(width)),
+        ),
+    };
     writeln!(
         out,
-        "# {children_title}{:>7}  {:>samples_width$}  {:<module_width$}  {last_column}",
+        "# {children_title}{:>7}  {:>samples_width$}  {:<module_width$}  {place_title}{last_column}",
         "Self %", "Samples", "Module"
     )?;
     writeln!(
         out,
-        "# {children_rule}{}  {}  {}  {}",
+        "# {children_rule}{}  {}  {}  {place_rule}{}",
         "-".repeat(7),
         "-".repeat(samples_width),
         "-".repeat(module_width),
         "-".repeat(last_column.len())
     )?;
-    for (total, percent, samples, module, name) in rows {
+    for row in rows {
         if children {
-            write!(out, "  {total:>7.2}% ")?;
+            write!(out, "  {:>7.2}% ", row.total)?;
         }
+        let place = match &row.place {
+            Some(place) => format!("{place:<place_width$}  "),
+            None => String::new(),
+        };
         writeln!(
             out,
-            "  {percent:>6.2}%  {samples:>samples_width$}  {module:<module_width$}  {name}"
+            "  {:>6.2}%  {:>samples_width$}  {:<module_width$}  {place}{}",
+            row.percent, row.samples, row.module, row.name
         )?;
     }
     if let Some(tree) = &event.tree {
         render_tree(tree, out)?;
     }
     Ok(())
+}
+
+/// One row of the text table.
+struct Row<'a> {
+    total: f64,
+    percent: f64,
+    samples: u64,
+    module: &'a str,
+    /// The line or address column, in reports by line or address.
+    place: Option<String>,
+    name: String,
+}
+
+/// `hot.c:20` (the file's name and the line), or the address in hex;
+/// `??` where debug info says nothing.
+fn place_text(row: &PlaceRow) -> String {
+    match (row.address, &row.file, row.line) {
+        (Some(address), _, _) => format!("{address:#x}"),
+        (None, Some(file), Some(line)) => {
+            format!("{}:{line}", file.rsplit('/').next().unwrap_or(file))
+        }
+        (None, _, _) => "??".into(),
+    }
 }
 
 /// `frame pointers: 97.2% reached main, a thread start or _start (1234 of 1270 samples)`.

@@ -1,0 +1,189 @@
+//! Flat profiles below functions: samples by source line or by instruction
+//! address, across the whole program (`report --sort line|address`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use profiler_model::{Location, Svma};
+
+use crate::naming::ModuleKey;
+use crate::samples::Weight;
+use crate::stacks::{NamedStack, StackProfile};
+
+/// What one row of a line or address profile stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaceKind {
+    Line,
+    Address,
+}
+
+/// One source line, or one instruction address, with its self samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlaceRow {
+    /// The module's short name (file name).
+    pub module: String,
+    /// The function the samples are in: by line, named as function rows
+    /// are (by default the function inlined there); by address, the
+    /// function holding the address.
+    pub function: String,
+    /// The source file and line (by line: the row's; by address: the
+    /// instruction's); `None` without debug info.
+    pub file: Option<Arc<str>>,
+    pub line: Option<u32>,
+    /// By address: the address as the file states it (kernel code: its
+    /// address in memory), and how far into its function it lies.
+    pub address: Option<u64>,
+    pub function_offset: Option<u64>,
+    pub weight: Weight,
+    /// Share of the event's total period, in percent.
+    pub percent: f64,
+}
+
+/// What rows are told apart by.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum RowKey {
+    /// Module, file, line and function (a line inlined into several
+    /// functions is a row in each).
+    Line(ModuleKey, Option<Arc<str>>, Option<u32>, u32),
+    /// The sampled location itself.
+    Address(u32),
+}
+
+/// The rows of `part` (stacks read with places), most samples first; rows
+/// below `percent_limit` percent of `total_period` are left out.
+pub(crate) fn place_rows(
+    stacks: &StackProfile,
+    part: &[&NamedStack],
+    kind: PlaceKind,
+    total_period: u64,
+    percent_limit: f64,
+) -> Vec<PlaceRow> {
+    let mut by_key: HashMap<RowKey, (u32, u32, Weight)> = HashMap::new();
+    for stack in part {
+        let (Some(&function), Some(place_id)) = (stack.frames.first(), stack.place) else {
+            continue;
+        };
+        let place = &stacks.places[place_id as usize].1;
+        let module = stacks.functions[function as usize].module;
+        let key = match kind {
+            PlaceKind::Line => RowKey::Line(module, place.file.clone(), place.line, function),
+            PlaceKind::Address => RowKey::Address(place_id),
+        };
+        let entry = by_key
+            .entry(key)
+            .or_insert((function, place_id, Weight::default()));
+        entry.2.add(stack.weight);
+    }
+    let total = total_period.max(1) as f64;
+    let mut rows: Vec<PlaceRow> = by_key
+        .into_values()
+        .map(|(function, place_id, weight)| {
+            let key = &stacks.functions[function as usize];
+            let (location, place) = &stacks.places[place_id as usize];
+            let address = match (kind, location) {
+                (PlaceKind::Line, _) => None,
+                (_, Location::Kernel { address }) => Some(address.0),
+                (_, _) => place.svma.map(|Svma(a)| a),
+            };
+            PlaceRow {
+                module: stacks.module_names(key.module).0,
+                function: match (kind, &place.function) {
+                    (PlaceKind::Address, Some(holder)) => holder.to_string(),
+                    _ => key.name.clone(),
+                },
+                file: place.file.clone(),
+                line: place.line,
+                address,
+                function_offset: match kind {
+                    PlaceKind::Line => None,
+                    PlaceKind::Address => place.function_offset,
+                },
+                percent: weight.period as f64 * 100.0 / total,
+                weight,
+            }
+        })
+        .filter(|row| row.percent >= percent_limit)
+        .collect();
+    rows.sort_by(|a, b| {
+        (b.weight.period, b.weight.samples)
+            .cmp(&(a.weight.period, a.weight.samples))
+            .then_with(|| {
+                (&a.module, &a.file, a.line, a.address)
+                    .cmp(&(&b.module, &b.file, b.line, b.address))
+            })
+            .then_with(|| a.function.cmp(&b.function))
+    });
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::naming::{FunctionKey, Place};
+    use profiler_model::{FileOffset, ModuleTable};
+
+    fn profile() -> StackProfile {
+        let mut modules = ModuleTable::default();
+        let app = modules.intern("/bin/app", None, None);
+        let location = |offset| Location::Module {
+            module: app,
+            offset: FileOffset(offset),
+        };
+        let place = |svma, line| Place {
+            svma: Some(Svma(svma)),
+            function: Some("work".into()),
+            function_offset: Some(svma - 0x1100),
+            file: Some("/src/app.c".into()),
+            line,
+        };
+        StackProfile::for_tests(
+            modules,
+            vec![FunctionKey {
+                module: ModuleKey::Module(app),
+                name: "work".into(),
+            }],
+            vec![
+                (location(0x1110), place(0x1110, Some(20))),
+                (location(0x1114), place(0x1114, Some(20))),
+                (location(0x1120), place(0x1120, Some(21))),
+                (location(0x1130), place(0x1130, None)),
+            ],
+        )
+    }
+
+    fn stack(place: u32, samples: u64) -> NamedStack {
+        NamedStack {
+            pid: 1,
+            tid: 1,
+            frames: vec![0],
+            place: Some(place),
+            weight: Weight {
+                samples,
+                period: samples,
+            },
+        }
+    }
+
+    #[test]
+    fn lines_add_up_their_addresses_and_addresses_stay_apart() {
+        let stacks = profile();
+        let part = [stack(0, 5), stack(1, 3), stack(2, 1), stack(3, 1)];
+        let part: Vec<&NamedStack> = part.iter().collect();
+        let lines = place_rows(&stacks, &part, PlaceKind::Line, 10, 0.0);
+        let summary: Vec<(Option<u32>, u64)> =
+            lines.iter().map(|r| (r.line, r.weight.samples)).collect();
+        assert_eq!(summary, [(Some(20), 8), (None, 1), (Some(21), 1)]);
+        assert_eq!(lines[0].percent, 80.0);
+        assert_eq!(lines[0].address, None);
+
+        let addresses = place_rows(&stacks, &part, PlaceKind::Address, 10, 15.0);
+        let summary: Vec<(Option<u64>, Option<u64>, u64)> = addresses
+            .iter()
+            .map(|r| (r.address, r.function_offset, r.weight.samples))
+            .collect();
+        assert_eq!(
+            summary,
+            [(Some(0x1110), Some(0x10), 5), (Some(0x1114), Some(0x14), 3)]
+        );
+    }
+}
