@@ -2,6 +2,7 @@
 
 mod util;
 
+mod annotate;
 mod bad_input;
 mod call_graphs;
 mod exit_status;

@@ -32,6 +32,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Print the histogram of a recording: one row per nonzero bucket
     Hist(HistArgs),
+    /// Show where inside one function the samples fell: its source lines and instructions
+    #[command(after_help = ANNOTATE_AFTER_HELP)]
+    Annotate(AnnotateArgs),
     /// Write an interactive flame graph (SVG) of a recording's call stacks
     Flamegraph(FlamegraphArgs),
     /// Compare two recordings: per-function changes, and a differential flame graph
@@ -48,6 +51,87 @@ without its own.
 
 Exit status: the command's own, or 128+N if a signal N ended it; 125 if the profiler \
 failed, 126 if the command cannot be run, 127 if it was not found.";
+
+const ANNOTATE_AFTER_HELP: &str = "\
+SYMBOL is a function with samples, by its demangled name or by a prefix only one such function \
+has; or MODULE:ADDRESS for any function, the address as nm and objdump print it (e.g. \
+app:0x1139, libc.so.6:9a0f0).";
+
+#[derive(Debug, Args)]
+pub struct AnnotateArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// The function: a name, a unique prefix of one, or MODULE:ADDRESS
+    #[arg(value_name = "SYMBOL")]
+    pub symbol: String,
+
+    /// Show the source lines only (the disassembly still stands in when the source cannot be
+    /// read)
+    #[arg(long, conflicts_with_all = ["asm", "both"])]
+    pub source: bool,
+
+    /// Show the disassembly only, with the source lines interleaved
+    #[arg(long, conflicts_with = "both")]
+    pub asm: bool,
+
+    /// Show the source lines, then the disassembly [default]
+    #[arg(long)]
+    pub both: bool,
+
+    /// Show only lines and instructions within N of one with samples [default: the whole
+    /// function]
+    #[arg(long, value_name = "N")]
+    pub context: Option<usize>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Highlight the hottest lines: on a terminal (auto), always or never
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Instruction syntax
+    #[arg(short = 'M', long = "asm-syntax", value_enum, default_value_t = AsmSyntaxArg::Att)]
+    pub asm_syntax: AsmSyntaxArg,
+
+    /// Read sources from NEW where the debug info says OLD (a directory prefix); repeatable
+    #[arg(long = "source-dir", value_name = "OLD=NEW", value_parser = parse_source_dir)]
+    pub source_dirs: Vec<(PathBuf, PathBuf)>,
+
+    /// The event to annotate (by name, or by its position from 0) [default: the first]
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AsmSyntaxArg {
+    /// AT&T, as objdump and perf annotate write it
+    Att,
+    Intel,
+}
+
+fn parse_source_dir(value: &str) -> Result<(PathBuf, PathBuf), String> {
+    match value.split_once('=') {
+        Some((old, new)) if !old.is_empty() && !new.is_empty() => {
+            Ok((PathBuf::from(old), PathBuf::from(new)))
+        }
+        _ => Err(format!(
+            "'{value}' is not OLD=NEW; e.g. --source-dir /build/app=/home/me/app"
+        )),
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
@@ -123,7 +207,8 @@ pub struct ReportArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Rows: one per function (symbol) or one per module
+    /// Rows: one per function (symbol), per module, per source line, or per instruction
+    /// address
     #[arg(long, value_enum, default_value_t = SortKey::Symbol)]
     pub sort: SortKey,
 
@@ -283,6 +368,8 @@ pub enum Format {
 pub enum SortKey {
     Symbol,
     Module,
+    Line,
+    Address,
 }
 
 /// PAPI_profil's mode of `record`.

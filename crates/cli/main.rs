@@ -1,6 +1,7 @@
 //! The `profiler` binary: parse the command line, convert it to a plain
 //! config, call one library function per subcommand, print.
 
+mod annotate;
 mod args;
 mod diff;
 mod export;
@@ -44,6 +45,7 @@ fn main() -> ExitCode {
         ),
         Command::Report(args) => report::run(args),
         Command::Hist(args) => hist::run(args),
+        Command::Annotate(args) => annotate::run(args),
         Command::Flamegraph(args) => flamegraph::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Export(args) => export::run(args),

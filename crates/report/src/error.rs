@@ -19,6 +19,18 @@ pub enum ReportError {
         available: String,
     },
 
+    #[error(
+        "no function with samples is named '{symbol}' or starts with it; the hottest: \
+         {hottest}; or give MODULE:ADDRESS"
+    )]
+    NoFunction { symbol: String, hottest: String },
+
+    #[error(
+        "'{symbol}' matches several functions with samples: {candidates}; give a whole name, \
+         or MODULE:ADDRESS"
+    )]
+    AmbiguousFunction { symbol: String, candidates: String },
+
     #[error("{}: {what}", path.display())]
     Histogram {
         path: std::path::PathBuf,

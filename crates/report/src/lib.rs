@@ -14,6 +14,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod annotate;
+mod annotate_render;
+mod annotate_target;
 mod calltree;
 mod diff;
 mod error;
@@ -28,12 +31,19 @@ mod json;
 mod live_histograms;
 mod module_histograms;
 mod naming;
+mod places;
 mod profile;
 mod samples;
 mod stacks;
 mod text;
 mod walk;
 
+pub use annotate::{
+    AnnotateOptions, AnnotateView, AnnotatedInstruction, Annotation, LineCount, SourceBlock,
+    SourceRow, annotate,
+};
+pub use annotate_render::{render_annotation_json, render_annotation_text};
+pub use annotate_target::AnnotateTarget;
 pub use calltree::{CallNode, CallTree, TreeDirection};
 pub use diff::{DiffRow, ProfileDiff, Share, diff_profiles, render_diff_json, render_diff_text};
 pub use error::ReportError;
@@ -48,6 +58,7 @@ pub use live_histograms::HistogramRecorder;
 pub use module_histograms::{
     HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion,
 };
+pub use places::{PlaceKind, PlaceRow};
 pub use profile::{
     EventProfile, FlatProfile, FunctionRow, ModuleRow, ReportOptions, SortKey, ThreadRow,
     flat_profile,
