@@ -49,6 +49,7 @@ fn main() {
     overhead(&mut page, &split, &dir, runs, perf_available);
     startup(&mut page, &dir, runs * 2, perf_available);
     report_time(&mut page, &split, &dir, runs, perf_available);
+    annotate_time(&mut page, &dir, runs, perf_available);
     call_graphs(&mut page, &dir, runs, perf_available);
 
     common::write_section("overhead", &page);
@@ -266,6 +267,59 @@ fn report_time(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_av
             "\nprofiler report takes {:.2}× perf report's wall time, {:.2}× with --no-inline.",
             ours.wall / theirs.wall,
             folded.wall / theirs.wall
+        )
+        .unwrap();
+    }
+}
+
+/// `profiler annotate` and `report --sort line` vs `perf annotate --stdio`
+/// and `perf report --sort srcline`, on the recordings `report_time` made.
+fn annotate_time(page: &mut String, dir: &Path, runs: usize, perf_available: bool) {
+    let (mut ours, mut ours_lines, mut theirs, mut theirs_lines) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let profiler = |args: &[&str]| timed(util::profiler().current_dir(dir).args(args)).0;
+    let perf = |args: &[&str]| timed(Command::new("perf").current_dir(dir).args(args)).0;
+    for _ in 0..runs {
+        ours.push(profiler(&["annotate", "-i", "report.data", "burn_60"]));
+        ours_lines.push(profiler(&["report", "-i", "report.data", "--sort", "line"]));
+        if perf_available {
+            theirs.push(perf(&[
+                "annotate",
+                "--stdio",
+                "-i",
+                "report.perf",
+                "burn_60",
+            ]));
+            theirs_lines.push(perf(&[
+                "report",
+                "--stdio",
+                "--sort",
+                "srcline",
+                "-i",
+                "report.perf",
+            ]));
+        }
+    }
+    writeln!(page, "\n### Annotate and lines\n").unwrap();
+    writeln!(
+        page,
+        "The same recordings: `burn_60` annotated with source and disassembly (perf runs \
+         objdump for it), and a flat profile by source line, to /dev/null.\n"
+    )
+    .unwrap();
+    let rows = [
+        ("profiler annotate burn_60", &ours),
+        ("perf annotate --stdio burn_60", &theirs),
+        ("profiler report --sort line", &ours_lines),
+        ("perf report --stdio --sort srcline", &theirs_lines),
+    ];
+    if let [ours, theirs, ours_lines, theirs_lines] = table(page, &rows)[..] {
+        writeln!(
+            page,
+            "\nprofiler annotate takes {:.2}× perf annotate's wall time; report by line {:.2}× \
+             perf's.\n",
+            ours.wall / theirs.wall,
+            ours_lines.wall / theirs_lines.wall
         )
         .unwrap();
     }
