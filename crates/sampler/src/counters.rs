@@ -21,7 +21,7 @@ use crate::event::EventSpec;
 use crate::sysinfo;
 
 /// An event with its sampling rate, as it will be opened.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolvedEvent {
     pub spec: EventSpec,
     pub sampling: Sampling,
@@ -30,15 +30,15 @@ pub struct ResolvedEvent {
 /// The smallest ring buffer tried when the locked-memory budget is tight.
 const MIN_RING_BYTES: usize = 16 << 10;
 
-struct PerfEventType {
-    perf_type: u32,
-    config: u64,
-}
+/// An event's encoding, as perf-event2 takes it.
+struct Encoding<'a>(&'a EventSpec);
 
-impl Event for PerfEventType {
+impl Event for Encoding<'_> {
     fn update_attrs(self, attr: &mut perf_event_attr) {
-        attr.type_ = self.perf_type;
-        attr.config = self.config;
+        attr.type_ = self.0.perf_type;
+        attr.config = self.0.config;
+        attr.__bindgen_anon_3.config1 = self.0.config1;
+        attr.__bindgen_anon_4.config2 = self.0.config2;
     }
 }
 
@@ -55,14 +55,11 @@ fn builder(
     side_band: bool,
     call_graph: Option<CallGraph>,
 ) -> Builder<'static> {
-    let kind = event.spec.event;
-    let mut builder = Builder::new(PerfEventType {
-        perf_type: kind.perf_type,
-        config: kind.config,
-    });
+    let mut builder = Builder::new(Encoding(&event.spec));
     builder
         .exclude_user(!event.spec.user)
         .exclude_kernel(!event.spec.kernel)
+        .exclude_hv(!event.spec.hypervisor)
         .sample(
             SampleFlag::IP
                 | SampleFlag::TID
@@ -127,7 +124,7 @@ pub(crate) fn open_error(event: &ResolvedEvent, error: io::Error) -> SamplerErro
     let name = event.spec.name();
     match error.raw_os_error() {
         Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV) => {
-            let reason = if !event.spec.event.is_hardware() {
+            let reason = if !event.spec.hardware {
                 "the kernel does not provide it".to_owned()
             } else if sysinfo::has_cpu_pmu() {
                 "the CPU's performance-monitoring unit does not provide it".to_owned()

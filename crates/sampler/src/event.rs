@@ -76,31 +76,63 @@ pub const CYCLES: &KnownEvent = &KNOWN_EVENTS[0];
 /// The default event where it has none.
 pub const CPU_CLOCK: &KnownEvent = &KNOWN_EVENTS[10];
 
-/// An event as the user asked for it: which event, and where to count it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An event as the user asked for it, encoded for `perf_event_open`: which
+/// counter (`type`, `config`, `config1`, `config2`), where to count it, and
+/// how precisely.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventSpec {
-    pub event: &'static KnownEvent,
+    /// The event's name without modifiers, as the user will see it again
+    /// (`cycles`, `cpu-clock`, `r01c2`, `cpu/event=0x3c,umask=0x0/`).
+    pub base: String,
+    pub perf_type: u32,
+    pub config: u64,
+    pub config1: u64,
+    pub config2: u64,
+    /// What one occurrence is (`ns` for the clocks, `events` otherwise).
+    pub unit: &'static str,
+    /// Whether it needs a hardware performance-monitoring unit.
+    pub hardware: bool,
     pub user: bool,
     pub kernel: bool,
+    pub hypervisor: bool,
+    /// `precise_ip`: 0 (any skid) to 3 (`:ppp`, no skid).
+    pub precise: u8,
 }
 
 impl EventSpec {
-    /// Counts user-space execution only: what an unprivileged user may
-    /// sample, and where a program's own code runs.
-    pub fn user_only(event: &'static KnownEvent) -> EventSpec {
+    /// A known event counting user-space execution only: what an
+    /// unprivileged user may sample, and where a program's own code runs.
+    pub fn user_only(event: &KnownEvent) -> EventSpec {
         EventSpec {
-            event,
+            base: event.name.to_owned(),
+            perf_type: event.perf_type,
+            config: event.config,
+            config1: 0,
+            config2: 0,
+            unit: event.unit,
+            hardware: event.is_hardware(),
             user: true,
             kernel: false,
+            hypervisor: false,
+            precise: 0,
         }
     }
 
-    /// The canonical name, with the modifiers that differ from the default.
+    /// The canonical name, with the modifiers that differ from the default
+    /// (user space only, any skid).
     pub fn name(&self) -> String {
-        match (self.user, self.kernel) {
-            (true, false) => self.event.name.to_owned(),
-            (false, true) => format!("{}:k", self.event.name),
-            _ => format!("{}:uk", self.event.name),
+        let mut modifiers = String::new();
+        if !(self.user && !self.kernel && !self.hypervisor) {
+            for (on, letter) in [(self.user, 'u'), (self.kernel, 'k'), (self.hypervisor, 'h')] {
+                if on {
+                    modifiers.push(letter);
+                }
+            }
+        }
+        modifiers.extend(std::iter::repeat_n('p', usize::from(self.precise)));
+        match modifiers.is_empty() {
+            true => self.base.clone(),
+            false => format!("{}:{modifiers}", self.base),
         }
     }
 
@@ -112,14 +144,11 @@ impl EventSpec {
             .iter()
             .find(|e| e.name == name || e.aliases.contains(&name))
             .ok_or_else(|| unknown_event(name))?;
+        let mut spec = EventSpec::user_only(event);
         if modifiers.is_empty() {
-            return Ok(EventSpec::user_only(event));
+            return Ok(spec);
         }
-        let mut spec = EventSpec {
-            event,
-            user: false,
-            kernel: false,
-        };
+        spec.user = false;
         for modifier in modifiers.chars() {
             match modifier {
                 'u' => spec.user = true,
@@ -177,11 +206,11 @@ mod tests {
     #[test]
     fn names_aliases_and_modifiers_parse() {
         let spec = EventSpec::parse("cpu-clock").unwrap();
-        assert_eq!((spec.event.perf_type, spec.event.config), (1, 0));
+        assert_eq!((spec.perf_type, spec.config), (1, 0));
         assert!(spec.user && !spec.kernel);
-        assert_eq!(EventSpec::parse("cpu-cycles").unwrap().event, CYCLES);
+        assert_eq!(EventSpec::parse("cpu-cycles").unwrap().base, CYCLES.name);
         let spec = EventSpec::parse("faults:uk").unwrap();
-        assert_eq!(spec.event.name, "page-faults");
+        assert_eq!(spec.base, "page-faults");
         assert!(spec.user && spec.kernel);
         assert_eq!(spec.name(), "page-faults:uk");
         assert_eq!(EventSpec::parse("cycles:k").unwrap().name(), "cycles:k");
@@ -200,7 +229,7 @@ mod tests {
             "task-clock",
             "page-faults",
         ] {
-            assert_eq!(EventSpec::parse(name).unwrap().event.name, name);
+            assert_eq!(EventSpec::parse(name).unwrap().base, name);
         }
     }
 

@@ -205,7 +205,7 @@ fn resolve_event(config: &ProfilConfig) -> Result<ResolvedEvent, SamplerError> {
     let spec = EventSpec::parse(&config.event)?;
     let requested = Some(Sampling::Period(config.threshold));
     let sampling = resolve_sampling(
-        spec.event,
+        &spec.base,
         requested,
         sysinfo::max_sample_rate(),
         &mut Vec::new(),

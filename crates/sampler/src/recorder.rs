@@ -9,7 +9,7 @@ use profiler_model::{CallGraph, EventDescription, RecordSink, RecordingHeader, S
 use crate::command::{ResolvedCommand, resolve_command};
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
 use crate::error::SamplerError;
-use crate::event::{CPU_CLOCK, CYCLES, EventSpec, KnownEvent};
+use crate::event::{CPU_CLOCK, CYCLES, EventSpec};
 use crate::launch::{self, RunningChild, TargetExit};
 use crate::{signals, sysinfo};
 
@@ -88,7 +88,7 @@ impl Recorder {
         let max_rate = sysinfo::max_sample_rate();
         let mut notices = Vec::new();
         let events = if config.events.is_empty() {
-            let sampling = resolve_sampling(CYCLES, config.sampling, max_rate, &mut notices)?;
+            let sampling = resolve_sampling(CYCLES.name, config.sampling, max_rate, &mut notices)?;
             vec![default_event(sampling, &mut notices)]
         } else {
             config
@@ -97,7 +97,7 @@ impl Recorder {
                 .map(|request| {
                     let spec = EventSpec::parse(&request.name)?;
                     let sampling = request.sampling.or(config.sampling);
-                    let sampling = resolve_sampling(spec.event, sampling, max_rate, &mut notices)?;
+                    let sampling = resolve_sampling(&spec.base, sampling, max_rate, &mut notices)?;
                     Ok(ResolvedEvent { spec, sampling })
                 })
                 .collect::<Result<Vec<_>, SamplerError>>()?
@@ -233,13 +233,13 @@ fn follow(
 
 /// Checks a requested rate against the kernel's limit, or picks the default.
 pub(crate) fn resolve_sampling(
-    event: &KnownEvent,
+    event: &str,
     requested: Option<Sampling>,
     max_rate: Option<u64>,
     notices: &mut Vec<String>,
 ) -> Result<Sampling, SamplerError> {
     let problem = |problem| SamplerError::InvalidSampling {
-        event: event.name.to_owned(),
+        event: event.to_owned(),
         problem,
     };
     match requested {
@@ -296,10 +296,10 @@ fn default_event(sampling: Sampling, notices: &mut Vec<String>) -> ResolvedEvent
 fn describe(event: &ResolvedEvent) -> EventDescription {
     EventDescription {
         name: event.spec.name(),
-        perf_type: event.spec.event.perf_type,
-        config: event.spec.event.config,
+        perf_type: event.spec.perf_type,
+        config: event.spec.config,
         sampling: event.sampling,
-        unit: event.spec.event.unit.to_owned(),
+        unit: event.spec.unit.to_owned(),
         user: event.spec.user,
         kernel: event.spec.kernel,
     }
