@@ -43,6 +43,7 @@ mod profil;
 mod recorder;
 mod signals;
 mod sysinfo;
+mod tasks;
 
 pub use error::SamplerError;
 pub use launch::TargetExit;
