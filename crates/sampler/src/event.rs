@@ -1,9 +1,16 @@
-//! Event names: what `-e` accepts, and what each means to `perf_event_open`.
+//! Events: the generic hardware and software events the kernel defines,
+//! and [`EventSpec`], an event as `perf_event_open` takes it (its encoding,
+//! where to count it, how precisely). The `-e` syntax that produces one is
+//! in `event_parse`.
 
 use crate::error::SamplerError;
+use crate::event_parse::parse_events;
+use crate::pmu::Pmus;
 
-const PERF_TYPE_HARDWARE: u32 = 0;
-const PERF_TYPE_SOFTWARE: u32 = 1;
+pub const PERF_TYPE_HARDWARE: u32 = 0;
+pub const PERF_TYPE_SOFTWARE: u32 = 1;
+/// A raw hardware event code (`rNNNN`), which the CPU's PMU interprets.
+pub const PERF_TYPE_RAW: u32 = 4;
 
 /// A named event the profiler knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +89,8 @@ pub const CPU_CLOCK: &KnownEvent = &KNOWN_EVENTS[10];
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventSpec {
     /// The event's name without modifiers, as the user will see it again
-    /// (`cycles`, `cpu-clock`, `r01c2`, `cpu/event=0x3c,umask=0x0/`).
+    /// (`cycles`, `cpu-clock`, `L1-dcache-load-misses`, `r01c2`,
+    /// `cpu/event=0x3c,umask=0x0/`, `cpu/mem-loads,ldlat=30/`).
     pub base: String,
     pub perf_type: u32,
     pub config: u64,
@@ -90,7 +98,8 @@ pub struct EventSpec {
     pub config2: u64,
     /// What one occurrence is (`ns` for the clocks, `events` otherwise).
     pub unit: &'static str,
-    /// Whether it needs a hardware performance-monitoring unit.
+    /// Whether it needs the CPU's performance-monitoring unit: generic
+    /// hardware, cache and raw events, and those of the core PMU (`cpu/`).
     pub hardware: bool,
     pub user: bool,
     pub kernel: bool,
@@ -136,67 +145,45 @@ impl EventSpec {
         }
     }
 
-    /// Parses `NAME[:MODIFIERS]`, where the modifiers are `u` (user space)
-    /// and `k` (kernel). Without modifiers only user space is counted.
+    /// Parses one event in `-e` syntax (see [`parse_events`]), against
+    /// this machine's PMUs. Without modifiers only user space is counted.
     pub fn parse(text: &str) -> Result<EventSpec, SamplerError> {
-        let (name, modifiers) = text.split_once(':').unwrap_or((text, ""));
-        let event = KNOWN_EVENTS
-            .iter()
-            .find(|e| e.name == name || e.aliases.contains(&name))
-            .ok_or_else(|| unknown_event(name))?;
-        let mut spec = EventSpec::user_only(event);
-        if modifiers.is_empty() {
-            return Ok(spec);
-        }
-        spec.user = false;
-        for modifier in modifiers.chars() {
-            match modifier {
-                'u' => spec.user = true,
-                'k' => spec.kernel = true,
-                _ => {
-                    return Err(SamplerError::UnsupportedModifier {
-                        event: text.to_owned(),
-                        modifier,
-                    });
-                }
-            }
-        }
-        Ok(spec)
+        EventSpec::parse_with(text, &Pmus::system())
     }
-}
 
-fn unknown_event(name: &str) -> SamplerError {
-    let suggestion = KNOWN_EVENTS
-        .iter()
-        .flat_map(|e| std::iter::once(&e.name).chain(e.aliases))
-        .map(|candidate| (edit_distance(name, candidate), *candidate))
-        .filter(|(distance, _)| *distance <= 2)
-        .min()
-        .map(|(_, candidate)| candidate);
-    SamplerError::UnknownEvent {
-        name: name.to_owned(),
-        suggestion,
-        known: KNOWN_EVENTS
-            .iter()
-            .map(|e| e.name)
-            .collect::<Vec<_>>()
-            .join(", "),
-    }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+    /// Parses one event against `pmus`.
+    pub fn parse_with(text: &str, pmus: &Pmus) -> Result<EventSpec, SamplerError> {
+        let mut events: Vec<EventSpec> = parse_events(text, pmus)?
+            .into_iter()
+            .flat_map(|group| group.events)
+            .collect();
+        match events.len() {
+            1 => Ok(events.remove(0)),
+            count => Err(SamplerError::EventSyntax {
+                text: text.to_owned(),
+                problem: format!("expected one event, found {count}"),
+            }),
         }
     }
-    row[b.len()]
+
+    /// Whether the event is one of the kernel's software events, which
+    /// have no skid for `:p` to reduce.
+    pub fn is_software(&self) -> bool {
+        self.perf_type == PERF_TYPE_SOFTWARE
+    }
+
+    /// The encoding as libpfm prints it: `type 4 config 0x1c2`, with
+    /// `config1` and `config2` where set.
+    pub fn encoding(&self) -> String {
+        let mut text = format!("type {} config {:#x}", self.perf_type, self.config);
+        if self.config1 != 0 {
+            text.push_str(&format!(" config1 {:#x}", self.config1));
+        }
+        if self.config2 != 0 {
+            text.push_str(&format!(" config2 {:#x}", self.config2));
+        }
+        text
+    }
 }
 
 #[cfg(test)]
