@@ -34,6 +34,80 @@ pub fn has_cpu_pmu() -> bool {
     })
 }
 
+/// `kernel.perf_cpu_time_max_percent`: the share of CPU time sampling
+/// interrupts may take before the kernel lowers the maximum sample rate.
+pub fn cpu_time_max_percent() -> Option<u64> {
+    read_number("/proc/sys/kernel/perf_cpu_time_max_percent")
+}
+
+/// The kernel release (`uname -r`).
+pub fn kernel_release() -> Option<String> {
+    fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|s| s.trim().to_owned())
+}
+
+/// The CPU's model name, as /proc/cpuinfo gives it.
+pub fn cpu_model() -> Option<String> {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").ok()?;
+    cpu_model_of(&cpuinfo)
+}
+
+fn cpu_model_of(cpuinfo: &str) -> Option<String> {
+    [
+        "model name",
+        "Model",
+        "cpu model",
+        "Hardware",
+        "uarch",
+        "isa",
+    ]
+    .iter()
+    .find_map(|key| {
+        cpuinfo.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            (name.trim() == *key && !value.trim().is_empty()).then(|| value.trim().to_owned())
+        })
+    })
+}
+
+/// An event source the kernel exposes in /sys/bus/event_source/devices:
+/// a PMU (`cpu`, `software`, `tracepoint`, an uncore unit) and the number
+/// that goes into `perf_event_attr.type` for its events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventSource {
+    pub name: String,
+    pub perf_type: Option<u32>,
+}
+
+/// The event sources this kernel exposes, by name.
+pub fn event_sources() -> Vec<EventSource> {
+    let Ok(devices) = fs::read_dir("/sys/bus/event_source/devices") else {
+        return Vec::new();
+    };
+    let mut sources: Vec<EventSource> = devices
+        .flatten()
+        .map(|device| EventSource {
+            name: device.file_name().to_string_lossy().into_owned(),
+            perf_type: fs::read_to_string(device.path().join("type"))
+                .ok()
+                .and_then(|t| t.trim().parse().ok()),
+        })
+        .collect();
+    sources.sort_by(|a, b| a.name.cmp(&b.name));
+    sources
+}
+
+/// The size of a memory page, in bytes.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size)
+        .ok()
+        .filter(|&s| s > 0)
+        .unwrap_or(4096)
+}
+
 /// The CPUs that are online now.
 pub fn online_cpus() -> io::Result<Vec<usize>> {
     match fs::read_to_string("/sys/devices/system/cpu/online") {
@@ -96,6 +170,20 @@ mod tests {
         assert_eq!(parse_cpu_list(""), Some(vec![]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("a"), None);
+    }
+
+    #[test]
+    fn the_cpu_model_comes_from_the_first_line_naming_it() {
+        let x86 = "processor\t: 0\nmodel name\t: Example CPU @ 2.0GHz\nprocessor\t: 1\n";
+        assert_eq!(cpu_model_of(x86).as_deref(), Some("Example CPU @ 2.0GHz"));
+        assert_eq!(cpu_model_of("processor : 0\n"), None);
+    }
+
+    #[test]
+    fn the_software_event_source_is_always_there() {
+        let software = event_sources().into_iter().find(|s| s.name == "software");
+        assert_eq!(software.and_then(|s| s.perf_type), Some(1));
+        assert!(page_size().is_power_of_two());
     }
 
     #[test]

@@ -1,0 +1,211 @@
+//! `doctor`: the whole picture of what this machine lets the profiler do,
+//! in one place: the kernel and CPU, the event sources (PMUs) the kernel
+//! exposes, the perf_event limits and this process's privileges, and which
+//! common events can be sampled now, each refusal with its reason; then
+//! advice for whatever stands in the way.
+
+use perf_event::{Builder, SampleFlag};
+
+use crate::error::SamplerError;
+use crate::event::EventSpec;
+use crate::privileges::Privileges;
+use crate::recorder::{DEFAULT_FREQUENCY, DEFAULT_RING_BYTES};
+use crate::refusal::{self, OpenScope};
+use crate::stat::Encoding;
+use crate::sysinfo::{self, EventSource};
+
+/// The events `doctor` tries.
+pub const CHECKED_EVENTS: &[&str] = &[
+    "cycles",
+    "instructions",
+    "cache-misses",
+    "branch-misses",
+    "cpu-clock",
+    "task-clock",
+    "page-faults",
+    "context-switches",
+];
+
+/// What this machine allows, as found now.
+#[derive(Clone, Debug)]
+pub struct Checkup {
+    /// The kernel release.
+    pub kernel: Option<String>,
+    pub cpu_model: Option<String>,
+    pub online_cpus: Vec<usize>,
+    /// The event sources in /sys/bus/event_source/devices, by name.
+    pub event_sources: Vec<EventSource>,
+    /// Whether one of them is a CPU's hardware PMU.
+    pub has_cpu_pmu: bool,
+    pub privileges: Privileges,
+    /// `kernel.perf_event_max_sample_rate`.
+    pub max_sample_rate: Option<u64>,
+    /// `kernel.perf_cpu_time_max_percent`.
+    pub cpu_time_max_percent: Option<u64>,
+    /// Each of [`CHECKED_EVENTS`], sampled (user space) on this process.
+    pub events: Vec<EventCheck>,
+    /// What to change, one line each, for whatever stands in the way;
+    /// empty when nothing does.
+    pub advice: Vec<String>,
+}
+
+/// Whether an event can be sampled here now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventCheck {
+    pub event: String,
+    /// `None` when it works; why not otherwise.
+    pub refused: Option<String>,
+}
+
+impl EventCheck {
+    pub fn works(&self) -> bool {
+        self.refused.is_none()
+    }
+}
+
+/// Looks at everything `doctor` reports, opening each checked event once
+/// (disabled) on this process.
+pub fn checkup() -> Checkup {
+    let privileges = Privileges::read();
+    let online_cpus = sysinfo::online_cpus().unwrap_or_default();
+    let events = CHECKED_EVENTS
+        .iter()
+        .map(|&name| EventCheck {
+            event: name.to_owned(),
+            refused: try_event(name).err(),
+        })
+        .collect();
+    let mut checkup = Checkup {
+        kernel: sysinfo::kernel_release(),
+        cpu_model: sysinfo::cpu_model(),
+        event_sources: sysinfo::event_sources(),
+        has_cpu_pmu: sysinfo::has_cpu_pmu(),
+        max_sample_rate: sysinfo::max_sample_rate(),
+        cpu_time_max_percent: sysinfo::cpu_time_max_percent(),
+        online_cpus,
+        privileges,
+        events,
+        advice: Vec::new(),
+    };
+    checkup.advice = advice(&checkup);
+    checkup
+}
+
+/// Opens `name` as `record` would sample it (user space, a period), on
+/// this process, disabled; the reason when the kernel refuses.
+fn try_event(name: &str) -> Result<(), String> {
+    let spec = EventSpec::parse(name).map_err(|e| e.to_string())?;
+    let mut builder = Builder::new(Encoding(&spec));
+    builder
+        .exclude_user(!spec.user)
+        .exclude_kernel(!spec.kernel)
+        .sample(SampleFlag::IP | SampleFlag::TID)
+        .sample_period(1_000_000)
+        .observe_self()
+        .any_cpu();
+    match builder.build() {
+        Ok(_) => Ok(()),
+        Err(error) => Err(match refusal::explain(&spec, error, OpenScope::default()) {
+            SamplerError::EventNotSupported { reason, .. } => reason,
+            other => other.to_string(),
+        }),
+    }
+}
+
+fn advice(checkup: &Checkup) -> Vec<String> {
+    let privileges = &checkup.privileges;
+    let grant = "run as root or grant CAP_PERFMON (`setcap cap_perfmon+ep PROFILER`)";
+    let mut advice = Vec::new();
+    let level = privileges
+        .paranoid
+        .map_or("unreadable".to_owned(), |p| p.to_string());
+    if !privileges.may_profile_user() {
+        advice.push(format!(
+            "kernel.perf_event_paranoid is {level}: this kernel refuses every perf event to \
+             unprivileged users; allow your own programs with \
+             `sysctl kernel.perf_event_paranoid=2`, or {grant}"
+        ));
+    } else {
+        if !privileges.may_count_kernel() {
+            advice.push(format!(
+                "kernel.perf_event_paranoid is {level}: events count user space only (the \
+                 kernel's side, :k, is refused, and stat's context switches read 0); \
+                 `sysctl kernel.perf_event_paranoid=1` allows the kernel, or {grant}"
+            ));
+        }
+        if !privileges.may_count_cpus() {
+            advice.push(format!(
+                "kernel.perf_event_paranoid is {level}: whole CPUs (stat -a, -C) are refused; \
+                 `sysctl kernel.perf_event_paranoid=0` allows them, or {grant}"
+            ));
+        }
+    }
+    let hardware: Vec<&str> = checkup
+        .events
+        .iter()
+        .filter(|e| !e.works())
+        .filter(|e| EventSpec::parse(&e.event).is_ok_and(|s| s.hardware))
+        .map(|e| e.event.as_str())
+        .collect();
+    if !hardware.is_empty() && !checkup.has_cpu_pmu {
+        advice.push(format!(
+            "no hardware PMU (no cpu in /sys/bus/event_source/devices): {} cannot be counted; \
+             record samples cpu-clock instead and stat shows them as <not supported>; on a \
+             virtual machine, enable its virtual PMU (e.g. KVM's -cpu host, VMware's vPMC)",
+            hardware.join(", ")
+        ));
+    }
+    for event in &checkup.events {
+        let hardware_gap = hardware.contains(&event.event.as_str()) && !checkup.has_cpu_pmu;
+        if let Some(reason) = &event.refused
+            && !hardware_gap
+            && privileges.may_profile_user()
+        {
+            advice.push(format!("'{}' cannot be sampled: {reason}", event.event));
+        }
+    }
+    let cpus = checkup.online_cpus.len().max(1);
+    let needed = (DEFAULT_RING_BYTES + sysinfo::page_size()) as u64 * cpus as u64;
+    if let Some(budget) = privileges.ring_budget_bytes(cpus)
+        && budget < needed
+    {
+        advice.push(format!(
+            "the locked-memory budget for ring buffers is {} KiB and record's default needs {} \
+             KiB ({} KiB per CPU): record will use smaller buffers, which may lose samples; \
+             raise kernel.perf_event_mlock_kb or `ulimit -l`, or pass a smaller --mmap-pages",
+            budget / 1024,
+            needed / 1024,
+            needed / 1024 / cpus as u64
+        ));
+    }
+    if let Some(max) = checkup.max_sample_rate
+        && max < DEFAULT_FREQUENCY
+    {
+        advice.push(format!(
+            "kernel.perf_event_max_sample_rate is {max} Hz, below record's default of \
+             {DEFAULT_FREQUENCY} Hz (the kernel lowers it when sampling takes more than \
+             perf_cpu_time_max_percent of the CPU); raise it with \
+             `sysctl kernel.perf_event_max_sample_rate={DEFAULT_FREQUENCY}`"
+        ));
+    }
+    advice
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_checkup_matches_the_machine() {
+        let checkup = checkup();
+        assert_eq!(checkup.events.len(), CHECKED_EVENTS.len());
+        assert_eq!(checkup.privileges.paranoid, sysinfo::paranoid_level());
+        assert!(!checkup.online_cpus.is_empty());
+        let cycles = &checkup.events[0];
+        if !checkup.has_cpu_pmu {
+            let reason = cycles.refused.as_deref().unwrap_or_default();
+            assert!(reason.contains("no hardware"), "{reason}");
+            assert!(checkup.advice.iter().any(|a| a.contains("no hardware PMU")));
+        }
+    }
+}

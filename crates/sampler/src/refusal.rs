@@ -1,0 +1,143 @@
+//! A refused `perf_event_open`, explained: the kernel answers with a bare
+//! errno, and what it means depends on what was asked (a hardware event on
+//! a machine without a PMU, the kernel at paranoid 2, a whole CPU, a precise
+//! event). Each explanation says what was refused and what to change.
+
+use std::io;
+
+use crate::error::SamplerError;
+use crate::event::EventSpec;
+use crate::privileges::{self, Privileges};
+use crate::sysinfo;
+
+/// What an open asked of the kernel besides the event itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct OpenScope {
+    /// A whole CPU (`pid == -1`) rather than tasks.
+    pub cpu_wide: bool,
+    /// The process observed, when it is not one the profiler started.
+    pub process: Option<u32>,
+}
+
+/// Explains why the kernel refused to open `spec`.
+pub(crate) fn explain(spec: &EventSpec, error: io::Error, scope: OpenScope) -> SamplerError {
+    let event = spec.name();
+    let missing_pmu = spec.hardware && !sysinfo::has_cpu_pmu();
+    let unsupported = || SamplerError::EventNotSupported {
+        event: spec.name(),
+        reason: unsupported_reason(spec),
+    };
+    match error.raw_os_error() {
+        Some(libc::ENOENT | libc::ENODEV) => unsupported(),
+        Some(libc::EOPNOTSUPP | libc::EINVAL) if missing_pmu => unsupported(),
+        Some(libc::EOPNOTSUPP | libc::EINVAL) if spec.precise > 0 => {
+            SamplerError::PreciseNotSupported {
+                event,
+                precise: spec.precise,
+            }
+        }
+        Some(libc::EOPNOTSUPP) => unsupported(),
+        Some(libc::EACCES | libc::EPERM) => {
+            let privileges = Privileges::read();
+            let (reason, advice) = match scope.process.map(|pid| (pid, owner(pid))) {
+                Some((pid, Some(uid)))
+                    if uid != privileges.euid && privileges.may_profile_user() =>
+                {
+                    (
+                        format!(
+                            "process {pid} belongs to another user (uid {uid}), and observing it \
+                         needs CAP_PERFMON or the right to trace it"
+                        ),
+                        "count it as its owner, run as root, or grant the profiler CAP_PERFMON \
+                     (`setcap cap_perfmon+ep PROFILER`)"
+                            .to_owned(),
+                    )
+                }
+                _ => privileges.refusal(spec.kernel, scope.cpu_wide),
+            };
+            SamplerError::PermissionDenied {
+                event,
+                reason,
+                advice,
+            }
+        }
+        Some(libc::EMFILE) => SamplerError::TooManyFiles {
+            event,
+            limit: privileges::open_files_limit(),
+        },
+        Some(libc::EBUSY) => SamplerError::CounterBusy { event },
+        _ => SamplerError::OpenFailed { event, error },
+    }
+}
+
+/// The real user id that owns process `pid`.
+fn owner(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let uids = status.lines().find_map(|line| line.strip_prefix("Uid:"))?;
+    uids.split_whitespace().next()?.parse().ok()
+}
+
+/// Why an event this kernel or CPU lacks is missing.
+pub(crate) fn unsupported_reason(spec: &EventSpec) -> String {
+    if !spec.hardware {
+        "the kernel does not provide it".to_owned()
+    } else if sysinfo::has_cpu_pmu() {
+        "the CPU's performance-monitoring unit does not provide it".to_owned()
+    } else {
+        "this machine exposes no hardware performance-monitoring unit (a virtual machine?)"
+            .to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::EventSpec;
+
+    fn refused(name: &str, errno: i32, scope: OpenScope) -> String {
+        let spec = EventSpec::parse(name).unwrap();
+        explain(&spec, io::Error::from_raw_os_error(errno), scope).to_string()
+    }
+
+    #[test]
+    fn each_errno_says_what_to_change() {
+        let task = OpenScope::default();
+        let message = refused("task-clock", libc::EMFILE, task);
+        assert!(message.contains("ulimit -n"), "{message}");
+        let message = refused("task-clock", libc::EBUSY, task);
+        assert!(
+            message.contains("busy") && message.contains("nmi_watchdog"),
+            "{message}"
+        );
+        let message = refused("task-clock", libc::ESRCH, task);
+        assert!(message.contains("exited"), "{message}");
+        let message = refused("task-clock", libc::ENOENT, task);
+        assert!(message.contains("kernel does not provide it"), "{message}");
+        let message = refused(
+            "cycles",
+            libc::EACCES,
+            OpenScope {
+                cpu_wide: true,
+                process: None,
+            },
+        );
+        assert!(message.contains("permission denied"), "{message}");
+        assert!(message.contains("'cycles'"), "{message}");
+    }
+
+    #[test]
+    fn a_precise_event_the_cpu_cannot_count_names_the_modifier() {
+        let mut spec = EventSpec::parse("cycles").unwrap();
+        spec.precise = 2;
+        let error = explain(
+            &spec,
+            io::Error::from_raw_os_error(libc::EINVAL),
+            OpenScope::default(),
+        );
+        if sysinfo::has_cpu_pmu() {
+            assert!(error.to_string().contains(":p modifier"), "{error}");
+        } else {
+            assert!(error.to_string().contains("no hardware"), "{error}");
+        }
+    }
+}
