@@ -1,5 +1,6 @@
 //! `profiler record`: args -> RecordConfig -> Recorder::run -> recording file
-//! (samples, or histograms in PAPI_profil mode).
+//! (samples, or histograms in PAPI_profil mode). The target is a command, or
+//! running processes or threads (`-p`, `-t`), or CPUs (`-a`, `-C`).
 
 use std::io::{self, BufWriter};
 use std::path::Path;
@@ -14,10 +15,10 @@ use profiler_model::{
     RecordingStats, RecordingWriter, Sampling, Svma, Trailer,
 };
 use profiler_report::{
-    HistogramOptions, HistogramRecorder, ProgramRegion, stack_advice, stack_completeness,
-    stack_phrase,
+    HistogramOptions, HistogramRecorder, ProgramRegion, loss_advice, stack_advice,
+    stack_completeness, stack_phrase,
 };
-use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder};
+use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
 use profiler_symbols::ElfUnwinder;
 
 use crate::args::{HistogramArgs, RecordArgs, SymbolArgs};
@@ -25,7 +26,8 @@ use crate::symbols;
 
 type FileWriter = BufWriter<AtomicFile>;
 
-pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
+pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
+    let target = target(&mut args)?;
     let (events, sampling) = event_requests(&args, matches)?;
     let mut call_graph = match args.frame_pointers {
         true => Some(CallGraph::FramePointer),
@@ -38,9 +40,13 @@ pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     let config = RecordConfig {
         events,
         sampling,
-        command: args.command,
+        target,
         call_graph,
-        ring_bytes: None,
+        ring_bytes: args
+            .mmap_pages
+            .map(|pages| pages * profiler_sampler::page_size()),
+        kernel: args.kernel,
+        duration: args.duration,
     };
     let recorder = Recorder::new(config)?;
     let mut header = recorder.header();
@@ -68,7 +74,7 @@ pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     let stats = sink.stats();
     let trailer = Trailer {
         duration_ns: outcome.duration.as_nanos() as u64,
-        outcome: outcome.exit.to_string(),
+        outcome: outcome.describe(),
         ..Trailer::default()
     };
     let file = sink.finish(trailer).with_context(write_error)?;
@@ -81,13 +87,70 @@ pub fn run(args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         "profiler: {}",
         summary(&stats, &outcome, &output.display().to_string())
     );
-    if let Some(advice) = loss_advice(&stats) {
-        eprintln!("profiler: {advice}");
+    // Each sampling event's own counts, when there are several, and advice
+    // for any that lost or was throttled above 1%.
+    let sampled: Vec<_> = (header.events.iter().zip(&stats.events))
+        .filter(|(event, _)| event.leader.is_none())
+        .collect();
+    for (event, stats) in &sampled {
+        if sampled.len() > 1 {
+            eprintln!(
+                "profiler:   {}: {} samples ({} lost, {} throttled)",
+                event.name, stats.samples, stats.lost, stats.throttled
+            );
+        }
+        for advice in loss_advice(stats) {
+            eprintln!("profiler: {}: {advice}", event.name);
+        }
     }
     if call_graph.is_some() {
         report_stacks(output)?;
     }
-    Ok(ExitCode::from(outcome.exit.code()))
+    Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// What to record, from -p, -t, -a, -C and the command; the combinations
+/// that cannot be meant are refused, each with what to do instead.
+fn target(args: &mut RecordArgs) -> Result<Target> {
+    let command = std::mem::take(&mut args.command);
+    let system_wide = args.all_cpus || args.cpus.is_some();
+    let system_flag = if args.cpus.is_some() { "-C" } else { "-a" };
+    let attach = match (args.pids.is_empty(), args.tids.is_empty()) {
+        (true, true) => None,
+        (false, true) => Some(("-p", "processes")),
+        (true, false) => Some(("-t", "threads")),
+        (false, false) => bail!(
+            "-p and -t cannot be combined; attach to whole processes with -p, or to chosen \
+             threads with -t"
+        ),
+    };
+    if let Some((flag, what)) = attach {
+        if system_wide {
+            bail!(
+                "{flag} and {system_flag} cannot be combined: {flag} samples the chosen {what}, \
+                 {system_flag} every process on the CPUs; give one of them"
+            );
+        }
+        if !command.is_empty() {
+            bail!(
+                "{flag} attaches to {what} that are already running and takes no command; leave \
+                 out the command (-- {}), or leave out {flag} to launch it",
+                command[0].to_string_lossy()
+            );
+        }
+    }
+    Ok(if !args.pids.is_empty() {
+        Target::Processes(std::mem::take(&mut args.pids))
+    } else if !args.tids.is_empty() {
+        Target::Threads(std::mem::take(&mut args.tids))
+    } else if system_wide {
+        Target::SystemWide {
+            cpus: args.cpus.take(),
+            command: (!command.is_empty()).then_some(command),
+        }
+    } else {
+        Target::Command(command)
+    })
 }
 
 /// Says how many of the recorded stacks reached a root, with advice when
@@ -275,26 +338,17 @@ fn summary(stats: &RecordingStats, outcome: &RecordOutcome, output: &str) -> Str
         None => String::new(),
     };
     format!(
-        "{} ({} lost, {} throttled) from {} and {} in {:.2} s; command {}{interrupted}; wrote {output}",
+        "{} ({} lost, {} throttled) from {} and {} in {:.2} s; {} {}{interrupted}; wrote {output}",
         count(total.samples, "sample", "samples"),
         total.lost,
         total.throttled,
         count(stats.processes, "process", "processes"),
         count(stats.threads, "thread", "threads"),
         outcome.duration.as_secs_f64(),
-        outcome.exit,
+        match outcome.end {
+            TargetEnd::Exited(_) => "command",
+            _ => "target",
+        },
+        outcome.describe(),
     )
-}
-
-/// Advice when the kernel dropped more than 1% of the samples.
-fn loss_advice(stats: &RecordingStats) -> Option<String> {
-    let total = stats.total();
-    let lost_share = total.lost as f64 / (total.samples + total.lost).max(1) as f64;
-    (lost_share > 0.01).then(|| {
-        format!(
-            "{:.1}% of the samples were lost because the ring buffers filled up; sample less \
-             often (a lower -F or a higher -c)",
-            lost_share * 100.0
-        )
-    })
 }

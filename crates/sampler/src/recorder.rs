@@ -1,17 +1,26 @@
-//! `record`: launch the command, sample it until it and its descendants exit,
-//! and stream every record into a sink.
+//! `record`: sample the target until it ends, the time is up or an
+//! interrupt comes, and stream every record into a sink. The target is a
+//! command launched for the purpose (sampled until it and its descendants
+//! exit), processes or threads already running (attached, then left
+//! running), or whole CPUs.
 
-use std::ffi::OsString;
 use std::time::{Duration, Instant, SystemTime};
 
-use profiler_model::{CallGraph, EventDescription, RecordSink, RecordingHeader, Sampling};
+use profiler_model::{
+    CallGraph, EventDescription, EventIndex, Record, RecordSink, RecordingHeader, Sampling,
+};
 
-use crate::command::{ResolvedCommand, resolve_command};
-use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
+use crate::attach::{self, AttachPlan, Liveness};
+use crate::command::ResolvedCommand;
+use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::error::SamplerError;
 use crate::event::{CPU_CLOCK, CYCLES, EventSpec};
-use crate::launch::{self, RunningChild, TargetExit};
-use crate::{signals, sysinfo};
+use crate::event_parse::parse_events;
+use crate::launch::{self, RunningChild};
+use crate::pmu::Pmus;
+use crate::privileges::Privileges;
+use crate::target::{Attachment, ResolvedTarget, Target, TargetEnd};
+use crate::{signals, snapshot, sysinfo};
 
 /// Samples per second when neither `-c` nor `-F` is given.
 pub const DEFAULT_FREQUENCY: u64 = 4000;
@@ -37,8 +46,9 @@ const KILL_AFTER: Duration = Duration::from_secs(3);
 /// What to record.
 #[derive(Clone, Debug)]
 pub struct RecordConfig {
-    /// The command and its arguments.
-    pub command: Vec<OsString>,
+    /// What to sample: a command to launch, running processes or threads,
+    /// or CPUs.
+    pub target: Target,
     /// The events; empty means the default (cycles, or cpu-clock without a PMU).
     pub events: Vec<EventRequest>,
     /// The rate for every event without its own; `None`: [`DEFAULT_FREQUENCY`].
@@ -48,6 +58,13 @@ pub struct RecordConfig {
     /// Ring-buffer data bytes per CPU; `None`: [`DEFAULT_RING_BYTES`], or
     /// [`DEFAULT_STACK_RING_BYTES`] with stack copies.
     pub ring_bytes: Option<usize>,
+    /// Count the kernel's execution too, for every event without a `:u`,
+    /// `:k` or `:h` of its own; otherwise such events count user space only.
+    pub kernel: bool,
+    /// For a target that is not launched (attached, or system-wide without
+    /// a command): stop after this long. `None`: until an interrupt, or
+    /// until every attached task has ended.
+    pub duration: Option<Duration>,
 }
 
 /// One `-e` with the `-c`/`-F` that applies to it.
@@ -61,7 +78,7 @@ pub struct EventRequest {
 /// How a recording ended.
 #[derive(Clone, Copy, Debug)]
 pub struct RecordOutcome {
-    pub exit: TargetExit,
+    pub end: TargetEnd,
     pub duration: Duration,
     /// The signal that interrupted the recording, if one did.
     pub interrupted_by: Option<i32>,
@@ -69,11 +86,26 @@ pub struct RecordOutcome {
     pub ring_bytes: usize,
 }
 
+impl RecordOutcome {
+    /// What became of the target, e.g. "exited with status 0", "was
+    /// attached for 2.00 s and left running".
+    pub fn describe(&self) -> String {
+        self.end.describe(self.duration)
+    }
+
+    /// The exit status for `record`: the launched command's, else 0.
+    pub fn exit_code(&self) -> u8 {
+        self.end.code()
+    }
+}
+
 /// A recording, checked and ready to run: events accepted by the kernel,
-/// command found.
+/// target found.
 #[derive(Debug)]
 pub struct Recorder {
-    command: ResolvedCommand,
+    target: ResolvedTarget,
+    duration: Option<Duration>,
+    kernel: bool,
     events: Vec<ResolvedEvent>,
     notices: Vec<String>,
     call_graph: Option<CallGraph>,
@@ -83,36 +115,63 @@ pub struct Recorder {
 impl Recorder {
     /// Checks everything that can be checked before launching: event names,
     /// rates against the kernel's limit, that the kernel accepts each event,
-    /// and that the command exists and is executable.
+    /// that the command exists and is executable, that the processes and
+    /// threads exist, and that the CPUs are online.
     pub fn new(config: RecordConfig) -> Result<Recorder, SamplerError> {
+        let launches = matches!(
+            config.target,
+            Target::Command(_)
+                | Target::SystemWide {
+                    command: Some(_),
+                    ..
+                }
+        );
+        if launches && config.duration.is_some() {
+            return Err(SamplerError::DurationWithCommand);
+        }
         let max_rate = sysinfo::max_sample_rate();
         let mut notices = Vec::new();
         let events = if config.events.is_empty() {
             let sampling = resolve_sampling(CYCLES.name, config.sampling, max_rate, &mut notices)?;
-            vec![default_event(sampling, &mut notices)]
+            vec![default_event(sampling, config.kernel, &mut notices)]
         } else {
-            config
-                .events
-                .iter()
-                .map(|request| {
-                    let spec = EventSpec::parse(&request.name)?;
-                    let sampling = request.sampling.or(config.sampling);
-                    let sampling = resolve_sampling(&spec.base, sampling, max_rate, &mut notices)?;
-                    Ok(ResolvedEvent { spec, sampling })
-                })
-                .collect::<Result<Vec<_>, SamplerError>>()?
+            let pmus = Pmus::system();
+            let mut events = Vec::new();
+            for request in &config.events {
+                // One -e may hold several events, each sampled; in a braced
+                // group the first samples and the others are read with it.
+                for group in parse_events(&request.name, &pmus)? {
+                    let leader = events.len();
+                    for (position, mut spec) in group.events.into_iter().enumerate() {
+                        if config.kernel && !sets_privilege_level(&request.name) {
+                            spec.kernel = true;
+                        }
+                        let sampling = request.sampling.or(config.sampling);
+                        let sampling =
+                            resolve_sampling(&spec.base, sampling, max_rate, &mut notices)?;
+                        events.push(ResolvedEvent {
+                            spec,
+                            sampling,
+                            leader: (group.braced && position > 0).then_some(leader),
+                        });
+                    }
+                }
+            }
+            events
         };
         if let Some(CallGraph::Dwarf { stack_bytes }) = config.call_graph
             && (stack_bytes == 0 || stack_bytes % 8 != 0 || stack_bytes > MAX_STACK_BYTES)
         {
             return Err(SamplerError::StackSize { bytes: stack_bytes });
         }
-        for event in &events {
-            counters::probe(event, config.call_graph)?;
+        for (index, event) in events.iter().enumerate() {
+            counters::probe(event, Role::of(&events, index), config.call_graph)?;
         }
-        let command = resolve_command(&config.command)?;
+        let target = ResolvedTarget::resolve(&config.target)?;
         Ok(Recorder {
-            command,
+            target,
+            duration: config.duration,
+            kernel: config.kernel,
             events,
             notices,
             call_graph: config.call_graph,
@@ -132,13 +191,8 @@ impl Recorder {
     pub fn header(&self) -> RecordingHeader {
         RecordingHeader {
             events: self.events.iter().map(describe).collect(),
-            command: self
-                .command
-                .argv
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
-            program: self.command.canonical_path(),
+            command: self.target.command_line(),
+            program: self.target.program(),
             histogram: None,
             call_graph: self.call_graph,
             host: sysinfo::host_info(),
@@ -149,22 +203,39 @@ impl Recorder {
         }
     }
 
-    /// Launches the command and records it until it and every descendant
-    /// has exited, or until an interrupt (Ctrl-C, SIGTERM, SIGHUP), after
-    /// which the command gets a moment to exit before it is terminated.
+    /// Records the target until it is done with: a launched command until it
+    /// and every descendant have exited (with `-a`, until it has exited),
+    /// or until an interrupt (Ctrl-C, SIGTERM, SIGHUP), after which it gets
+    /// a moment to exit before it is terminated; attached tasks until the
+    /// duration is up, an interrupt comes, or all of them have ended,
+    /// leaving them running; whole CPUs without a command until the
+    /// duration is up or an interrupt comes.
     pub fn run(self, sink: &mut dyn RecordSink) -> Result<RecordOutcome, SamplerError> {
         let _interrupts = signals::catch_interrupts();
         let started = Instant::now();
-        let cpus = sysinfo::online_cpus().map_err(|error| SamplerError::System {
-            what: "listing the online CPUs",
+        match &self.target {
+            ResolvedTarget::Launch(command) => self.launch(command, started, sink),
+            ResolvedTarget::Attach(attachment) => self.attach(attachment, started, sink),
+            ResolvedTarget::SystemWide { cpus, command } => {
+                self.system_wide(cpus, command.as_ref(), started, sink)
+            }
+        }
+    }
+
+    /// Launches the command suspended, opens the counters on it (enabled
+    /// at its exec), and follows it and its descendants.
+    fn launch(
+        &self,
+        command: &ResolvedCommand,
+        started: Instant,
+        sink: &mut dyn RecordSink,
+    ) -> Result<RecordOutcome, SamplerError> {
+        let cpus = online_cpus()?;
+        let suspended = launch::spawn_suspended(command).map_err(|error| SamplerError::System {
+            what: "fork",
             error,
         })?;
-        let suspended =
-            launch::spawn_suspended(&self.command).map_err(|error| SamplerError::System {
-                what: "fork",
-                error,
-            })?;
-        let mut rings = counters::open_rings(&RingPlan {
+        let rings = counters::open_rings(&RingPlan {
             events: &self.events,
             call_graph: self.call_graph,
             tasks: &[suspended.pid()],
@@ -172,32 +243,207 @@ impl Recorder {
             bytes: self.ring_bytes,
             enable_on_exec: true,
         })?;
-        let mut child = suspended.resume().map_err(|error| SamplerError::Exec {
-            command: self.command.display.clone(),
-            error,
-        })?;
-        let followed = follow(&mut rings, &mut child, sink);
-        let exit = child.wait().map_err(|error| SamplerError::System {
-            what: "wait",
-            error,
-        })?;
-        let interrupted_by = followed?;
-        rings.drain(sink)?;
+        follow_command(suspended, command, rings, sink, Until::AllHungUp, started)
+    }
+
+    /// Opens counters on the running tasks, tells the sink the state they
+    /// are in, and records until the time is up, an interrupt comes or they
+    /// have all ended. Closing the counters at the end detaches; the tasks
+    /// themselves are never touched.
+    fn attach(
+        &self,
+        attachment: &Attachment,
+        started: Instant,
+        sink: &mut dyn RecordSink,
+    ) -> Result<RecordOutcome, SamplerError> {
+        let cpus = online_cpus()?;
+        let mut rings = attach::open(
+            attachment,
+            &AttachPlan {
+                events: &self.events,
+                call_graph: self.call_graph,
+                cpus: &cpus,
+                bytes: self.ring_bytes,
+            },
+        )?;
+        let liveness = Liveness::new(attachment);
+        let mut records = Vec::new();
+        for &pid in &attachment.processes {
+            let threads: Option<Vec<u32>> = attachment.threads.as_ref().map(|threads| {
+                threads
+                    .iter()
+                    .filter(|&&(process, _)| process == pid)
+                    .map(|&(_, tid)| tid)
+                    .collect()
+            });
+            records.extend(snapshot::process(pid, threads.as_deref()));
+        }
+        push_all(sink, &records)?;
+        let deadline = self.duration.map(|duration| started + duration);
+        let (interrupted_by, ended) =
+            record_until(&mut rings, sink, deadline, || liveness.any_running())?;
+        let end = match ended {
+            true => TargetEnd::AllExited,
+            false => TargetEnd::LeftRunning,
+        };
         Ok(RecordOutcome {
-            exit,
+            end,
             duration: started.elapsed(),
             interrupted_by,
             ring_bytes: rings.bytes_per_ring,
         })
     }
+
+    /// Opens counters on every task of each CPU, tells the sink the state
+    /// of the processes already running, and records until the command
+    /// exits, or without one until the time is up or an interrupt comes.
+    fn system_wide(
+        &self,
+        cpus: &[usize],
+        command: Option<&ResolvedCommand>,
+        started: Instant,
+        sink: &mut dyn RecordSink,
+    ) -> Result<RecordOutcome, SamplerError> {
+        let mut rings = counters::open_rings(&RingPlan {
+            events: &self.events,
+            call_graph: self.call_graph,
+            tasks: &[-1],
+            cpus,
+            bytes: self.ring_bytes,
+            enable_on_exec: false,
+        })
+        .map_err(|error| self.system_wide_error(error))?;
+        push_all(sink, &snapshot::every_process(self.kernel))?;
+        let Some(command) = command else {
+            let deadline = self.duration.map(|duration| started + duration);
+            let (interrupted_by, _) = record_until(&mut rings, sink, deadline, || true)?;
+            return Ok(RecordOutcome {
+                end: TargetEnd::Stopped,
+                duration: started.elapsed(),
+                interrupted_by,
+                ring_bytes: rings.bytes_per_ring,
+            });
+        };
+        let suspended = launch::spawn_suspended(command).map_err(|error| SamplerError::System {
+            what: "fork",
+            error,
+        })?;
+        follow_command(suspended, command, rings, sink, Until::ChildExits, started)
+    }
+
+    /// A refusal to open whole CPUs is about the CPUs, not the events,
+    /// which were checked on the profiler itself.
+    fn system_wide_error(&self, error: SamplerError) -> SamplerError {
+        match error {
+            SamplerError::PermissionDenied { .. } => {
+                let kernel = self.events.iter().any(|e| e.spec.kernel);
+                let (reason, advice) = Privileges::read().refusal(kernel, true);
+                SamplerError::SystemWideDenied { reason, advice }
+            }
+            other => other,
+        }
+    }
 }
 
-/// Drains the rings until every task has exited or an interrupt has been
+fn online_cpus() -> Result<Vec<usize>, SamplerError> {
+    sysinfo::online_cpus().map_err(|error| SamplerError::System {
+        what: "listing the online CPUs",
+        error,
+    })
+}
+
+/// Hands `records` to the sink as a batch of their own.
+fn push_all(sink: &mut dyn RecordSink, records: &[Record]) -> Result<(), SamplerError> {
+    let sink_error = |error| SamplerError::Sink { error };
+    for record in records {
+        sink.push(record).map_err(sink_error)?;
+    }
+    sink.end_batch().map_err(sink_error)
+}
+
+/// Resumes the launched command and records until `until`, then waits for
+/// it and drains what is left.
+fn follow_command(
+    suspended: launch::SuspendedChild,
+    command: &ResolvedCommand,
+    mut rings: Rings,
+    sink: &mut dyn RecordSink,
+    until: Until,
+    started: Instant,
+) -> Result<RecordOutcome, SamplerError> {
+    let mut child = suspended.resume().map_err(|error| SamplerError::Exec {
+        command: command.display.clone(),
+        error,
+    })?;
+    let followed = follow(&mut rings, &mut child, sink, until);
+    let exit = child.wait().map_err(|error| SamplerError::System {
+        what: "wait",
+        error,
+    })?;
+    let interrupted_by = followed?;
+    rings.drain(sink)?;
+    Ok(RecordOutcome {
+        end: TargetEnd::Exited(exit),
+        duration: started.elapsed(),
+        interrupted_by,
+        ring_bytes: rings.bytes_per_ring,
+    })
+}
+
+/// Drains the rings until `deadline`, an interrupt, or `running` says the
+/// target has ended, then once more. Returns the interrupting signal, and
+/// whether the target ended.
+fn record_until(
+    rings: &mut Rings,
+    sink: &mut dyn RecordSink,
+    deadline: Option<Instant>,
+    mut running: impl FnMut() -> bool,
+) -> Result<(Option<i32>, bool), SamplerError> {
+    let outcome = loop {
+        let timeout = deadline.map_or(POLL_INTERVAL, |deadline| {
+            deadline
+                .saturating_duration_since(Instant::now())
+                .min(POLL_INTERVAL)
+        });
+        if rings.all_hung_up() {
+            // Nothing left to poll (the tasks that own the rings have ended
+            // while others write on): wait by the clock.
+            std::thread::sleep(timeout);
+        } else {
+            rings.wait(timeout)?;
+        }
+        rings.drain(sink)?;
+        if let Some(signal) = signals::received() {
+            break (Some(signal), false);
+        }
+        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            break (None, false);
+        }
+        if !running() {
+            break (None, true);
+        }
+    };
+    rings.drain(sink)?;
+    Ok(outcome)
+}
+
+/// When a launched command's recording is over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Until {
+    /// Every task the counters follow has exited: the command and all its
+    /// descendants.
+    AllHungUp,
+    /// The command has exited (system-wide counters never hang up).
+    ChildExits,
+}
+
+/// Drains the rings until the command is done or an interrupt has been
 /// dealt with; returns the interrupting signal.
 fn follow(
     rings: &mut Rings,
     child: &mut RunningChild,
     sink: &mut dyn RecordSink,
+    until: Until,
 ) -> Result<Option<i32>, SamplerError> {
     let mut interrupt: Option<(i32, Instant)> = None;
     let mut escalated = 0;
@@ -207,7 +453,17 @@ fn follow(
         if interrupt.is_none() {
             interrupt = signals::received().map(|signal| (signal, Instant::now()));
         }
-        if rings.all_hung_up() {
+        let done = match until {
+            Until::AllHungUp => rings.all_hung_up(),
+            Until::ChildExits => child
+                .try_wait()
+                .map_err(|error| SamplerError::System {
+                    what: "wait",
+                    error,
+                })?
+                .is_some(),
+        };
+        if done {
             return Ok(interrupt.map(|(signal, _)| signal));
         }
         let Some((signal, since)) = interrupt else {
@@ -229,6 +485,22 @@ fn follow(
             escalated = 2;
         }
     }
+}
+
+/// Whether an event's text chooses what it counts (user space, kernel,
+/// hypervisor) with modifiers of its own: `:u`, `:k`, `:uk`, `/k` after a
+/// PMU event, or after a group. Precision alone (`:p`) does not, nor a
+/// tracepoint's `system:name`.
+fn sets_privilege_level(text: &str) -> bool {
+    text.match_indices([':', '/']).any(|(at, _)| {
+        let run: String = text[at + 1..]
+            .chars()
+            .take_while(|c| !matches!(c, ',' | '}' | ':' | '/'))
+            .collect();
+        !run.is_empty()
+            && run.chars().all(|c| "ukhp".contains(c))
+            && run.chars().any(|c| "ukh".contains(c))
+    })
 }
 
 /// Checks a requested rate against the kernel's limit, or picks the default.
@@ -269,13 +541,19 @@ fn default_sampling(max_rate: Option<u64>, notices: &mut Vec<String>) -> Samplin
     }
 }
 
-/// Hardware cycles where the kernel will sample them, cpu-clock otherwise.
-fn default_event(sampling: Sampling, notices: &mut Vec<String>) -> ResolvedEvent {
-    let cycles = ResolvedEvent {
-        spec: EventSpec::user_only(CYCLES),
-        sampling,
+/// Hardware cycles where the kernel will sample them, cpu-clock otherwise;
+/// in user space only, or with `kernel` in the kernel too.
+fn default_event(sampling: Sampling, kernel: bool, notices: &mut Vec<String>) -> ResolvedEvent {
+    let spec = |event| EventSpec {
+        kernel,
+        ..EventSpec::user_only(event)
     };
-    match counters::probe(&cycles, None) {
+    let cycles = ResolvedEvent {
+        spec: spec(CYCLES),
+        sampling,
+        leader: None,
+    };
+    match counters::probe(&cycles, Role::Alone, None) {
         Ok(()) => cycles,
         Err(error) => {
             let reason = match error {
@@ -286,8 +564,9 @@ fn default_event(sampling: Sampling, notices: &mut Vec<String>) -> ResolvedEvent
                 "hardware cycles cannot be sampled: {reason}; sampling cpu-clock instead"
             ));
             ResolvedEvent {
-                spec: EventSpec::user_only(CPU_CLOCK),
+                spec: spec(CPU_CLOCK),
                 sampling,
+                leader: None,
             }
         }
     }
@@ -298,9 +577,12 @@ fn describe(event: &ResolvedEvent) -> EventDescription {
         name: event.spec.name(),
         perf_type: event.spec.perf_type,
         config: event.spec.config,
+        config1: event.spec.config1,
+        config2: event.spec.config2,
         sampling: event.sampling,
         unit: event.spec.unit.to_owned(),
         user: event.spec.user,
         kernel: event.spec.kernel,
+        leader: event.leader.map(|i| i as EventIndex),
     }
 }

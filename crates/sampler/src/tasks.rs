@@ -46,6 +46,82 @@ pub(crate) fn thread_name(pid: u32, tid: u32) -> Option<String> {
         .map(|name| name.trim_end_matches('\n').to_owned())
 }
 
+/// What /proc says of one task: its state letter (`R`, `S`, `Z`, ...) and
+/// when it started, in clock ticks after boot, which tells a task from a
+/// later one that reuses its id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TaskStat {
+    pub state: char,
+    pub start_time: u64,
+}
+
+impl TaskStat {
+    /// Whether the task has ended (a zombie waiting for its parent, or dead).
+    pub fn has_ended(&self) -> bool {
+        matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// The state of thread `tid` of process `pid`, if it still exists.
+pub(crate) fn task_stat(pid: u32, tid: u32) -> Option<TaskStat> {
+    let text = fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+    parse_stat(&text)
+}
+
+/// Parses `/proc/.../stat`. The name in parentheses may itself hold spaces
+/// and parentheses, so the fields are counted from the last `)`.
+fn parse_stat(text: &str) -> Option<TaskStat> {
+    let (_, rest) = text.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 3 (state) and 22 (starttime) of proc(5), counted from 1.
+    Some(TaskStat {
+        state: fields.first()?.chars().next()?,
+        start_time: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// Every process now running, in ascending order.
+pub(crate) fn processes() -> io::Result<Vec<u32>> {
+    let mut pids: Vec<u32> = fs::read_dir("/proc")?
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    Ok(pids)
+}
+
+/// The command line process `pid` was started with; empty for a kernel
+/// thread, `None` once it has gone.
+pub(crate) fn command_line(pid: u32) -> Option<Vec<String>> {
+    let bytes = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(
+        bytes
+            .split(|&b| b == 0)
+            .filter(|arg| !arg.is_empty())
+            .map(|arg| String::from_utf8_lossy(arg).into_owned())
+            .collect(),
+    )
+}
+
+/// The program process `pid` runs, as the kernel names its file.
+pub(crate) fn executable(pid: u32) -> Option<String> {
+    fs::read_link(format!("/proc/{pid}/exe"))
+        .ok()
+        .map(|path| path.to_string_lossy().into_owned())
+}
+
+/// The user that owns process `pid` (its real user id).
+pub(crate) fn owner(pid: u32) -> Option<u32> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +140,32 @@ mod tests {
         worker.join().unwrap();
         let error = threads_of(u32::MAX).unwrap_err().to_string();
         assert!(error.contains("no process"), "{error}");
+    }
+
+    #[test]
+    fn this_process_is_described_as_proc_shows_it() {
+        let pid = std::process::id();
+        let stat = task_stat(pid, pid).unwrap();
+        assert!(!stat.has_ended() && stat.start_time > 0, "{stat:?}");
+        assert!(processes().unwrap().contains(&pid));
+        let args = command_line(pid).unwrap();
+        assert!(!args.is_empty());
+        let exe = executable(pid).unwrap();
+        assert_eq!(
+            Some(exe.as_str()),
+            std::env::current_exe().unwrap().to_str()
+        );
+        // SAFETY: getuid has no preconditions.
+        assert_eq!(owner(pid), Some(unsafe { libc::getuid() }));
+        assert_eq!(task_stat(pid, u32::MAX), None);
+    }
+
+    #[test]
+    fn stat_lines_with_odd_names_parse() {
+        let line = "42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 \
+                    12345 1000 100";
+        let stat = parse_stat(line).unwrap();
+        assert_eq!((stat.state, stat.start_time), ('S', 12345));
+        assert!(parse_stat("42 (x) Z 1 2").is_none());
     }
 }

@@ -1,0 +1,427 @@
+//! What a recording samples: a command it launches, processes or threads
+//! that are already running, or whole CPUs. Each is checked before anything
+//! is opened, named in the recording's header, and said to have ended in a
+//! way the trailer can tell.
+
+use std::ffi::OsString;
+use std::io;
+use std::time::Duration;
+
+use crate::command::{ResolvedCommand, resolve_command};
+use crate::error::SamplerError;
+use crate::launch::TargetExit;
+use crate::{sysinfo, tasks};
+
+/// What to sample.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Launch this command (with its arguments) and sample it and its
+    /// descendants until they exit.
+    Command(Vec<OsString>),
+    /// Attach to these running processes: every thread they have, and the
+    /// threads and children they start later (`-p`).
+    Processes(Vec<u32>),
+    /// Attach to these running threads, and the threads they start later
+    /// (`-t`).
+    Threads(Vec<u32>),
+    /// Every process on these CPUs (`None`: every online CPU; `-a`, `-C`),
+    /// for as long as `command`, launched alongside, runs, if one is given.
+    SystemWide {
+        cpus: Option<Vec<usize>>,
+        command: Option<Vec<OsString>>,
+    },
+}
+
+/// How the target's part in a recording ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetEnd {
+    /// The launched command ended.
+    Exited(TargetExit),
+    /// The attached processes or threads were left running.
+    LeftRunning,
+    /// Every attached process or thread ended during the recording.
+    AllExited,
+    /// A system-wide recording without a command was stopped.
+    Stopped,
+}
+
+impl TargetEnd {
+    /// The exit status `record` passes on: the command's, else 0.
+    pub fn code(self) -> u8 {
+        match self {
+            TargetEnd::Exited(exit) => exit.code(),
+            _ => 0,
+        }
+    }
+
+    /// What became of the target, for the recording's trailer: it follows
+    /// "the command", e.g. "exited with status 0", "was attached for 2.00 s
+    /// and left running".
+    pub fn describe(self, duration: Duration) -> String {
+        let seconds = duration.as_secs_f64();
+        match self {
+            TargetEnd::Exited(exit) => exit.to_string(),
+            TargetEnd::LeftRunning => {
+                format!("was attached for {seconds:.2} s and left running")
+            }
+            TargetEnd::AllExited => format!("was attached for {seconds:.2} s, until it exited"),
+            TargetEnd::Stopped => format!("was sampled system-wide for {seconds:.2} s"),
+        }
+    }
+}
+
+/// Parses a CPU list as `-C` takes it: numbers and ranges, e.g. `0,2-3`.
+pub fn parse_cpus(text: &str) -> Result<Vec<usize>, SamplerError> {
+    let bad = || SamplerError::BadCpuList {
+        text: text.to_owned(),
+    };
+    let mut cpus = sysinfo::parse_cpu_list(text.trim()).ok_or_else(bad)?;
+    if cpus.is_empty() {
+        return Err(bad());
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// Writes sorted CPU numbers the way the kernel lists them (`0-3,6`).
+pub(crate) fn format_cpu_list(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut index = 0;
+    while index < cpus.len() {
+        let first = cpus[index];
+        let mut last = first;
+        while index + 1 < cpus.len() && cpus[index + 1] == last + 1 {
+            index += 1;
+            last = cpus[index];
+        }
+        parts.push(match last == first {
+            true => first.to_string(),
+            false => format!("{first}-{last}"),
+        });
+        index += 1;
+    }
+    parts.join(",")
+}
+
+/// Running tasks to attach to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Attachment {
+    /// The processes, each once, in the order given.
+    pub processes: Vec<u32>,
+    /// With `-t`, the threads (each once); `None`: every thread of
+    /// `processes`.
+    pub threads: Option<Vec<(u32, u32)>>,
+}
+
+impl Attachment {
+    /// The threads to open counters on now, sorted: every current thread of
+    /// each process, or the chosen threads that still run. An error naming
+    /// the first target when none is left.
+    pub fn tasks_now(&self) -> Result<Vec<libc::pid_t>, SamplerError> {
+        let mut tasks: Vec<libc::pid_t> = match &self.threads {
+            None => self
+                .processes
+                .iter()
+                .filter_map(|&pid| tasks::threads_of(pid).ok())
+                .flatten()
+                .map(|tid| tid as libc::pid_t)
+                .collect(),
+            Some(threads) => threads
+                .iter()
+                .filter(|&&(pid, tid)| tasks::task_stat(pid, tid).is_some_and(|s| !s.has_ended()))
+                .map(|&(_, tid)| tid as libc::pid_t)
+                .collect(),
+        };
+        if tasks.is_empty() {
+            return Err(self.gone());
+        }
+        tasks.sort_unstable();
+        tasks.dedup();
+        Ok(tasks)
+    }
+
+    /// The error for a target that is no longer there.
+    pub fn gone(&self) -> SamplerError {
+        match &self.threads {
+            Some(threads) => SamplerError::NoSuchThread {
+                tid: threads.first().map_or(0, |&(_, tid)| tid),
+            },
+            None => SamplerError::NoSuchProcess {
+                pid: self.processes.first().copied().unwrap_or(0),
+            },
+        }
+    }
+}
+
+/// A target, checked: the command found, the processes and threads there,
+/// the CPUs online.
+#[derive(Debug)]
+pub(crate) enum ResolvedTarget {
+    Launch(ResolvedCommand),
+    Attach(Attachment),
+    SystemWide {
+        cpus: Vec<usize>,
+        command: Option<ResolvedCommand>,
+    },
+}
+
+impl ResolvedTarget {
+    pub fn resolve(target: &Target) -> Result<ResolvedTarget, SamplerError> {
+        Ok(match target {
+            Target::Command(args) => ResolvedTarget::Launch(resolve_command(args)?),
+            Target::Processes(pids) => {
+                let mut processes = Vec::new();
+                for &pid in pids {
+                    let process = existing_process(pid)?;
+                    if !processes.contains(&process) {
+                        processes.push(process);
+                    }
+                }
+                ResolvedTarget::Attach(Attachment {
+                    processes,
+                    threads: None,
+                })
+            }
+            Target::Threads(tids) => {
+                let mut processes = Vec::new();
+                let mut threads = Vec::new();
+                for &tid in tids {
+                    let pid = existing_thread(tid)?;
+                    if !processes.contains(&pid) {
+                        processes.push(pid);
+                    }
+                    if !threads.contains(&(pid, tid)) {
+                        threads.push((pid, tid));
+                    }
+                }
+                ResolvedTarget::Attach(Attachment {
+                    processes,
+                    threads: Some(threads),
+                })
+            }
+            Target::SystemWide { cpus, command } => {
+                let online = sysinfo::online_cpus().map_err(|error| SamplerError::System {
+                    what: "listing the online CPUs",
+                    error,
+                })?;
+                let cpus = match cpus {
+                    None => online,
+                    Some(cpus) => {
+                        if let Some(&cpu) = cpus.iter().find(|cpu| !online.contains(cpu)) {
+                            return Err(SamplerError::CpuNotOnline {
+                                cpu,
+                                online: format_cpu_list(&online),
+                            });
+                        }
+                        let mut cpus = cpus.clone();
+                        cpus.sort_unstable();
+                        cpus.dedup();
+                        cpus
+                    }
+                };
+                let command = command.as_deref().map(resolve_command).transpose()?;
+                ResolvedTarget::SystemWide { cpus, command }
+            }
+        })
+    }
+
+    /// What the header names as the recorded command.
+    pub fn command_line(&self) -> Vec<String> {
+        match self {
+            ResolvedTarget::Launch(command)
+            | ResolvedTarget::SystemWide {
+                command: Some(command),
+                ..
+            } => command
+                .argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            ResolvedTarget::Attach(attachment) => match attachment.processes.as_slice() {
+                [pid] => process_command_line(*pid),
+                pids => pids
+                    .iter()
+                    .map(|&pid| format!("{} (pid {pid})", process_command_line(pid).join(" ")))
+                    .collect(),
+            },
+            ResolvedTarget::SystemWide {
+                cpus,
+                command: None,
+            } => {
+                let plural = if cpus.len() == 1 { "" } else { "s" };
+                vec![format!(
+                    "system-wide on CPU{plural} {}",
+                    format_cpu_list(cpus)
+                )]
+            }
+        }
+    }
+
+    /// The program's executable, when the target has one.
+    pub fn program(&self) -> Option<String> {
+        match self {
+            ResolvedTarget::Launch(command)
+            | ResolvedTarget::SystemWide {
+                command: Some(command),
+                ..
+            } => command.canonical_path(),
+            ResolvedTarget::Attach(attachment) => tasks::executable(*attachment.processes.first()?),
+            ResolvedTarget::SystemWide { command: None, .. } => None,
+        }
+    }
+}
+
+/// The process `pid` names: itself, or the process of the thread it is.
+fn existing_process(pid: u32) -> Result<u32, SamplerError> {
+    let missing = || SamplerError::NoSuchProcess { pid };
+    let process = tasks::process_of(pid).map_err(|error| match error.kind() {
+        io::ErrorKind::NotFound => missing(),
+        _ => SamplerError::System {
+            what: "reading /proc",
+            error,
+        },
+    })?;
+    let threads = tasks::threads_of(process).map_err(|_| missing())?;
+    let running = threads
+        .iter()
+        .any(|&tid| tasks::task_stat(process, tid).is_some_and(|s| !s.has_ended()));
+    if !running {
+        return Err(missing());
+    }
+    Ok(process)
+}
+
+/// The process thread `tid` belongs to.
+fn existing_thread(tid: u32) -> Result<u32, SamplerError> {
+    let missing = || SamplerError::NoSuchThread { tid };
+    let pid = tasks::process_of(tid).map_err(|error| match error.kind() {
+        io::ErrorKind::NotFound => missing(),
+        _ => SamplerError::System {
+            what: "reading /proc",
+            error,
+        },
+    })?;
+    match tasks::task_stat(pid, tid) {
+        Some(stat) if !stat.has_ended() => Ok(pid),
+        _ => Err(missing()),
+    }
+}
+
+/// A process's command line; a kernel thread's name in brackets.
+fn process_command_line(pid: u32) -> Vec<String> {
+    match tasks::command_line(pid) {
+        Some(args) if !args.is_empty() => args,
+        _ => vec![format!(
+            "[{}]",
+            tasks::thread_name(pid, pid).unwrap_or_else(|| pid.to_string())
+        )],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_parse_and_print_like_the_kernels() {
+        assert_eq!(parse_cpus("0").unwrap(), vec![0]);
+        assert_eq!(parse_cpus("3,0-1,1").unwrap(), vec![0, 1, 3]);
+        for bad in ["", "x", "2-1", "-1", "0,,a"] {
+            let error = parse_cpus(bad).unwrap_err().to_string();
+            assert!(error.contains("e.g. 0,2-3"), "{bad}: {error}");
+        }
+        assert_eq!(format_cpu_list(&[0, 1, 2, 3]), "0-3");
+        assert_eq!(format_cpu_list(&[0, 2, 3, 5]), "0,2-3,5");
+        assert_eq!(format_cpu_list(&[]), "");
+    }
+
+    #[test]
+    fn processes_and_threads_are_found_or_named_as_missing() {
+        let pid = std::process::id();
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel::<u32>();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            let _ = tid_tx.send(unsafe { libc::gettid() } as u32);
+            let _ = rx.recv();
+        });
+        let other = tid_rx.recv().unwrap();
+        // A thread's id given for a process means its process.
+        let target = ResolvedTarget::resolve(&Target::Processes(vec![other, pid])).unwrap();
+        let ResolvedTarget::Attach(attachment) = &target else {
+            panic!("{target:?}");
+        };
+        assert_eq!(attachment.processes, vec![pid]);
+        let tasks_now = attachment.tasks_now().unwrap();
+        assert!(tasks_now.len() >= 2, "{tasks_now:?}");
+        assert_eq!(target.program(), tasks::executable(pid));
+        assert!(!target.command_line().is_empty());
+
+        let target = ResolvedTarget::resolve(&Target::Threads(vec![other])).unwrap();
+        let ResolvedTarget::Attach(attachment) = &target else {
+            panic!("{target:?}");
+        };
+        assert_eq!(attachment.threads, Some(vec![(pid, other)]));
+        assert_eq!(attachment.tasks_now().unwrap(), vec![other as libc::pid_t]);
+        drop(tx);
+        worker.join().unwrap();
+
+        let error = ResolvedTarget::resolve(&Target::Processes(vec![u32::MAX]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with(&format!("there is no process {}", u32::MAX)),
+            "{error}"
+        );
+        let error = ResolvedTarget::resolve(&Target::Threads(vec![u32::MAX]))
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with("there is no thread"), "{error}");
+    }
+
+    #[test]
+    fn system_wide_takes_online_cpus_only() {
+        let online = sysinfo::online_cpus().unwrap();
+        let target = ResolvedTarget::resolve(&Target::SystemWide {
+            cpus: None,
+            command: None,
+        })
+        .unwrap();
+        let ResolvedTarget::SystemWide { cpus, .. } = &target else {
+            panic!("{target:?}");
+        };
+        assert_eq!(cpus, &online);
+        assert!(target.command_line()[0].starts_with("system-wide on CPU"));
+        assert_eq!(target.program(), None);
+        let offline = online.iter().max().unwrap() + 1;
+        let error = ResolvedTarget::resolve(&Target::SystemWide {
+            cpus: Some(vec![offline]),
+            command: None,
+        })
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            error,
+            format!(
+                "CPU {offline} is not online; the online CPUs are {}",
+                format_cpu_list(&online)
+            )
+        );
+    }
+
+    #[test]
+    fn endings_are_described_for_the_trailer() {
+        let second = Duration::from_millis(2000);
+        assert_eq!(
+            TargetEnd::LeftRunning.describe(second),
+            "was attached for 2.00 s and left running"
+        );
+        assert_eq!(
+            TargetEnd::Exited(TargetExit::Exited(3)).describe(second),
+            "exited with status 3"
+        );
+        assert_eq!(TargetEnd::Exited(TargetExit::Exited(3)).code(), 3);
+        assert_eq!(TargetEnd::LeftRunning.code(), 0);
+    }
+}
