@@ -25,7 +25,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a command and record program-counter samples of it and its descendants
+    /// Record program-counter samples of a command and its descendants, of running processes
+    /// or threads (-p, -t), or of whole CPUs (-a, -C)
     #[command(after_help = RECORD_AFTER_HELP)]
     Record(RecordArgs),
     /// Print a flat per-function profile of a recording
@@ -43,14 +44,41 @@ pub enum Command {
     Export(ExportArgs),
     /// Name addresses of an executable or library read from stdin, like addr2line -f -C
     Symbolize(SymbolizeArgs),
+    /// List the events this machine knows, and whether each can be counted now
+    #[command(after_help = LIST_AFTER_HELP)]
+    List(ListArgs),
+    /// Count events of a command, processes, threads or whole CPUs: totals, rates, and the
+    /// share of time each counter ran
+    #[command(after_help = crate::stat::STAT_AFTER_HELP)]
+    Stat(crate::stat::StatArgs),
+    /// Show what this machine lets the profiler do, and what to change where something blocks it
+    Doctor(crate::doctor::DoctorArgs),
 }
 
 const RECORD_AFTER_HELP: &str = "\
 Each -c or -F applies to the -e before it; given before any -e, it applies to every event \
 without its own.
 
+Only user space is sampled unless --kernel is given (or an event's own :k): that is what \
+every user may sample at kernel.perf_event_paranoid 2, and where a program's own code runs.
+
+-p and -t attach to running processes or threads and record until --duration is up, Ctrl-C, \
+or they all exit; they are left running. -a and -C sample every process on the CPUs: until a \
+COMMAND given after -- exits, or else until --duration is up or Ctrl-C.
+
 Exit status: the command's own, or 128+N if a signal N ended it; 125 if the profiler \
 failed, 126 if the command cannot be run, 127 if it was not found.";
+
+const LIST_AFTER_HELP: &str = "\
+Each event is opened for a moment as a counter on the profiler itself, user space only, and \
+said usable or not (and why). Raw event descriptors are syntax, not events: nothing is opened.";
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON: [{"name","group","usable","reason","encoding":{"type","config",...}},...]
+    #[arg(long)]
+    pub json: bool,
+}
 
 const ANNOTATE_AFTER_HELP: &str = "\
 SYMBOL is a function with samples, by its demangled name or by a prefix only one such function \
@@ -169,12 +197,78 @@ pub struct RecordArgs {
     #[arg(long, value_name = "fp|dwarf[,STACK_BYTES]", value_parser = parse_call_graph)]
     pub call_graph: Option<CallGraph>,
 
+    /// Pages of ring buffer per CPU, a power of two [default: 128 pages of 4 KiB, 1024 with
+    /// --call-graph dwarf]; fewer fit a tight locked-memory budget, more lose fewer samples
+    #[arg(long, value_name = "N", value_parser = parse_mmap_pages)]
+    pub mmap_pages: Option<usize>,
+
+    /// Attach to these running processes: every thread they have, and the threads and
+    /// children they start later; they are left running at the end
+    #[arg(
+        short = 'p',
+        long = "pid",
+        value_name = "PID[,PID...]",
+        value_delimiter = ','
+    )]
+    pub pids: Vec<u32>,
+
+    /// Attach to these running threads (and the threads they start later)
+    #[arg(
+        short = 't',
+        long = "tid",
+        value_name = "TID[,TID...]",
+        value_delimiter = ','
+    )]
+    pub tids: Vec<u32>,
+
+    /// Sample every process on every online CPU (needs kernel.perf_event_paranoid <= 0,
+    /// CAP_PERFMON or root)
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all_cpus: bool,
+
+    /// Sample every process on these CPUs, e.g. 0,2-3 (privileged, as -a)
+    // The full path keeps clap from taking a `Vec` for many values: the
+    // whole list is one value.
+    #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = parse_cpu_list)]
+    pub cpus: Option<::std::vec::Vec<usize>>,
+
+    /// With -p, -t, or -a/-C without a command: stop after SECS seconds [default: at Ctrl-C,
+    /// or when every attached process has exited]
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub duration: Option<std::time::Duration>,
+
+    /// Sample user space only [default]: the events without a :u, :k or :h of their own
+    #[arg(long, conflicts_with = "kernel")]
+    pub user_only: bool,
+
+    /// Also sample the kernel's execution, for the events without a :u, :k or :h of their
+    /// own (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root)
+    #[arg(long)]
+    pub kernel: bool,
+
     #[command(flatten)]
     pub histogram: HistogramArgs,
 
-    /// The command to profile, with its arguments
-    #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true)]
+    /// The command to profile, with its arguments (optional with -a or -C; not with -p or -t)
+    #[arg(
+        value_name = "COMMAND",
+        required_unless_present_any = ["pids", "tids", "all_cpus", "cpus"],
+        trailing_var_arg = true
+    )]
     pub command: Vec<OsString>,
+}
+
+fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
+    profiler_sampler::parse_cpus(text)
+        .map_err(|_| format!("'{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3"))
+}
+
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|seconds| *seconds > 0.0)
+        .and_then(|seconds| std::time::Duration::try_from_secs_f64(seconds).ok())
+        .ok_or_else(|| format!("'{text}' is not a number of seconds above 0; e.g. 2.5"))
 }
 
 fn parse_call_graph(text: &str) -> Result<CallGraph, String> {
@@ -194,6 +288,15 @@ fn parse_call_graph(text: &str) -> Result<CallGraph, String> {
         ("fp", Some(_)) => Err("fp takes no stack size; use dwarf,STACK_BYTES".into()),
         _ => Err(format!(
             "unknown mode '{mode}'; use fp or dwarf[,STACK_BYTES]"
+        )),
+    }
+}
+
+fn parse_mmap_pages(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(pages) if pages.is_power_of_two() => Ok(pages),
+        _ => Err(format!(
+            "'{text}' is not a power of two; e.g. --mmap-pages 64 (256 KiB of 4 KiB pages)"
         )),
     }
 }

@@ -4,13 +4,16 @@
 mod annotate;
 mod args;
 mod diff;
+mod doctor;
 mod export;
 mod flamegraph;
 mod hist;
+mod list;
 mod output;
 mod progress;
 mod record;
 mod report;
+mod stat;
 mod symbolize;
 mod symbols;
 
@@ -37,7 +40,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return usage_error(error),
     };
-    let is_record = matches!(cli.command, Command::Record(_));
+    let is_record = matches!(cli.command, Command::Record(_) | Command::Stat(_));
     let result = match cli.command {
         Command::Record(args) => record::run(
             args,
@@ -50,6 +53,9 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff::run(args),
         Command::Export(args) => export::run(args),
         Command::Symbolize(args) => symbolize::run(args),
+        Command::List(args) => list::run(args),
+        Command::Stat(args) => stat::run(args),
+        Command::Doctor(args) => doctor::run(args),
     };
     match result {
         Ok(code) => code,

@@ -131,6 +131,26 @@ impl Histogram {
                 self.stats.saturated += 1;
             }
         }
+        self.placed(located)
+    }
+
+    /// Counts `amount` events at `address` at once, past the sampling flags:
+    /// a group member's count, read with a sample of its leader.
+    pub fn add(&mut self, address: u64, amount: u64) -> Placement {
+        let located = self.locate(address);
+        let target = match located {
+            Some((region, index)) => Some((&mut self.buckets[region], index)),
+            None => self.overflow_bin.as_mut().map(|bin| (bin, 0)),
+        };
+        if let Some((buckets, index)) = target
+            && !buckets.add(index, amount, self.config.on_full)
+        {
+            self.stats.saturated += 1;
+        }
+        self.placed(located)
+    }
+
+    fn placed(&mut self, located: Option<(usize, usize)>) -> Placement {
         match located {
             Some((region, index)) => {
                 self.stats.in_region += 1;

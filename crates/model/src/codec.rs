@@ -5,6 +5,7 @@
 //! Integers are little-endian; strings are a `u16` length and UTF-8 bytes.
 
 use crate::address::{Avma, FileOffset};
+use crate::event::EventIndex;
 use crate::record::{
     BuildId, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent, Throttle,
     UserStack,
@@ -36,7 +37,8 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             out.push(encode_mode(s.mode));
             put_u64(out, s.ip.0);
             put_u64(out, s.period);
-            put_stacks(out, &s.callchain, s.user_stack.as_ref());
+            put_stacks(out, &s.callchain, s.user_stack.as_ref(), !s.read.is_empty());
+            put_read(out, &s.read);
             TAG_SAMPLE
         }
         Record::Mmap(m) => {
@@ -124,6 +126,7 @@ pub(crate) fn decode(tag: u8, payload: &[u8]) -> Result<Option<Record>, &'static
             period: c.u64()?,
             callchain: c.callchain()?,
             user_stack: c.user_stack()?,
+            read: c.read()?,
         }),
         TAG_MMAP => Record::Mmap(Mmap {
             time: c.u64()?,
@@ -230,9 +233,10 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// A sample's call chain and stack copy, after its fixed fields; nothing
-/// at all when it has neither (as in recordings without call graphs).
-fn put_stacks(out: &mut Vec<u8>, callchain: &[u64], user_stack: Option<&UserStack>) {
-    if callchain.is_empty() && user_stack.is_none() {
+/// at all when it has neither and nothing follows (as in recordings
+/// without call graphs or groups).
+fn put_stacks(out: &mut Vec<u8>, callchain: &[u64], user_stack: Option<&UserStack>, more: bool) {
+    if callchain.is_empty() && user_stack.is_none() && !more {
         return;
     }
     put_u32(out, callchain.len() as u32);
@@ -247,6 +251,18 @@ fn put_stacks(out: &mut Vec<u8>, callchain: &[u64], user_stack: Option<&UserStac
             put_u32(out, stack.bytes.len() as u32);
             out.extend_from_slice(&stack.bytes);
         }
+    }
+}
+
+/// A group leader's member counts, after the stacks; nothing without.
+fn put_read(out: &mut Vec<u8>, read: &[(EventIndex, u64)]) {
+    if read.is_empty() {
+        return;
+    }
+    put_u16(out, read.len() as u16);
+    for &(event, value) in read {
+        put_u16(out, event);
+        put_u64(out, value);
     }
 }
 
@@ -292,6 +308,13 @@ impl<'a> Cursor<'a> {
                 self.bytes(len)?.to_vec()
             },
         }))
+    }
+    fn read(&mut self) -> Result<Vec<(EventIndex, u64)>, &'static str> {
+        if self.buf.is_empty() {
+            return Ok(Vec::new());
+        }
+        let len = self.u16()?;
+        (0..len).map(|_| Ok((self.u16()?, self.u64()?))).collect()
     }
     fn u8(&mut self) -> Result<u8, &'static str> {
         Ok(self.array::<1>()?[0])
@@ -343,6 +366,21 @@ mod tests {
             period: 250_000,
             callchain: Vec::new(),
             user_stack: None,
+            read: Vec::new(),
+        }));
+        // A group leader's sample with member counts, without stacks.
+        round_trip(Record::Sample(Sample {
+            time: 1,
+            pid: 2,
+            tid: 3,
+            cpu: 4,
+            event: 0,
+            mode: CpuMode::User,
+            ip: Avma(0x40_1000),
+            period: 250_000,
+            callchain: Vec::new(),
+            user_stack: None,
+            read: vec![(1, 17), (2, u64::MAX)],
         }));
         round_trip(Record::Sample(Sample {
             time: 1,
@@ -360,6 +398,7 @@ mod tests {
                 bp: Avma(0x7ffe_0040),
                 bytes: (0..=255).collect(),
             }),
+            read: vec![(6, 1)],
         }));
         round_trip(Record::Mmap(Mmap {
             time: 9,

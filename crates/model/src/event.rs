@@ -26,8 +26,13 @@ pub struct EventDescription {
     pub name: String,
     /// `perf_event_attr.type`.
     pub perf_type: u32,
-    /// `perf_event_attr.config`.
+    /// `perf_event_attr.config`, and `config1` and `config2` where the
+    /// event uses them (sysfs PMU fields such as ldlat or offcore_rsp).
     pub config: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub config1: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub config2: u64,
     pub sampling: Sampling,
     /// What one occurrence of the event is: `ns` for the clocks, `events`
     /// otherwise. A period of 250000 on `cpu-clock` is a quarter millisecond.
@@ -35,6 +40,15 @@ pub struct EventDescription {
     /// Whether user-space and kernel-space execution were counted.
     pub user: bool,
     pub kernel: bool,
+    /// For a member of a group (`-e '{cpu-clock,page-faults}'`): the index
+    /// of the group's leader. A member takes no samples of its own; each
+    /// sample of the leader carries its count (see `Sample::read`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader: Option<EventIndex>,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 impl fmt::Display for Sampling {
@@ -50,6 +64,9 @@ impl EventDescription {
     /// A short phrase such as `cpu-clock, 4000 Hz` or
     /// `page-faults, every 1 events`, for report headers.
     pub fn summary(&self) -> String {
+        if self.leader.is_some() {
+            return format!("{}, read with each sample of its group's leader", self.name);
+        }
         match self.sampling {
             Sampling::Period(n) => format!("{}, every {n} {}", self.name, self.unit),
             Sampling::Frequency(hz) => format!("{}, {hz} Hz", self.name),

@@ -445,6 +445,7 @@ mod tests {
             period: 1,
             callchain: Vec::new(),
             user_stack: None,
+            read: Vec::new(),
         }
     }
 

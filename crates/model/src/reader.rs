@@ -266,6 +266,7 @@ mod tests {
             period: 10,
             callchain: Vec::new(),
             user_stack: None,
+            read: Vec::new(),
         })
     }
 

@@ -56,6 +56,10 @@ pub struct Sample {
     /// The user registers and stack copy (`record --call-graph dwarf`),
     /// unwound at report time.
     pub user_stack: Option<UserStack>,
+    /// For the leader of a group: each member's count when the sample was
+    /// taken (`PERF_SAMPLE_READ`), running totals of this thread's counter
+    /// on this CPU. Empty otherwise.
+    pub read: Vec<(EventIndex, u64)>,
 }
 
 /// What the unwinder of a `--call-graph dwarf` sample starts from: the

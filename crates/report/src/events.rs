@@ -4,7 +4,8 @@ use profiler_model::EventDescription;
 
 use crate::error::ReportError;
 
-/// Which of `events` to report: all, or the one named (or numbered).
+/// Which of `events` to report: all, or the one named (or numbered) with
+/// the rest of its group: members count with their leader's samples.
 pub(crate) fn select_events(
     events: &[EventDescription],
     wanted: Option<&str>,
@@ -17,11 +18,22 @@ pub(crate) fn select_events(
             || e.name.split(':').next() == Some(wanted)
             || wanted.parse::<usize>() == Ok(i)
     };
-    let selected: Vec<bool> = events
+    let mut selected: Vec<bool> = events
         .iter()
         .enumerate()
         .map(|(i, e)| matches(i, e))
         .collect();
+    for (i, event) in events.iter().enumerate() {
+        let Some(leader) = event.leader.map(usize::from).filter(|&l| l < events.len()) else {
+            continue;
+        };
+        selected[leader] |= selected[i];
+    }
+    for (i, event) in events.iter().enumerate() {
+        if let Some(leader) = event.leader.map(usize::from).filter(|&l| l < events.len()) {
+            selected[i] |= selected[leader];
+        }
+    }
     if selected.contains(&true) {
         return Ok(selected);
     }

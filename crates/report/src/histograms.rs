@@ -5,6 +5,7 @@ use profiler_histogram::{BucketWidth, Buckets, HistogramConfig, Region, Scale};
 use profiler_model::{ModuleTable, ProcessModelBuilder, Record, Recording};
 
 use crate::error::ReportError;
+use crate::group_counts::MemberDeltas;
 use crate::module_histograms::{HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion};
 
 /// The histograms of `recording`. A histogram-mode recording gives back what
@@ -94,9 +95,14 @@ fn histograms_from_samples(
                 })?;
         }
     }
+    let mut members = MemberDeltas::default();
     for record in recording.records()? {
         if let Record::Sample(sample) = record? {
-            histograms.record(sample.event, model.resolve(&sample), sample.period);
+            let location = model.resolve(&sample);
+            histograms.record(sample.event, location, sample.period);
+            for (member, delta) in members.of(&sample) {
+                histograms.add(member, location, delta);
+            }
         }
     }
     Ok(histograms.into_set(model.into_modules()))

@@ -30,6 +30,7 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
                 "period": e.stats.period,
                 "unit": e.description.unit,
                 "sampling": { key: value },
+                "group": e.group,
                 "stacks": e.call_stacks.map(|(rooted, samples)| json!({
                     "rooted": rooted,
                     "samples": samples,
@@ -52,6 +53,13 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
                     "total_percent": round(f.total_percent),
                     "period": f.weight.period,
                 });
+                if !e.group.is_empty() {
+                    let counted: serde_json::Map<String, Value> = (e.group.iter())
+                        .zip(&f.group)
+                        .map(|(name, count)| (name.clone(), json!(count)))
+                        .collect();
+                    row["group"] = Value::Object(counted);
+                }
                 if let Some(thread) = &e.thread {
                     row["pid"] = json!(thread.pid);
                     row["tid"] = json!(thread.tid);

@@ -24,6 +24,7 @@ mod events;
 mod flamegraph;
 mod folded;
 mod gmon;
+mod group_counts;
 mod hist_render;
 mod hist_table;
 mod histograms;
@@ -67,4 +68,4 @@ pub use samples::{SampleFilter, Weight};
 pub use stacks::{
     StackCompleteness, StackOptions, StackProfile, ThreadFrames, read_stacks, stack_completeness,
 };
-pub use text::{render_text, stack_advice, stack_phrase};
+pub use text::{loss_advice, render_text, stack_advice, stack_phrase};

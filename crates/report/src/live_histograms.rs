@@ -15,6 +15,7 @@ use profiler_model::{
     Sample, Trailer, side_band_order,
 };
 
+use crate::group_counts::MemberDeltas;
 use crate::module_histograms::{HistogramOptions, ModuleHistograms};
 
 /// A record sink that keeps histograms instead of samples.
@@ -26,6 +27,9 @@ pub struct HistogramRecorder<W: Write> {
     batch: Vec<Record>,
     /// Samples that fell in no mapping in the last cycle.
     retry: Vec<Sample>,
+    /// Group members' counts, turned into deltas as samples arrive (in
+    /// each counter's own order).
+    members: MemberDeltas,
 }
 
 impl<W: Write> HistogramRecorder<W> {
@@ -38,6 +42,7 @@ impl<W: Write> HistogramRecorder<W> {
             histograms: ModuleHistograms::new(events, options),
             batch: Vec::new(),
             retry: Vec::new(),
+            members: MemberDeltas::default(),
         }
     }
 
@@ -73,9 +78,14 @@ impl<W: Write> HistogramRecorder<W> {
         match record {
             Record::Sample(sample) => match self.mappings.resolve(sample) {
                 Location::Unmapped if !retried => self.retry.push(sample.clone()),
-                location => self
-                    .histograms
-                    .record(sample.event, location, sample.period),
+                location => {
+                    self.histograms
+                        .record(sample.event, location, sample.period);
+                    // `read` holds deltas here (see `push`).
+                    for &(member, delta) in &sample.read {
+                        self.histograms.add(member, location, delta);
+                    }
+                }
             },
             Record::Mmap(m) => {
                 if let Some(module) = self.mappings.apply(record) {
@@ -95,11 +105,16 @@ impl<W: Write> HistogramRecorder<W> {
 impl<W: Write> RecordSink for HistogramRecorder<W> {
     fn push(&mut self, record: &Record) -> io::Result<()> {
         self.writer.tally(record);
-        if matches!(
-            record,
-            Record::Sample(_) | Record::Mmap(_) | Record::Comm(_) | Record::Fork(_)
-        ) {
-            self.batch.push(record.clone());
+        match record {
+            Record::Sample(sample) if !sample.read.is_empty() => {
+                let mut sample = sample.clone();
+                sample.read = self.members.of(&sample);
+                self.batch.push(Record::Sample(sample));
+            }
+            Record::Sample(_) | Record::Mmap(_) | Record::Comm(_) | Record::Fork(_) => {
+                self.batch.push(record.clone());
+            }
+            _ => {}
         }
         Ok(())
     }

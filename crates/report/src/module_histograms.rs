@@ -129,16 +129,36 @@ impl ModuleHistograms {
 
     /// Counts a sample of `event` at `location`, standing for `period` events.
     pub fn record(&mut self, event: EventIndex, location: Location, period: u64) {
+        self.count(event, location, |histogram, address| {
+            histogram.record(address, period);
+        });
+    }
+
+    /// Counts `amount` events of `event` at `location` at once (a group
+    /// member's count, read with its leader's sample).
+    pub fn add(&mut self, event: EventIndex, location: Location, amount: u64) {
+        self.count(event, location, |histogram, address| {
+            histogram.add(address, amount);
+        });
+    }
+
+    /// Applies `count` to the histogram of `event` over `location`'s module,
+    /// or counts the location as outside them.
+    fn count(
+        &mut self,
+        event: EventIndex,
+        location: Location,
+        count: impl FnOnce(&mut Histogram, u64),
+    ) {
         let event = usize::from(event);
         if event >= self.outside.len() {
             return;
         }
         match location {
-            Location::Module { module, offset } if self.modules.contains_key(&module) => {
-                self.modules
-                    .get_mut(&module)
-                    .map(|c| c.histograms[event].record(offset.0, period));
-            }
+            Location::Module { module, offset } => match self.modules.get_mut(&module) {
+                Some(covered) => count(&mut covered.histograms[event], offset.0),
+                None => self.outside[event] += 1,
+            },
             _ => self.outside[event] += 1,
         }
     }

@@ -77,6 +77,9 @@ pub struct EventProfile {
     pub call_stacks: Option<(u64, u64)>,
     /// The call tree, when asked for.
     pub tree: Option<CallTree>,
+    /// The members of this event's group, counted with its samples: one
+    /// more column of each function row.
+    pub group: Vec<String>,
     /// Functions by share of the event, most first.
     pub functions: Vec<FunctionRow>,
     /// Modules by share of the event, most first.
@@ -98,6 +101,9 @@ pub struct FunctionRow {
     /// Samples in the function and its callees, each sample once.
     pub total: Weight,
     pub total_percent: f64,
+    /// What each member of the event's group counted in the function's
+    /// samples.
+    pub group: Vec<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -127,7 +133,16 @@ pub fn flat_profile(
 ) -> FlatProfile {
     let events = &recording.header.events;
     let mut profiles = Vec::new();
-    for (index, description) in events.iter().enumerate().filter(|(i, _)| stacks.wanted[*i]) {
+    // Group members are columns of their leader's rows, not events of their own.
+    let leaders = events
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| stacks.wanted[*i] && e.leader.is_none());
+    for (index, description) in leaders {
+        let members: Vec<usize> = (events.iter().enumerate())
+            .filter(|(_, e)| e.leader.map(usize::from) == Some(index))
+            .map(|(i, _)| i)
+            .collect();
         let stats = recording
             .trailer
             .stats
@@ -156,7 +171,15 @@ pub fn flat_profile(
             parts.push((None, stacks.events[index].iter().collect()));
         }
         for (thread, part) in parts {
-            let mut profile = event_profile(stacks, &part, options, description.clone(), stats);
+            let counted = members
+                .iter()
+                .map(|&member| member_counts(stacks, member, thread))
+                .collect::<Vec<_>>();
+            let mut profile =
+                event_profile(stacks, &part, &counted, options, description.clone(), stats);
+            profile.group = (members.iter())
+                .map(|&member| events[member].name.clone())
+                .collect();
             profile.call_stacks = recording.header.call_graph.map(|_| (rooted, with_stacks));
             profile.thread = thread.map(|(pid, tid)| ThreadRow {
                 pid,
@@ -205,6 +228,25 @@ pub fn flat_profile(
 /// A thread as `(pid, tid)`.
 type Thread = (u32, u32);
 
+/// What a group member counted in each function (where its leader's
+/// samples were taken), in one thread or all.
+fn member_counts(
+    stacks: &StackProfile,
+    member: usize,
+    thread: Option<Thread>,
+) -> HashMap<u32, u64> {
+    let mut counts: HashMap<u32, u64> = HashMap::new();
+    for stack in &stacks.events[member] {
+        if thread.is_some_and(|t| t != (stack.pid, stack.tid)) {
+            continue;
+        }
+        if let Some(&leaf) = stack.frames.first() {
+            *counts.entry(leaf).or_default() += stack.weight.period;
+        }
+    }
+    counts
+}
+
 /// The rows of one event (or of one thread's share of it): each function's
 /// self weight (samples where it is the leaf) and total weight (samples
 /// where it is anywhere on the stack, counted once however deep it
@@ -212,6 +254,7 @@ type Thread = (u32, u32);
 fn event_profile(
     stacks: &StackProfile,
     part: &[&NamedStack],
+    members: &[HashMap<u32, u64>],
     options: &ReportOptions,
     description: EventDescription,
     stats: EventStats,
@@ -249,6 +292,9 @@ fn event_profile(
                 weight,
                 total_percent: percent(&total_weight),
                 total: total_weight,
+                group: (members.iter())
+                    .map(|m| m.get(&function).copied().unwrap_or(0))
+                    .collect(),
             }
         })
         .filter(|row| {
@@ -310,5 +356,6 @@ fn event_profile(
         modules,
         places,
         tree,
+        group: Vec::new(),
     }
 }

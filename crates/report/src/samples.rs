@@ -12,6 +12,7 @@ use profiler_model::{
 };
 
 use crate::error::ReportError;
+use crate::group_counts::MemberDeltas;
 use crate::histograms::recording_histograms;
 use crate::walk::StackWalker;
 
@@ -135,11 +136,13 @@ fn count_sample_records(
     let mut by_stack = vec![HashMap::new(); wanted.len()];
     let mut threads: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
     let mut walker = StackWalker::new(&model, unwinder);
+    let mut members = MemberDeltas::default();
     for record in recording.records()? {
         let Record::Sample(sample) = record? else {
             continue;
         };
         let event = usize::from(sample.event);
+        let deltas = members.of(&sample);
         if !wanted.get(event).copied().unwrap_or(false) || !filter.admits(sample.pid, sample.tid) {
             continue;
         }
@@ -148,6 +151,13 @@ fn count_sample_records(
             tid: sample.tid,
             frames: walker.frames(&sample).into(),
         };
+        // Group members count where their leader's sample was taken.
+        for (member, delta) in deltas {
+            if let Some(stacks) = by_stack.get_mut(usize::from(member)) {
+                let weight: &mut Weight = stacks.entry(stack.clone()).or_default();
+                weight.period += delta;
+            }
+        }
         let weight: &mut Weight = by_stack[event].entry(stack).or_default();
         weight.add(Weight {
             samples: 1,

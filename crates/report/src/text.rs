@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use profiler_model::{CallGraph, EventDescription, Sampling};
+use profiler_model::{CallGraph, EventDescription, EventStats, Sampling};
 
 use crate::calltree::{CallNode, CallTree, TreeDirection};
 use crate::places::PlaceRow;
@@ -56,6 +56,13 @@ fn render_event(
 ) -> io::Result<()> {
     let stats = &event.stats;
     writeln!(out, "# Event:    {}", event_phrase(&event.description))?;
+    if !event.group.is_empty() {
+        writeln!(
+            out,
+            "# Group:    {} counted with each sample, in the columns named after them",
+            event.group.join(", ")
+        )?;
+    }
     if let Some(thread) = &event.thread {
         writeln!(
             out,
@@ -68,14 +75,8 @@ fn render_event(
         "# Samples:  {} (lost {}, throttled {})",
         stats.samples, stats.lost, stats.throttled
     )?;
-    let lost_share = stats.lost as f64 / (stats.samples + stats.lost).max(1) as f64;
-    if lost_share > 0.01 {
-        writeln!(
-            out,
-            "# Warning:  {:.1}% of the samples were lost (the ring buffers filled up); \
-             record with a lower -F or a higher -c",
-            lost_share * 100.0
-        )?;
+    for advice in loss_advice(stats) {
+        writeln!(out, "# Warning:  {advice}")?;
     }
     if let (Some(call_graph), Some((rooted, samples))) =
         (profile.header.call_graph, event.call_stacks)
@@ -103,6 +104,7 @@ fn render_event(
                 percent: f.percent,
                 samples: f.weight.samples,
                 module: &f.module,
+                group: f.group.clone(),
                 place: None,
                 name: f.name.clone(),
             })
@@ -115,6 +117,7 @@ fn render_event(
                 percent: m.percent,
                 samples: m.weight.samples,
                 module: &m.module,
+                group: Vec::new(),
                 place: None,
                 name: m.path.clone(),
             })
@@ -127,6 +130,7 @@ fn render_event(
                 percent: p.percent,
                 samples: p.weight.samples,
                 module: &p.module,
+                group: Vec::new(),
                 place: Some(place_text(p)),
                 name: match p.function_offset {
                     Some(offset) => format!("{}+{offset:#x}", p.function),
@@ -142,6 +146,22 @@ fn render_event(
         SortKey::Address => ("Address", "Function"),
     };
     let samples_width = column_width(rows.iter().map(|r| r.samples.to_string().len()), "Samples");
+    // A group's members: one column each, of what they counted.
+    let group: Vec<(&str, usize)> = match profile.sort {
+        SortKey::Symbol => (event.group.iter().enumerate())
+            .map(|(i, name)| {
+                let counts = rows.iter().map(|r| r.group[i].to_string().len());
+                (name.as_str(), column_width(counts, name))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let group_title: String = (group.iter())
+        .map(|(name, width)| format!("{name:>width$}  "))
+        .collect();
+    let group_rule: String = (group.iter())
+        .map(|(_, width)| format!("{}  ", "-".repeat(*width)))
+        .collect();
     let module_width = column_width(rows.iter().map(|r| r.module.len()), "Module");
     let place_width = match place_column {
         "" => 0,
@@ -163,12 +183,12 @@ fn render_event(
     };
     writeln!(
         out,
-        "# {children_title}{:>7}  {:>samples_width$}  {:<module_width$}  {place_title}{last_column}",
+        "# {children_title}{:>7}  {:>samples_width$}  {group_title}{:<module_width$}  {place_title}{last_column}",
         "Self %", "Samples", "Module"
     )?;
     writeln!(
         out,
-        "# {children_rule}{}  {}  {}  {place_rule}{}",
+        "# {children_rule}{}  {}  {group_rule}{}  {place_rule}{}",
         "-".repeat(7),
         "-".repeat(samples_width),
         "-".repeat(module_width),
@@ -182,9 +202,12 @@ fn render_event(
             Some(place) => format!("{place:<place_width$}  "),
             None => String::new(),
         };
+        let counted: String = (group.iter().zip(&row.group))
+            .map(|((_, width), count)| format!("{count:>width$}  "))
+            .collect();
         writeln!(
             out,
-            "  {:>6.2}%  {:>samples_width$}  {:<module_width$}  {place}{}",
+            "  {:>6.2}%  {:>samples_width$}  {counted}{:<module_width$}  {place}{}",
             row.percent, row.samples, row.module, row.name
         )?;
     }
@@ -194,12 +217,37 @@ fn render_event(
     Ok(())
 }
 
+/// What to do when more than 1% of an event's samples were lost, or its
+/// sampling was throttled that often.
+pub fn loss_advice(stats: &EventStats) -> Vec<String> {
+    let mut advice = Vec::new();
+    let lost_share = stats.lost as f64 / (stats.samples + stats.lost).max(1) as f64;
+    if lost_share > 0.01 {
+        advice.push(format!(
+            "{:.1}% of the samples were lost (the ring buffers filled up); record with a \
+             lower -F, a higher -c or a bigger --mmap-pages",
+            lost_share * 100.0
+        ));
+    }
+    if stats.throttled as f64 > stats.samples as f64 * 0.01 {
+        advice.push(format!(
+            "the kernel throttled sampling {} times (more samples per second than \
+             kernel.perf_event_max_sample_rate and perf_cpu_time_max_percent allow): the \
+             samples undercount the busiest stretches; record with a lower -F or a higher -c",
+            stats.throttled
+        ));
+    }
+    advice
+}
+
 /// One row of the text table.
 struct Row<'a> {
     total: f64,
     percent: f64,
     samples: u64,
     module: &'a str,
+    /// What each member of the event's group counted.
+    group: Vec<u64>,
     /// The line or address column, in reports by line or address.
     place: Option<String>,
     name: String,
@@ -283,9 +331,10 @@ fn count(n: u64, one: &str, many: &str) -> String {
 
 /// `cpu-clock, 4000 Hz, user space` or `page-faults, every 1 events, user space and kernel`.
 pub(crate) fn event_phrase(event: &EventDescription) -> String {
-    let rate = match event.sampling {
-        Sampling::Frequency(hz) => format!("{hz} Hz"),
-        Sampling::Period(n) => format!("every {n} {}", event.unit),
+    let rate = match (event.leader, event.sampling) {
+        (Some(_), _) => "read with each sample of its group's leader".to_owned(),
+        (None, Sampling::Frequency(hz)) => format!("{hz} Hz"),
+        (None, Sampling::Period(n)) => format!("every {n} {}", event.unit),
     };
     let scope = match (event.user, event.kernel) {
         (true, false) => "user space",

@@ -7,27 +7,34 @@
 
 use std::collections::HashMap;
 
+use perf_event::Counter;
 use perf_event::data::endian::Native;
 use perf_event::data::parse::{ParseConfig, Parser};
 use perf_event::data::{self as perf, RecordMetadata, SampleRegsAbi, Visitor};
 use perf_event_open_sys::bindings::{
     PERF_RECORD_MISC_COMM_EXEC, PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_GUEST_KERNEL,
     PERF_RECORD_MISC_GUEST_USER, PERF_RECORD_MISC_HYPERVISOR, PERF_RECORD_MISC_KERNEL,
-    PERF_RECORD_MISC_USER, perf_event_header,
+    PERF_RECORD_MISC_USER, PERF_RECORD_SAMPLE, perf_event_header,
 };
 use profiler_model::{
-    Avma, BuildId, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record, Sample, TaskEvent,
-    Throttle, UserStack,
+    Avma, BuildId, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record, Sample, Sampling,
+    TaskEvent, Throttle, UserStack,
 };
 
-use crate::counters::{REG_BP, REG_IP, REG_SP};
+use crate::counters::{REG_BP, REG_IP, REG_SP, ResolvedEvent};
 
 /// Converts one ring-buffer record. `None` for record kinds the profiler does
 /// not keep (and for records the parser cannot read).
+///
+/// The events sharing a ring need not lay their samples out alike (a group
+/// leader's carry counts, a frequency-sampled event's its period): a sample
+/// is parsed as its own event lays it out, found by the id that
+/// `PERF_SAMPLE_IDENTIFIER` puts first. Other records end in the same
+/// `sample_id_all` fields for every event, and parse with `config`.
 pub(crate) fn convert(
     record: &perf_event::Record<'_>,
     config: &ParseConfig<Native>,
-    events_by_id: &HashMap<u64, EventIndex>,
+    events_by_id: &HashMap<u64, StreamEvent>,
 ) -> Option<Record> {
     let bytes = record.to_contiguous();
     let header = perf_event_header {
@@ -35,20 +42,69 @@ pub(crate) fn convert(
         misc: record.misc(),
         size: (record.len() + size_of::<perf_event_header>()) as u16,
     };
+    let config = match u32::from(record.ty()) {
+        PERF_RECORD_SAMPLE => {
+            let id = u64::from_ne_bytes(bytes.get(..8)?.try_into().ok()?);
+            events_by_id.get(&id).map_or(config, |e| &e.config)
+        }
+        _ => config,
+    };
     let visitor = Converter { events_by_id };
     Parser::new(bytes.as_ref(), config.clone())
         .parse_record_with_header(visitor, header)
         .ok()?
 }
 
+/// The event a counter's records belong to.
+#[derive(Clone, Debug)]
+pub(crate) struct StreamEvent {
+    pub index: EventIndex,
+    /// Its fixed period, which its samples do not carry; `None` when
+    /// sampled by frequency (each sample then carries its period).
+    pub period: Option<u64>,
+    /// How its samples are laid out.
+    pub config: ParseConfig<Native>,
+}
+
+impl StreamEvent {
+    pub fn of(event: &ResolvedEvent, index: usize, counter: &Counter) -> StreamEvent {
+        StreamEvent {
+            index: index as EventIndex,
+            period: match event.sampling {
+                Sampling::Period(period) => Some(period),
+                Sampling::Frequency(_) => None,
+            },
+            config: counter.config().clone(),
+        }
+    }
+}
+
 struct Converter<'a> {
-    events_by_id: &'a HashMap<u64, EventIndex>,
+    events_by_id: &'a HashMap<u64, StreamEvent>,
 }
 
 impl Converter<'_> {
+    fn stream(&self, id: Option<u64>) -> Option<&StreamEvent> {
+        id.and_then(|id| self.events_by_id.get(&id))
+    }
+
     fn event(&self, id: Option<u64>) -> EventIndex {
-        id.and_then(|id| self.events_by_id.get(&id).copied())
-            .unwrap_or(0)
+        self.stream(id).map_or(0, |e| e.index)
+    }
+}
+
+impl Converter<'_> {
+    /// A group leader's sample: each member's count, by event.
+    fn read(&self, s: &perf::Sample<'_>) -> Vec<(EventIndex, u64)> {
+        let Some(group) = s.values() else {
+            return Vec::new();
+        };
+        let own = s.id();
+        group
+            .entries()
+            .filter(|entry| entry.id().is_some() && entry.id() != own)
+            .filter_map(|entry| Some((self.events_by_id.get(&entry.id()?)?.index, entry.value())))
+            .collect()
     }
 }
 
@@ -75,17 +131,19 @@ impl<'p> Visitor<'p> for Converter<'_> {
     }
 
     fn visit_sample(self, s: perf::Sample<'p>, metadata: RecordMetadata) -> Self::Output {
+        let event = self.stream(s.id());
         Some(Record::Sample(Sample {
             time: s.time()?,
             pid: s.pid()?,
             tid: s.tid()?,
             cpu: s.cpu().unwrap_or(0),
-            event: self.event(s.id()),
+            event: event.map_or(0, |e| e.index),
             mode: cpu_mode(metadata.misc()),
             ip: Avma(s.ip()?),
-            period: s.period().unwrap_or(1),
+            period: s.period().or(event.and_then(|e| e.period)).unwrap_or(1),
             callchain: s.callchain().map(<[u64]>::to_vec).unwrap_or_default(),
             user_stack: user_stack(&s),
+            read: self.read(&s),
         }))
     }
 

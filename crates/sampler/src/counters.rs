@@ -11,11 +11,11 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
 
 use perf_event::events::Event;
-use perf_event::{Builder, Counter, SampleFlag, Sampler};
+use perf_event::{Builder, Counter, ReadFormat, SampleFlag, Sampler};
 use perf_event_open_sys::bindings::perf_event_attr;
-use profiler_model::{CallGraph, EventIndex, RecordSink, Sampling};
+use profiler_model::{CallGraph, RecordSink, Sampling};
 
-use crate::convert::convert;
+use crate::convert::{StreamEvent, convert};
 use crate::error::SamplerError;
 use crate::event::EventSpec;
 use crate::sysinfo;
@@ -25,6 +25,10 @@ use crate::sysinfo;
 pub struct ResolvedEvent {
     pub spec: EventSpec,
     pub sampling: Sampling,
+    /// For a member of a group: the index of its leader among the events
+    /// opened together. Members count and are read with each sample of the
+    /// leader; they take no samples of their own.
+    pub leader: Option<usize>,
 }
 
 /// The smallest ring buffer tried when the locked-memory budget is tight.
@@ -48,10 +52,34 @@ pub(crate) const REG_BP: u64 = 6;
 pub(crate) const REG_SP: u64 = 7;
 pub(crate) const REG_IP: u64 = 8;
 
+/// How an event takes part in a group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    Alone,
+    /// Samples, and reads its members' counts into each sample.
+    Leader,
+    /// Only counts, scheduled with its leader.
+    Member,
+}
+
+impl Role {
+    /// The role of `events[index]`.
+    pub fn of(events: &[ResolvedEvent], index: usize) -> Role {
+        if events[index].leader.is_some() {
+            Role::Member
+        } else if events.iter().any(|e| e.leader == Some(index)) {
+            Role::Leader
+        } else {
+            Role::Alone
+        }
+    }
+}
+
 /// The builder for `event`; `side_band` adds the mapping, exec and task
 /// records, which one event per CPU carries.
 fn builder(
     event: &ResolvedEvent,
+    role: Role,
     side_band: bool,
     call_graph: Option<CallGraph>,
 ) -> Builder<'static> {
@@ -59,19 +87,30 @@ fn builder(
     builder
         .exclude_user(!event.spec.user)
         .exclude_kernel(!event.spec.kernel)
-        .exclude_hv(!event.spec.hypervisor)
+        .exclude_hv(!event.spec.hypervisor);
+    if role == Role::Member {
+        return builder;
+    }
+    if role == Role::Leader {
+        builder
+            .sample(SampleFlag::READ)
+            .read_format(ReadFormat::GROUP | ReadFormat::ID);
+    }
+    builder
         .sample(
             SampleFlag::IP
                 | SampleFlag::TID
                 | SampleFlag::TIME
                 | SampleFlag::CPU
-                | SampleFlag::PERIOD
                 | SampleFlag::IDENTIFIER,
         )
         .sample_id_all(true);
+    // With a fixed period a sample's period is known; asking for it anyway
+    // makes the kernel sample a software event at every occurrence (with
+    // period 1) instead of every `period` occurrences.
     match event.sampling {
         Sampling::Period(period) => builder.sample_period(period),
-        Sampling::Frequency(hz) => builder.sample_frequency(hz),
+        Sampling::Frequency(hz) => builder.sample_frequency(hz).sample(SampleFlag::PERIOD),
     };
     match call_graph {
         None => {}
@@ -109,9 +148,10 @@ fn builder(
 /// launched whether the kernel will accept it.
 pub(crate) fn probe(
     event: &ResolvedEvent,
+    role: Role,
     call_graph: Option<CallGraph>,
 ) -> Result<(), SamplerError> {
-    builder(event, true, call_graph)
+    builder(event, role, true, call_graph)
         .observe_self()
         .any_cpu()
         .build()
@@ -121,35 +161,13 @@ pub(crate) fn probe(
 
 /// Explains a refused `perf_event_open`.
 pub(crate) fn open_error(event: &ResolvedEvent, error: io::Error) -> SamplerError {
-    let name = event.spec.name();
-    match error.raw_os_error() {
-        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV) => {
-            let reason = if !event.spec.hardware {
-                "the kernel does not provide it".to_owned()
-            } else if sysinfo::has_cpu_pmu() {
-                "the CPU's performance-monitoring unit does not provide it".to_owned()
-            } else {
-                "this machine exposes no hardware performance-monitoring unit (a virtual machine?)"
-                    .to_owned()
-            };
-            SamplerError::EventNotSupported {
-                event: name,
-                reason,
-            }
-        }
-        Some(libc::EACCES | libc::EPERM) => SamplerError::PermissionDenied {
-            event: name,
-            paranoid: sysinfo::paranoid_level(),
-            kernel: event.spec.kernel,
-        },
-        _ => SamplerError::OpenFailed { event: name, error },
-    }
+    crate::refusal::explain(&event.spec, error, crate::refusal::OpenScope::default())
 }
 
 /// The ring buffers of a recording, one per CPU.
 pub(crate) struct Rings {
     rings: Vec<Ring>,
-    events_by_id: HashMap<u64, EventIndex>,
+    events_by_id: HashMap<u64, StreamEvent>,
     /// Data bytes per ring, after any reduction to fit the mlock budget.
     pub bytes_per_ring: usize,
 }
@@ -171,7 +189,8 @@ enum OpenFailure {
 pub(crate) struct RingPlan<'a> {
     pub events: &'a [ResolvedEvent],
     pub call_graph: Option<CallGraph>,
-    /// Threads to follow (with their descendants, by inheritance).
+    /// Threads to follow (with their descendants, by inheritance), or
+    /// `[-1]`: every task on each CPU (system-wide, nothing to inherit).
     pub tasks: &'a [libc::pid_t],
     pub cpus: &'a [usize],
     /// Data bytes per ring, to start with.
@@ -204,36 +223,64 @@ pub(crate) fn open_rings(plan: &RingPlan<'_>) -> Result<Rings, SamplerError> {
 fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailure> {
     let mut rings = Vec::with_capacity(plan.cpus.len());
     let mut events_by_id = HashMap::new();
+    let roles: Vec<Role> = (0..plan.events.len())
+        .map(|index| Role::of(plan.events, index))
+        .collect();
     for &cpu in plan.cpus {
-        let mut leader: Option<Sampler> = None;
-        let mut followers = Vec::new();
-        for (task_index, &task) in plan.tasks.iter().enumerate() {
+        let mut ring: Option<Sampler> = None;
+        let mut followers: Vec<Counter> = Vec::new();
+        for &task in plan.tasks {
+            // Where this task's group leaders are: the ring itself, or a
+            // follower.
+            let mut leaders: HashMap<usize, Option<usize>> = HashMap::new();
             for (index, event) in plan.events.iter().enumerate() {
-                let side_band = task_index == 0 && index == 0;
-                let counter = builder(event, side_band, plan.call_graph)
+                // The kernel reports a task's mappings, names and children
+                // to the events on that task: each task's first carries them.
+                let side_band = index == 0;
+                let mut builder = builder(event, roles[index], side_band, plan.call_graph);
+                builder
                     .observe_pid(task)
                     .one_cpu(cpu)
-                    .inherit(true)
+                    .inherit(task != -1)
                     .enable_on_exec(plan.enable_on_exec)
-                    .enabled(!plan.enable_on_exec)
-                    .build()
-                    .map_err(|e| OpenFailure::Open(open_error(event, e)))?;
-                events_by_id.insert(counter.id(), index as EventIndex);
-                match &leader {
-                    None => leader = Some(counter.sampled(bytes).map_err(OpenFailure::Map)?),
-                    Some(leader) => {
-                        redirect_output(&counter, leader).map_err(|error| {
+                    .enabled(!plan.enable_on_exec);
+                let open_error = |e| OpenFailure::Open(open_error(event, e));
+                if let Some(leader) = event.leader {
+                    let group: &mut Counter = match leaders.get(&leader) {
+                        Some(Some(follower)) => &mut followers[*follower],
+                        _ => ring.as_deref_mut().ok_or_else(|| {
+                            OpenFailure::Open(SamplerError::System {
+                                what: "opening a group",
+                                error: io::Error::other("its leader is not open"),
+                            })
+                        })?,
+                    };
+                    let member = builder.build_with_group(group).map_err(open_error)?;
+                    events_by_id.insert(member.id(), StreamEvent::of(event, index, &member));
+                    followers.push(member);
+                    continue;
+                }
+                let counter = builder.build().map_err(open_error)?;
+                events_by_id.insert(counter.id(), StreamEvent::of(event, index, &counter));
+                match &ring {
+                    None => {
+                        ring = Some(counter.sampled(bytes).map_err(OpenFailure::Map)?);
+                        leaders.insert(index, None);
+                    }
+                    Some(ring) => {
+                        redirect_output(&counter, ring).map_err(|error| {
                             OpenFailure::Open(SamplerError::System {
                                 what: "sharing a ring buffer",
                                 error,
                             })
                         })?;
+                        leaders.insert(index, Some(followers.len()));
                         followers.push(counter);
                     }
                 }
             }
         }
-        if let Some(sampler) = leader {
+        if let Some(sampler) = ring {
             rings.push(Ring {
                 sampler,
                 _followers: followers,

@@ -10,19 +10,64 @@ use profiler_histogram::HistogramError;
 #[derive(Debug, thiserror::Error)]
 pub enum SamplerError {
     #[error(
-        "unknown event '{name}'{}; known events: {known}",
-        suggestion.map(|s| format!(" (did you mean '{s}'?)")).unwrap_or_default()
+        "unknown event '{name}'{}; known events: {known}, and the cache, raw and PMU events \
+         `profiler list` shows",
+        suggestion.as_ref().map(|s| format!(" (did you mean '{s}'?)")).unwrap_or_default()
     )]
     UnknownEvent {
         name: String,
-        suggestion: Option<&'static str>,
+        suggestion: Option<String>,
         known: String,
     },
 
     #[error(
-        "event '{event}': modifier '{modifier}' is not supported; use :u (user space), :k (kernel) or :uk"
+        "event '{event}': modifier '{modifier}' is not supported; use u (user space), k (kernel), \
+         h (hypervisor) and p, pp or ppp (precision), e.g. :uk or :upp"
     )]
     UnsupportedModifier { event: String, modifier: char },
+
+    #[error("event '{event}': {problem}")]
+    InvalidEvent { event: String, problem: String },
+
+    #[error("cannot parse events '{text}': {problem}")]
+    EventSyntax { text: String, problem: String },
+
+    #[error("event '{event}': unknown PMU '{pmu}'; {known}")]
+    UnknownPmu {
+        event: String,
+        pmu: String,
+        known: String,
+    },
+
+    /// `term` says what was asked for, with a suggestion where one is near:
+    /// `field 'evnt' (did you mean 'event'?)`.
+    #[error("event '{event}': PMU '{pmu}' has no {term}; {known}")]
+    UnknownPmuField {
+        event: String,
+        pmu: String,
+        term: String,
+        known: String,
+    },
+
+    #[error(
+        "event '{event}': {field}={value:#x} does not fit: {field} is {} ({bits}), so its \
+         largest value is {max:#x}",
+        match max.count_ones() { 1 => "1 bit".to_owned(), n => format!("{n} bits") }
+    )]
+    ValueOutOfRange {
+        event: String,
+        field: String,
+        value: u64,
+        bits: String,
+        max: u64,
+    },
+
+    #[error(
+        "event '{event}' needs {}; add it to the event's terms, e.g. {},{field}=VALUE/",
+        crate::event_parse::missing_value(field),
+        event.trim_end_matches('/')
+    )]
+    MissingValue { event: String, field: String },
 
     #[error(
         "event '{event}' cannot be sampled: {reason}; sample a software event instead, e.g. -e cpu-clock"
@@ -48,27 +93,49 @@ pub enum SamplerError {
         problem: &'static str,
     },
 
-    #[error(
-        "the kernel refused to sample '{event}' (permission denied){}; run as root, grant the \
-         profiler CAP_PERFMON, or allow it with `sysctl kernel.perf_event_paranoid={}`",
-        paranoid.map(|p| format!(": kernel.perf_event_paranoid is {p}")).unwrap_or_default(),
-        if *kernel { 1 } else { 2 }
-    )]
+    #[error("the kernel refused to open '{event}' (permission denied): {reason}; {advice}")]
     PermissionDenied {
         event: String,
-        paranoid: Option<i64>,
-        kernel: bool,
+        /// What the kernel's rules forbade.
+        reason: String,
+        /// What would allow it.
+        advice: String,
     },
 
-    #[error("the kernel refused to sample '{event}': {error}")]
+    #[error("the kernel refused to open '{event}': {error}{}", open_hint(error))]
     OpenFailed { event: String, error: io::Error },
 
     #[error(
-        "cannot map the sample buffers ({error}): the locked-memory budget is too small \
-         (kernel.perf_event_mlock_kb is {mlock_kb} KiB per CPU, plus `ulimit -l`); raise one \
-         of them, or run as root"
+        "cannot open '{event}': too many open files{}; every counter is a file descriptor \
+         (events × threads × CPUs): raise the limit with `ulimit -n`, or count fewer events, \
+         threads or CPUs",
+        limit.map(|l| format!(" (the limit is {l})")).unwrap_or_default()
+    )]
+    TooManyFiles { event: String, limit: Option<u64> },
+
+    #[error(
+        "event '{event}': the :p modifier (precise_ip={precise}) is not supported by this event \
+         or CPU; use fewer p's, or none"
+    )]
+    PreciseNotSupported { event: String, precise: u8 },
+
+    #[error(
+        "the kernel refused to open '{event}': the counter is busy (in use by another tool, or \
+         by the NMI watchdog: `sysctl kernel.nmi_watchdog=0` frees it); stop the other user, or \
+         count another event"
+    )]
+    CounterBusy { event: String },
+
+    #[error(
+        "cannot map the sample buffers ({error}): they exceed the locked-memory budget \
+         (kernel.perf_event_mlock_kb is {mlock_kb} KiB per CPU, then `ulimit -l`); use a \
+         smaller `--mmap-pages N`, raise kernel.perf_event_mlock_kb or `ulimit -l`, or run as \
+         root"
     )]
     RingBuffer { error: io::Error, mlock_kb: String },
+
+    #[error("{problem}")]
+    InvalidStat { problem: String },
 
     #[error("command not found: '{command}'; check the name, or give its path")]
     CommandNotFound { command: String },
@@ -88,6 +155,30 @@ pub enum SamplerError {
     #[error("cannot write the recording: {error}")]
     Sink { error: io::Error },
 
+    #[error("there is no process {pid}; check the process id, e.g. with `pgrep NAME`")]
+    NoSuchProcess { pid: u32 },
+
+    #[error("there is no thread {tid}; check the thread id, e.g. with `ps -eLf`")]
+    NoSuchThread { tid: u32 },
+
+    #[error("cannot attach to {target} (permission denied): {reason}")]
+    AttachDenied { target: String, reason: String },
+
+    #[error("system-wide sampling (-a, -C) was refused (permission denied): {reason}; {advice}")]
+    SystemWideDenied { reason: String, advice: String },
+
+    #[error("CPU {cpu} is not online; the online CPUs are {online}")]
+    CpuNotOnline { cpu: usize, online: String },
+
+    #[error("-C '{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3")]
+    BadCpuList { text: String },
+
+    #[error(
+        "--duration applies to -p, -t, -a and -C without a command; a launched command is \
+         recorded until it exits, so leave out --duration or the command"
+    )]
+    DurationWithCommand,
+
     #[error(
         "cannot find the text of this program ({exe}) among the executable mappings in \
          /proc/self/maps; give the region to profile as an address range instead"
@@ -96,6 +187,16 @@ pub enum SamplerError {
 
     #[error(transparent)]
     Histogram(#[from] HistogramError),
+}
+
+/// What an errno without a diagnosis of its own usually means here.
+fn open_hint(error: &io::Error) -> &'static str {
+    match error.raw_os_error() {
+        Some(libc::ESRCH) => "; the process or thread has exited (or never existed)",
+        Some(libc::EINVAL) => "; this kernel or event does not accept one of the settings",
+        Some(libc::ENFILE) => "; the system's file table is full (fs.file-max)",
+        _ => "",
+    }
 }
 
 impl SamplerError {

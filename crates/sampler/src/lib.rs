@@ -2,24 +2,26 @@
 //! command to draining the kernel's ring buffers into profiler records.
 //!
 //! It owns the first step of the data flow: a [`Recorder`] is checked once
-//! (events, rates, command), then run; every record it drains (samples,
+//! (events, rates, target), then run; every record it drains (samples,
 //! mappings, exec, fork, exit, lost, throttle) goes to a
 //! [`RecordSink`](profiler_model::RecordSink), such as the recording writer.
 //!
 //! ```no_run
-//! use profiler_sampler::{EventRequest, RecordConfig, Recorder};
+//! use profiler_sampler::{EventRequest, RecordConfig, Recorder, Target};
 //! use profiler_model::RecordingWriter;
 //!
 //! let recorder = Recorder::new(RecordConfig {
-//!     command: vec!["./app".into()],
+//!     target: Target::Command(vec!["./app".into()]),
 //!     events: vec![EventRequest { name: "cpu-clock".into(), sampling: None }],
 //!     sampling: None,
 //!     call_graph: None,
 //!     ring_bytes: None,
+//!     kernel: false,
+//!     duration: None,
 //! })?;
 //! let mut writer = RecordingWriter::new(Vec::new(), &recorder.header())?;
 //! let outcome = recorder.run(&mut writer)?;
-//! println!("{}", outcome.exit);
+//! println!("the command {}", outcome.describe());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -27,28 +29,58 @@
 //! samples every thread of the calling process into a histogram over its
 //! own text until it is stopped.
 //!
+//! [`Stat`] counts instead of sampling, the `perf stat` / cputrack way: a
+//! command, running processes or threads, or whole CPUs, with totals scaled
+//! for multiplexing. [`checkup`] tells what this machine allows and why.
+//!
 //! This is the one crate with `unsafe` code: `fork`/`exec`, signal handlers,
-//! `poll`, `gettid` and one ioctl. Each block says why it is sound.
+//! `poll`, `gettid`, `pidfd_open`, resource limits and usage, and one ioctl.
+//! Each block says why it is sound.
 
 #![allow(unsafe_code)]
 
+mod attach;
+mod build_id;
+mod cache_events;
 mod command;
 mod convert;
 mod counters;
+mod doctor;
 mod error;
 mod event;
+mod event_list;
+mod event_parse;
 mod launch;
 mod own_process;
+mod pmu;
+mod privileges;
+mod proc_maps;
 mod profil;
 mod recorder;
+mod refusal;
 mod signals;
+mod snapshot;
+mod stat;
 mod sysinfo;
+mod target;
 mod tasks;
 
+pub use doctor::{CHECKED_EVENTS, Checkup, EventCheck, checkup};
 pub use error::SamplerError;
+pub use event::{EventSpec, KNOWN_EVENTS, KnownEvent};
+pub use event_list::{ListGroup, ListedEvent, Usability, list_events};
+pub use event_parse::{EventGroup, parse_events};
 pub use launch::TargetExit;
+pub use pmu::{FormatField, Pmu, PmuAlias, Pmus};
+pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
 pub use profil::{Profil, ProfilConfig, ProfilOutcome, ProfilRegion};
 pub use recorder::{
     DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES, DEFAULT_STACK_RING_BYTES,
     EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
 };
+pub use stat::{
+    Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
+    StatOutcome, StatTarget, ThreadCount,
+};
+pub use sysinfo::{EventSource, page_size, parse_cpu_list};
+pub use target::{Target, TargetEnd, parse_cpus};

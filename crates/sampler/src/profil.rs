@@ -210,7 +210,11 @@ fn resolve_event(config: &ProfilConfig) -> Result<ResolvedEvent, SamplerError> {
         sysinfo::max_sample_rate(),
         &mut Vec::new(),
     )?;
-    Ok(ResolvedEvent { spec, sampling })
+    Ok(ResolvedEvent {
+        spec,
+        sampling,
+        leader: None,
+    })
 }
 
 /// Opens the counters on every thread but the drain thread.
@@ -356,6 +360,7 @@ mod tests {
             period: 1000,
             callchain: Vec::new(),
             user_stack: None,
+            read: Vec::new(),
         })
     }
 
