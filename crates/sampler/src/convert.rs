@@ -42,7 +42,7 @@ pub(crate) fn convert(
         misc: record.misc(),
         size: (record.len() + size_of::<perf_event_header>()) as u16,
     };
-    let config = match u32::from(record.ty()) {
+    let config = match record.ty() {
         PERF_RECORD_SAMPLE => {
             let id = u64::from_ne_bytes(bytes.get(..8)?.try_into().ok()?);
             events_by_id.get(&id).map_or(config, |e| &e.config)
