@@ -50,6 +50,7 @@ fn main() {
     startup(&mut page, &dir, runs * 2, perf_available);
     report_time(&mut page, &split, &dir, runs, perf_available);
     annotate_time(&mut page, &dir, runs, perf_available);
+    counting(&mut page, &split, &dir, runs, perf_available);
     call_graphs(&mut page, &dir, runs, perf_available);
 
     common::write_section("overhead", &page);
@@ -320,6 +321,37 @@ fn annotate_time(page: &mut String, dir: &Path, runs: usize, perf_available: boo
              perf's.\n",
             ours.wall / theirs.wall,
             ours_lines.wall / theirs_lines.wall
+        )
+        .unwrap();
+    }
+}
+
+/// `profiler stat` vs `perf stat` counting the same events of one workload.
+fn counting(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_available: bool) {
+    let split = split.to_str().unwrap();
+    let events = "task-clock,page-faults,context-switches";
+    let (mut bare, mut ours, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        bare.push(timed(Command::new(split).current_dir(dir).arg("5")).0);
+        let stat = ["stat", "-e", events, "--", split, "5"];
+        ours.push(timed(util::profiler().current_dir(dir).args(stat)).0);
+        if perf_available {
+            let stat = ["stat", "-e", events, "--", split, "5"];
+            theirs.push(timed(Command::new("perf").current_dir(dir).args(stat)).0);
+        }
+    }
+    writeln!(page, "\n### Counting: `stat -e {events} -- split 5`\n").unwrap();
+    let rows = [
+        ("bare program", &bare),
+        ("profiler stat", &ours),
+        ("perf stat", &theirs),
+    ];
+    if let [bare, ours, theirs] = table(page, &rows)[..] {
+        writeln!(
+            page,
+            "\nprofiler stat takes {:.3}× the bare program's wall time, perf stat {:.3}×.\n",
+            ours.wall / bare.wall,
+            theirs.wall / bare.wall
         )
         .unwrap();
     }

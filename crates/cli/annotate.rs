@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow};
 use profiler_model::{AsmSyntax, Disassembler, Recording};
 use profiler_report::{
-    AnnotateOptions, AnnotateView, StackOptions, annotate, read_stacks, render_annotation_json,
-    render_annotation_text,
+    AnnotateOptions, AnnotateView, Places, StackOptions, annotate, read_stacks,
+    render_annotation_json, render_annotation_text,
 };
 use profiler_symbols::SourceFiles;
 
@@ -23,7 +23,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     let stack_options = StackOptions {
         event: Some(args.event.clone().unwrap_or_else(|| "0".into())),
         fold_inline: true,
-        places: true,
+        places: Places::Addresses,
         ..StackOptions::default()
     };
     let syntax = match args.asm_syntax {

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use profiler_model::Recording;
 use profiler_report::{
-    ReportOptions, SortKey, StackOptions, TreeDirection, flat_profile, read_stacks, render_json,
-    render_text,
+    Places, ReportOptions, SortKey, StackOptions, TreeDirection, flat_profile, read_stacks,
+    render_json, render_text,
 };
 
 use crate::args::{self, Format, ReportArgs};
@@ -25,7 +25,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let stack_options = StackOptions {
         event: args.event,
         fold_inline: args.no_inline,
-        places: matches!(sort, SortKey::Line | SortKey::Address),
+        places: match sort {
+            SortKey::Line => Places::Lines,
+            SortKey::Address => Places::Addresses,
+            SortKey::Symbol | SortKey::Module => Places::None,
+        },
         filter: args.filter.filter(),
     };
     let options = ReportOptions {

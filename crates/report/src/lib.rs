@@ -66,6 +66,7 @@ pub use profile::{
 };
 pub use samples::{SampleFilter, Weight};
 pub use stacks::{
-    StackCompleteness, StackOptions, StackProfile, ThreadFrames, read_stacks, stack_completeness,
+    Places, StackCompleteness, StackOptions, StackProfile, ThreadFrames, read_stacks,
+    stack_completeness,
 };
 pub use text::{loss_advice, render_text, stack_advice, stack_phrase};

@@ -15,6 +15,8 @@ use profiler_model::{
     Symbolizer,
 };
 
+use crate::stacks::Places;
+
 /// The module a function belongs to, or a pseudo-module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ModuleKey {
@@ -95,13 +97,14 @@ impl Names {
 
 /// Names every location. With `inline`, code inlined into a function is
 /// named after the function it was inlined from (its innermost frame).
-/// With `places`, each location of a module also keeps its [`Place`].
+/// With `places`, each location of a module also keeps its [`Place`]
+/// (with its source line only for [`Places::Lines`]).
 pub(crate) fn name_locations<'a>(
     modules: &ModuleTable,
     locations: impl Iterator<Item = &'a Location>,
     symbolizer: &dyn Symbolizer,
     inline: bool,
-    places: bool,
+    places: Places,
 ) -> Names {
     let mut names = Names::default();
     let mut by_module: HashMap<ModuleId, BTreeSet<FileOffset>> = HashMap::new();
@@ -141,7 +144,7 @@ pub(crate) fn name_locations<'a>(
         );
     }
 
-    let detail = if inline || places {
+    let detail = if inline || places == Places::Lines {
         Detail::Frames
     } else {
         Detail::Functions
@@ -163,7 +166,7 @@ pub(crate) fn name_locations<'a>(
                     module: id,
                     offset: *offset,
                 };
-                if places {
+                if places != Places::None {
                     names.places.insert(location, place(symbol));
                 }
                 let chain: Vec<&str> = match inline {

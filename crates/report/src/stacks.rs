@@ -53,10 +53,22 @@ pub struct StackOptions {
     /// Name inlined code after the function it was inlined into, rather
     /// than as frames of its own.
     pub fold_inline: bool,
-    /// Keep each sample's address and source line, for views below
+    /// Keep each sample's address (and source line), for views below
     /// functions (by line, by address, annotated listings).
-    pub places: bool,
+    pub places: Places,
     pub filter: SampleFilter,
+}
+
+/// How much of each sample's place [`read_stacks`] keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Places {
+    #[default]
+    None,
+    /// Its address, and how far into its function it lies: the symbol
+    /// tables suffice.
+    Addresses,
+    /// Also its source line, from the debug info.
+    Lines,
 }
 
 /// Functions a complete stack starts from: the program's entry, `main`,
@@ -166,8 +178,8 @@ pub fn read_stacks(
                     .flat_map(|location| names.frames(location).iter().copied())
                     .collect();
                 let place = match options.places {
-                    true => stack.frames.first().map(&mut place_of),
-                    false => None,
+                    Places::None => None,
+                    Places::Addresses | Places::Lines => stack.frames.first().map(&mut place_of),
                 };
                 merged
                     .entry((stack.pid, stack.tid, frames, place))
