@@ -151,6 +151,10 @@ pub fn flat_profile(
             .copied()
             .unwrap_or_default();
         let (rooted, with_stacks) = stacks.rooted(index);
+        let split = options.split_threads;
+        let counted: Vec<_> = (members.iter())
+            .map(|&member| member_counts(stacks, member, split))
+            .collect();
         // The whole event, or each thread's share of it.
         let mut parts: Vec<(Option<Thread>, Vec<&NamedStack>)> = Vec::new();
         if options.split_threads {
@@ -171,10 +175,10 @@ pub fn flat_profile(
             parts.push((None, stacks.events[index].iter().collect()));
         }
         for (thread, part) in parts {
-            let counted = members
-                .iter()
-                .map(|&member| member_counts(stacks, member, thread))
-                .collect::<Vec<_>>();
+            let none = HashMap::new();
+            let counted: Vec<&HashMap<u32, u64>> = (counted.iter())
+                .map(|by_thread| by_thread.get(&thread).unwrap_or(&none))
+                .collect();
             let mut profile =
                 event_profile(stacks, &part, &counted, options, description.clone(), stats);
             profile.group = (members.iter())
@@ -229,19 +233,17 @@ pub fn flat_profile(
 type Thread = (u32, u32);
 
 /// What a group member counted in each function (where its leader's
-/// samples were taken), in one thread or all.
+/// samples were taken): per thread when `split_threads`, else under `None`.
 fn member_counts(
     stacks: &StackProfile,
     member: usize,
-    thread: Option<Thread>,
-) -> HashMap<u32, u64> {
-    let mut counts: HashMap<u32, u64> = HashMap::new();
+    split_threads: bool,
+) -> HashMap<Option<Thread>, HashMap<u32, u64>> {
+    let mut counts: HashMap<Option<Thread>, HashMap<u32, u64>> = HashMap::new();
     for stack in &stacks.events[member] {
-        if thread.is_some_and(|t| t != (stack.pid, stack.tid)) {
-            continue;
-        }
+        let thread = split_threads.then_some((stack.pid, stack.tid));
         if let Some(&leaf) = stack.frames.first() {
-            *counts.entry(leaf).or_default() += stack.weight.period;
+            *counts.entry(thread).or_default().entry(leaf).or_default() += stack.weight.period;
         }
     }
     counts
@@ -254,7 +256,7 @@ fn member_counts(
 fn event_profile(
     stacks: &StackProfile,
     part: &[&NamedStack],
-    members: &[HashMap<u32, u64>],
+    members: &[&HashMap<u32, u64>],
     options: &ReportOptions,
     description: EventDescription,
     stats: EventStats,
