@@ -22,15 +22,7 @@ fn annotate_source() -> std::path::PathBuf {
 
 /// Runs `annotate` with `args` and returns its standard output.
 fn annotate(dir: &Path, args: &[&str]) -> String {
-    let mut all = vec!["annotate"];
-    all.extend_from_slice(args);
-    let output = run(dir, &all);
-    assert!(
-        output.status.success(),
-        "annotate {args:?} failed: {}",
-        stderr(&output)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    String::from_utf8(run_ok(dir, &[&["annotate"], args].concat()).stdout).unwrap()
 }
 
 fn annotate_json(dir: &Path, args: &[&str]) -> Value {
@@ -185,12 +177,12 @@ fn the_hot_loop_line_and_its_instructions_carry_the_function() {
     assert!(near.contains("..."), "{near}");
 
     // Flat profiles by line and by address agree.
-    let by_line = report_sorted(&dir, "a.data", "line");
+    let by_line = report_json_with(&dir, "a.data", &["--sort", "line"]);
     let top = &by_line["lines"][0];
     assert_eq!(top["line"], hot, "{by_line}");
     assert_eq!(top["function"], "hot_and_cold");
     assert!(top["self_percent"].as_f64().unwrap() >= 80.0, "{top}");
-    let by_address = report_sorted(&dir, "a.data", "address");
+    let by_address = report_json_with(&dir, "a.data", &["--sort", "address"]);
     let top = &by_address["addresses"][0];
     assert_eq!(top["function"], "hot_and_cold");
     let hot_addresses: Vec<u64> = instructions_of_line(&annotation, hot)
@@ -201,15 +193,6 @@ fn the_hot_loop_line_and_its_instructions_carry_the_function() {
     let text = run(&dir, &["report", "-i", "a.data", "--sort", "line"]);
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains(&format!("annotate.c:{hot}")), "{text}");
-}
-
-fn report_sorted(dir: &Path, data: &str, sort: &str) -> Value {
-    let output = run(
-        dir,
-        &["report", "-i", data, "--sort", sort, "--format", "json"],
-    );
-    assert!(output.status.success(), "{}", stderr(&output));
-    serde_json::from_slice(&output.stdout).unwrap()
 }
 
 #[test]
@@ -280,13 +263,7 @@ fn cpp_rust_library_and_stripped_functions_are_annotated() {
 
     // Stripped code: named by its module and start, disassembly only.
     let program = fixture("split-stripped");
-    record(
-        &dir,
-        "stripped.data",
-        &[],
-        &[program.to_str().unwrap(), "3"],
-    );
-    let report = report_json(&dir, "stripped.data");
+    let report = record_and_report(&dir, "stripped", &[], &[program.to_str().unwrap(), "3"]);
     let hottest = report["functions"][0]["name"].as_str().unwrap().to_owned();
     assert!(hottest.starts_with("split-stripped+0x"), "{hottest}");
     let annotation = annotate_json(&dir, &["-i", "stripped.data", &hottest]);

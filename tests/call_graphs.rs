@@ -14,12 +14,7 @@ use crate::util::*;
 fn folded(dir: &Path, data: &str, extra: &[&str]) -> Vec<(Vec<String>, u64)> {
     let mut args = vec!["export", "--format", "folded", "-i", data];
     args.extend_from_slice(extra);
-    let output = run(dir, &args);
-    assert!(
-        output.status.success(),
-        "export failed: {}",
-        stderr(&output)
-    );
+    let output = run_ok(dir, &args);
     parse_folded(&String::from_utf8(output.stdout).unwrap())
 }
 
@@ -133,8 +128,7 @@ fn call_trees_children_and_threads_in_text() {
     let program = fixture("recurse");
     record(&dir, "r.data", &["-g"], &[program.to_str().unwrap(), "3"]);
     let report = |args: &[&str]| {
-        let output = run(&dir, &[&["report", "-i", "r.data"], args].concat());
-        assert!(output.status.success(), "{}", stderr(&output));
+        let output = run_ok(&dir, &[&["report", "-i", "r.data"], args].concat());
         String::from_utf8(output.stdout).unwrap()
     };
 
@@ -209,7 +203,7 @@ fn the_flame_graph_is_well_formed_svg_with_the_expected_frames() {
     let dir = scratch("stacks-svg");
     let program = fixture("recurse");
     record(&dir, "r.data", &["-g"], &[program.to_str().unwrap(), "3"]);
-    let output = run(
+    run_ok(
         &dir,
         &[
             "flamegraph",
@@ -221,7 +215,6 @@ fn the_flame_graph_is_well_formed_svg_with_the_expected_frames() {
             "Recursion",
         ],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
     let svg = std::fs::read_to_string(dir.join("flame.svg")).unwrap();
     let mut reader = quick_xml::Reader::from_str(&svg);
     let mut titles = Vec::new();
@@ -346,7 +339,7 @@ fn diff_shows_what_grew_and_what_shrank() {
         &["-g"],
         &[program, "10", "10", "30", "60"],
     );
-    let output = run(
+    let diff = run_json(
         &dir,
         &[
             "diff",
@@ -358,8 +351,6 @@ fn diff_shows_what_grew_and_what_shrank() {
             "diff.svg",
         ],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let diff: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let delta = |name: &str| {
         diff["functions"]
             .as_array()

@@ -5,27 +5,16 @@
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::Value;
-
 use crate::util::*;
 
 fn paranoid_level() -> i64 {
-    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-fn has_pmu() -> bool {
-    Path::new("/sys/bus/event_source/devices/cpu").exists()
+    perf_event_paranoid().expect("kernel.perf_event_paranoid is readable")
 }
 
 #[test]
 fn doctor_tells_the_machines_facts() {
     let dir = scratch("doctor-text");
-    let output = run(&dir, &["doctor"]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = run_ok(&dir, &["doctor"]);
     let text = String::from_utf8(output.stdout).unwrap();
     let line = |start: &str| {
         text.lines()
@@ -68,9 +57,7 @@ fn doctor_tells_the_machines_facts() {
 #[test]
 fn doctor_writes_json() {
     let dir = scratch("doctor-json");
-    let output = run(&dir, &["doctor", "--format", "json"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let doctor: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let doctor = run_json(&dir, &["doctor", "--format", "json"]);
     assert_eq!(doctor["perf_event_paranoid"], paranoid_level());
     assert_eq!(doctor["hardware_pmu"], has_pmu());
     let event = |name: &str| {
@@ -100,15 +87,8 @@ fn doctor_writes_json() {
 /// Runs the profiler as `nobody` without capabilities, where this test
 /// runs as root with `setpriv`; `None` otherwise.
 fn run_unprivileged(dir: &Path, args: &[&str]) -> Option<std::process::Output> {
-    let root = std::fs::read_to_string("/proc/self/status")
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))?
-        .split_whitespace()
-        .nth(1)?
-        == "0";
     let setpriv = Path::new("/usr/bin/setpriv");
-    if !root || !setpriv.exists() {
+    if !is_root() || !setpriv.exists() {
         return None;
     }
     let output = Command::new(setpriv)
@@ -193,12 +173,11 @@ fn mmap_pages_sizes_the_ring_buffers() {
         return;
     }
     let split = fixture("split");
-    record(
+    let report = record_and_report(
         &dir,
-        "small.data",
+        "small",
         &["--mmap-pages", "4", "-e", "cpu-clock"],
         &[split.to_str().unwrap(), "1"],
     );
-    let report = report_json(&dir, "small.data");
     assert!(samples(&report) > 0, "{report}");
 }

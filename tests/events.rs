@@ -3,16 +3,9 @@
 //! fault, and `profiler list` telling usable events from unusable ones on
 //! the machine the tests run on.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::util::*;
-
-/// Whether this machine exposes the CPU's own PMU, as the kernel names it.
-fn has_cpu_pmu() -> bool {
-    Path::new("/sys/bus/event_source/devices/cpu").exists()
-}
 
 const NO_PMU: &str =
     "this machine exposes no hardware performance-monitoring unit (a virtual machine?)";
@@ -85,8 +78,7 @@ fn line<'a>(listing: &'a str, name: &str) -> &'a str {
 #[test]
 fn list_tells_usable_events_from_unusable_ones() {
     let dir = scratch("events-list");
-    let output = run(&dir, &["list"]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = run_ok(&dir, &["list"]);
     let listing = String::from_utf8(output.stdout).unwrap();
     let clock = line(&listing, "cpu-clock");
     assert!(clock.contains("[Software event]"), "{clock}");
@@ -94,7 +86,7 @@ fn list_tells_usable_events_from_unusable_ones() {
     let cycles = line(&listing, "cycles");
     assert!(cycles.contains("cycles OR cpu-cycles"), "{cycles}");
     assert!(cycles.contains("[Hardware event]"), "{cycles}");
-    if has_cpu_pmu() {
+    if has_pmu() {
         assert!(cycles.trim_end().ends_with(" usable"), "{cycles}");
     } else {
         assert!(
@@ -114,9 +106,7 @@ fn list_tells_usable_events_from_unusable_ones() {
 #[test]
 fn list_json_gives_each_event_its_encoding_and_verdict() {
     let dir = scratch("events-list-json");
-    let output = run(&dir, &["list", "--json"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let list = run_json(&dir, &["list", "--json"]);
     let find = |name: &str| {
         list.as_array()
             .unwrap()
@@ -134,7 +124,7 @@ fn list_json_gives_each_event_its_encoding_and_verdict() {
     let cycles = find("cycles");
     assert_eq!(cycles["aliases"][0], "cpu-cycles");
     assert_eq!(cycles["encoding"]["type"], 0);
-    if has_cpu_pmu() {
+    if has_pmu() {
         assert_eq!(cycles["usable"], true, "{cycles}");
     } else {
         assert_eq!(cycles["usable"], false, "{cycles}");

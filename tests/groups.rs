@@ -57,9 +57,7 @@ fn a_group_member_counts_where_its_leader_samples() {
     assert!(header.contains("page-faults"), "{header}");
 
     // The histogram table: the member is a column too.
-    let hist = run(&dir, &["hist", "-i", "group.data", "--format", "json"]);
-    assert!(hist.status.success(), "{}", stderr(&hist));
-    let hist: Value = serde_json::from_slice(&hist.stdout).unwrap();
+    let hist = run_json(&dir, &["hist", "-i", "group.data", "--format", "json"]);
     let text = hist.to_string();
     assert!(text.contains("page-faults"), "{text}");
 

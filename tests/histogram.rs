@@ -7,11 +7,7 @@ use serde_json::Value;
 use crate::util::*;
 
 fn hist_json(dir: &Path, args: &[&str]) -> Value {
-    let mut all = vec!["hist", "--format", "json"];
-    all.extend_from_slice(args);
-    let output = run(dir, &all);
-    assert!(output.status.success(), "hist failed: {}", stderr(&output));
-    serde_json::from_slice(&output.stdout).unwrap()
+    run_json(dir, &[&["hist", "--format", "json"], args].concat())
 }
 
 /// Sum of the counts (of event column `column`) of the rows whose symbol

@@ -286,8 +286,7 @@ fn the_default_event_is_cycles_or_cpu_clock_with_a_notice() {
     let dir = scratch("default-event");
     let output = record(&dir, "default.data", &[], &["true"]);
     let report = report_json(&dir, "default.data");
-    let has_pmu = std::path::Path::new("/sys/bus/event_source/devices/cpu").exists();
-    if has_pmu {
+    if has_pmu() {
         assert_eq!(report["events"][0]["name"], "cycles");
     } else {
         assert_eq!(report["events"][0]["name"], "cpu-clock");

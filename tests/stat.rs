@@ -3,7 +3,7 @@
 //! per-thread rows; the command's exit status; bad input refused in one line.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -11,19 +11,25 @@ use serde_json::Value;
 use crate::util::*;
 
 /// Runs `stat` with `args` writing JSON to `dir/name.json`; asserts success
-/// and returns the output and the parsed totals.
-fn stat_json(dir: &Path, name: &str, args: &[&str]) -> (Output, Value) {
+/// and returns what it wrote.
+fn stat_json_text(dir: &Path, name: &str, args: &[&str]) -> String {
     let file = format!("{name}.json");
-    let mut all = vec!["stat", "--format", "json", "-o", &file];
-    all.extend_from_slice(args);
-    let output = run(dir, &all);
-    assert!(
-        output.status.success(),
-        "stat {args:?} failed: {}",
-        stderr(&output)
+    run_ok(
+        dir,
+        &[&["stat", "--format", "json", "-o", &file], args].concat(),
     );
-    let text = std::fs::read_to_string(dir.join(&file)).unwrap();
-    (output, serde_json::from_str(&text).unwrap())
+    std::fs::read_to_string(dir.join(&file)).unwrap()
+}
+
+/// The totals of `stat_json_text`, parsed.
+fn stat_json(dir: &Path, name: &str, args: &[&str]) -> Value {
+    serde_json::from_str(&stat_json_text(dir, name, args)).unwrap()
+}
+
+/// Runs `stat` with `args`, asserts success, and returns the text it wrote
+/// to the standard error.
+fn stat_text(dir: &Path, args: &[&str]) -> String {
+    stderr(&run_ok(dir, &[&["stat"], args].concat()))
 }
 
 /// The row of `event` among the totals (or a thread's events).
@@ -47,10 +53,6 @@ fn fixture_path(name: &str) -> String {
     fixture(name).to_str().unwrap().to_owned()
 }
 
-fn has_pmu() -> bool {
-    Path::new("/sys/bus/event_source/devices/cpu").exists()
-}
-
 #[test]
 fn page_faults_count_one_per_touched_page() {
     if !sampling_allowed() {
@@ -58,8 +60,8 @@ fn page_faults_count_one_per_touched_page() {
     }
     let dir = scratch("stat-page-faults");
     let touchpages = fixture_path("touchpages");
-    let (_, baseline) = stat_json(&dir, "zero", &["-e", "page-faults", "--", &touchpages, "0"]);
-    let (_, touched) = stat_json(
+    let baseline = stat_json(&dir, "zero", &["-e", "page-faults", "--", &touchpages, "0"]);
+    let touched = stat_json(
         &dir,
         "many",
         &["-e", "page-faults", "--", &touchpages, "20000"],
@@ -78,12 +80,7 @@ fn page_faults_count_one_per_touched_page() {
     assert_eq!(event(&touched, "page-faults")["running_percent"], 100.0);
     assert_eq!(touched["exit_status"], 0);
 
-    let output = run(
-        &dir,
-        &["stat", "-e", "page-faults", "--", &touchpages, "20000"],
-    );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = stderr(&output);
+    let text = stat_text(&dir, &["-e", "page-faults", "--", &touchpages, "20000"]);
     assert!(text.contains("Performance counter stats for"), "{text}");
     let row = text
         .lines()
@@ -99,7 +96,7 @@ fn task_clock_is_the_commands_cpu_time() {
         return;
     }
     let dir = scratch("stat-task-clock");
-    let (_, totals) = stat_json(
+    let totals = stat_json(
         &dir,
         "split",
         &["-e", "task-clock", "--", &fixture_path("split"), "1"],
@@ -129,7 +126,7 @@ fn several_events_are_counted_at_once() {
         return;
     }
     let dir = scratch("stat-several");
-    let (_, totals) = stat_json(
+    let totals = stat_json(
         &dir,
         "three",
         &[
@@ -163,9 +160,7 @@ fn the_default_events_show_what_the_machine_cannot_count() {
         return;
     }
     let dir = scratch("stat-defaults");
-    let output = run(&dir, &["stat", "--", &fixture_path("split"), "1"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = stderr(&output);
+    let text = stat_text(&dir, &["--", &fixture_path("split"), "1"]);
     for name in [
         "task-clock",
         "context-switches",
@@ -198,10 +193,9 @@ fn intervals_print_a_line_per_event_as_they_pass() {
     }
     let dir = scratch("stat-interval");
     let split = fixture_path("split");
-    let output = run(
+    let text = stat_text(
         &dir,
         &[
-            "stat",
             "-e",
             "task-clock,page-faults",
             "--interval-ms",
@@ -211,8 +205,6 @@ fn intervals_print_a_line_per_event_as_they_pass() {
             "6",
         ],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = stderr(&output);
     let stamped: Vec<(f64, &str)> = text
         .lines()
         .filter_map(|line| {
@@ -239,25 +231,11 @@ fn intervals_print_a_line_per_event_as_they_pass() {
     assert!(text.contains("Performance counter stats for"), "{text}");
 
     // JSON: one object per interval and line, then the totals.
-    let output = run(
+    let text = stat_json_text(
         &dir,
-        &[
-            "stat",
-            "--format",
-            "json",
-            "-o",
-            "intervals.json",
-            "-e",
-            "task-clock",
-            "-I",
-            "100",
-            "--",
-            &split,
-            "6",
-        ],
+        "intervals",
+        &["-e", "task-clock", "-I", "100", "--", &split, "6"],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = std::fs::read_to_string(dir.join("intervals.json")).unwrap();
     let objects: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -329,7 +307,7 @@ fn per_thread_rows_name_every_thread_of_a_process() {
     let dir = scratch("stat-per-thread");
     let (child, tids) = start_threads();
     let pid = child.0.id().to_string();
-    let (_, totals) = stat_json(
+    let totals = stat_json(
         &dir,
         "threads",
         &[
@@ -362,10 +340,9 @@ fn per_thread_rows_name_every_thread_of_a_process() {
     let elapsed = totals["elapsed_s"].as_f64().unwrap();
     assert!((0.25..1.5).contains(&elapsed), "{totals}");
 
-    let output = run(
+    let text = stat_text(
         &dir,
         &[
-            "stat",
             "--per-thread",
             "-p",
             &pid,
@@ -375,8 +352,6 @@ fn per_thread_rows_name_every_thread_of_a_process() {
             "0.2",
         ],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = stderr(&output);
     for &tid in &tids {
         assert!(text.contains(&format!("-{tid} ")), "{tid}: {text}");
     }
@@ -404,7 +379,7 @@ fn counting_a_process_ends_when_it_exits() {
         let mut child = child;
         child.wait().unwrap()
     });
-    let (_, totals) = stat_json(&dir, "process", &["-p", &pid, "-e", "task-clock"]);
+    let totals = stat_json(&dir, "process", &["-p", &pid, "-e", "task-clock"]);
     waiter.join().unwrap();
     assert!(started.elapsed() < Duration::from_secs(5), "{totals}");
     assert!(value(&totals, "task-clock") > 0, "{totals}");
@@ -417,7 +392,7 @@ fn whole_cpus_are_counted_where_the_kernel_allows() {
         return;
     }
     let dir = scratch("stat-all-cpus");
-    let (_, totals) = stat_json(&dir, "all", &["-a", "-e", "cpu-clock", "--duration", "0.3"]);
+    let totals = stat_json(&dir, "all", &["-a", "-e", "cpu-clock", "--duration", "0.3"]);
     let cpus = std::fs::read_dir("/sys/devices/system/cpu")
         .unwrap()
         .filter(|e| {
@@ -433,7 +408,7 @@ fn whole_cpus_are_counted_where_the_kernel_allows() {
         utilized > 0.5 && utilized <= cpus as f64 * 1.1,
         "{utilized} of {cpus}: {totals}"
     );
-    let (_, one) = stat_json(
+    let one = stat_json(
         &dir,
         "one",
         &["-C", "0", "-e", "cpu-clock", "--duration", "0.2"],
@@ -446,10 +421,7 @@ fn whole_cpus_are_counted_where_the_kernel_allows() {
 /// Whether this process may count whole CPUs: paranoid ≤ 0, or
 /// CAP_PERFMON / CAP_SYS_ADMIN.
 fn may_count_cpus() -> bool {
-    let paranoid: i64 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(2);
+    let paranoid = perf_event_paranoid().unwrap_or(2);
     let caps = std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

@@ -24,14 +24,6 @@ fn rows(report: &Value, module: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
-fn report_json_with(dir: &std::path::Path, args: &[&str]) -> Value {
-    let mut all = vec!["report", "--format", "json"];
-    all.extend_from_slice(args);
-    let output = run(dir, &all);
-    assert!(output.status.success(), "{}", stderr(&output));
-    serde_json::from_slice(&output.stdout).unwrap()
-}
-
 /// The function symbols of a binary, demangled, as nm lists them.
 fn symbols_of(binary: &std::path::Path) -> Vec<String> {
     let output = Command::new("nm")
@@ -69,7 +61,7 @@ fn inlined_code_is_named_after_its_function_unless_folded() {
     };
 
     let folded = rows(
-        &report_json_with(&dir, &["-i", "inlining.data", "--no-inline"]),
+        &report_json_with(&dir, "inlining.data", &["--no-inline"]),
         "inlining",
     );
     assert!(folded.len() >= 5, "{folded:?}");
@@ -79,10 +71,7 @@ fn inlined_code_is_named_after_its_function_unless_folded() {
             "--no-inline names {name}, which is no function symbol"
         );
     }
-    let inlined = rows(
-        &report_json_with(&dir, &["-i", "inlining.data"]),
-        "inlining",
-    );
+    let inlined = rows(&report_json(&dir, "inlining.data"), "inlining");
     let only_inlined: Vec<&(String, f64)> = inlined
         .iter()
         .filter(|(name, _)| !is_symbol(name))
@@ -234,7 +223,7 @@ fn debug_info_in_a_separate_file_names_a_stripped_program() {
         &["-F", "10000"],
         &[program.to_str().unwrap(), "400000"],
     );
-    let report = report_json_with(&dir, &["-i", "debuglink.data", "--no-inline"]);
+    let report = report_json_with(&dir, "debuglink.data", &["--no-inline"]);
     let named = rows(&report, "inlining-debuglink");
     let unnamed: f64 = named
         .iter()

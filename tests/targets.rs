@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -60,6 +60,27 @@ impl Spinner {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
         let state = status.lines().find(|l| l.starts_with("State:")).unwrap();
         assert!(!state.contains("stopped"), "{state}");
+    }
+
+    /// Records the target that `options` name while this runs, asserts
+    /// that it still runs, and returns the output and the JSON report.
+    fn record(&mut self, dir: &Path, data: &str, options: &[&str]) -> (Output, Value) {
+        let output = record_target(dir, data, options);
+        self.assert_running();
+        (output, report_json(dir, data))
+    }
+
+    /// Asserts that each of its threads has at least 100 samples in
+    /// `report`.
+    fn assert_threads_sampled(&self, report: &Value) {
+        for name in ["spin-a", "spin-b"] {
+            let count = thread_samples(report, self.pid(), name);
+            assert!(
+                count >= 100,
+                "{name}: {count} samples; {}",
+                report["threads"]
+            );
+        }
     }
 }
 
@@ -120,17 +141,10 @@ fn wait_for_counters(pid: u32, count: usize) {
     }
 }
 
-/// Runs `record` with `args` into `dir/data`, asserting success.
-fn record_target(dir: &Path, data: &str, args: &[&str]) -> std::process::Output {
-    let mut all = vec!["record", "-e", "cpu-clock", "-o", data];
-    all.extend_from_slice(args);
-    let output = run(dir, &all);
-    assert!(
-        output.status.success(),
-        "record failed: {}",
-        stderr(&output)
-    );
-    output
+/// Records cpu-clock samples of the target that `options` name (`-p`, `-t`,
+/// `-a`, `-C`), without a command, into `dir/data`, asserting success.
+fn record_target(dir: &Path, data: &str, options: &[&str]) -> Output {
+    record(dir, data, &[&["-e", "cpu-clock"], options].concat(), &[])
 }
 
 #[test]
@@ -141,22 +155,13 @@ fn attaching_to_a_process_samples_every_thread_and_leaves_it_running() {
     let dir = scratch("targets-pid");
     let mut spinner = Spinner::start(&[]);
     let pid = spinner.pid().to_string();
-    let output = record_target(&dir, "p.data", &["-p", &pid, "--duration", "1"]);
-    spinner.assert_running();
+    let (output, report) = spinner.record(&dir, "p.data", &["-p", &pid, "--duration", "1"]);
 
-    let report = report_json(&dir, "p.data");
     assert!(samples(&report) >= 400, "too few samples: {report}");
     let (a, b) = (percent(&report, "spin_a"), percent(&report, "spin_b"));
     assert!(a >= 20.0 && b >= 20.0 && a + b >= 90.0, "{report}");
     assert!(function(&report, "spin_a").unwrap()["module"] == "spinner");
-    for name in ["spin-a", "spin-b"] {
-        let count = thread_samples(&report, spinner.pid(), name);
-        assert!(
-            count >= 100,
-            "{name}: {count} samples; {}",
-            report["threads"]
-        );
-    }
+    spinner.assert_threads_sampled(&report);
     let outcome = report["outcome"].as_str().unwrap();
     assert!(
         outcome.starts_with("was attached for ") && outcome.ends_with(" s and left running"),
@@ -181,10 +186,8 @@ fn attaching_to_a_thread_records_only_that_thread() {
     let dir = scratch("targets-tid");
     let mut spinner = Spinner::start(&[]);
     let tid = spinner.thread("spin-a");
-    record_target(&dir, "t.data", &["-t", &tid.to_string(), "--duration", "1"]);
-    spinner.assert_running();
+    let (_, report) = spinner.record(&dir, "t.data", &["-t", &tid.to_string(), "--duration", "1"]);
 
-    let report = report_json(&dir, "t.data");
     assert!(samples(&report) >= 200, "too few samples: {report}");
     let threads = report["threads"].as_array().unwrap();
     assert!(
@@ -263,18 +266,9 @@ fn system_wide_sampling_names_each_process_and_its_threads() {
     }
     let dir = scratch("targets-system-wide");
     let mut spinner = Spinner::start(&[]);
-    record_target(&dir, "a.data", &["-a", "--duration", "1"]);
-    spinner.assert_running();
-    let report = report_json(&dir, "a.data");
+    let (_, report) = spinner.record(&dir, "a.data", &["-a", "--duration", "1"]);
     // Both threads run throughout, one on each CPU most of the time.
-    for name in ["spin-a", "spin-b"] {
-        let count = thread_samples(&report, spinner.pid(), name);
-        assert!(
-            count >= 100,
-            "{name}: {count} samples; {}",
-            report["threads"]
-        );
-    }
+    spinner.assert_threads_sampled(&report);
     for function in ["spin_a", "spin_b"] {
         let row = crate::util::function(&report, function)
             .unwrap_or_else(|| panic!("no {function}: {}", report["functions"]));
@@ -291,8 +285,12 @@ fn system_wide_sampling_names_each_process_and_its_threads() {
     );
 
     // One CPU: whichever thread runs there is named.
-    record_target(&dir, "c.data", &["-C", "0", "--duration", "1"]);
-    let report = report_json(&dir, "c.data");
+    let report = record_and_report(
+        &dir,
+        "c",
+        &["-e", "cpu-clock", "-C", "0", "--duration", "1"],
+        &[],
+    );
     let ours = thread_samples(&report, spinner.pid(), "spin-a")
         + thread_samples(&report, spinner.pid(), "spin-b");
     assert!(ours >= 100, "{ours} samples; {}", report["threads"]);
@@ -306,22 +304,12 @@ fn system_wide_with_a_command_lasts_until_it_exits() {
     }
     let dir = scratch("targets-system-wide-command");
     let threads = fixture("threads");
-    let output = run(
+    let report = record_and_report(
         &dir,
-        &[
-            "record",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "cmd.data",
-            "-a",
-            "--",
-            threads.to_str().unwrap(),
-            "200",
-        ],
+        "cmd",
+        &["-e", "cpu-clock", "-a"],
+        &[threads.to_str().unwrap(), "200"],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let report = report_json(&dir, "cmd.data");
     assert!(
         report["outcome"]
             .as_str()
@@ -452,12 +440,8 @@ fn a_refused_attach_says_why() {
     }
     // As root: drop to an unprivileged user that may not attach to a
     // process of root's.
-    let root = std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
     let setpriv = Command::new("setpriv").arg("--version").output();
-    if !root || setpriv.is_err() {
+    if !is_root() || setpriv.is_err() {
         eprintln!("skipping: needs root and setpriv to try an unprivileged attach");
         return;
     }
@@ -481,9 +465,7 @@ fn a_refused_attach_says_why() {
     assert_eq!(output.status.code(), Some(125), "{text}");
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.contains("(permission denied)"), "{text}");
-    let paranoid: i64 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .map_or(2, |p| p.trim().parse().unwrap_or(2));
-    if paranoid <= 2 {
+    if perf_event_paranoid().unwrap_or(2) <= 2 {
         assert!(
             text.contains(&format!("cannot attach to process {}", spinner.pid()))
                 && text.contains("belongs to user 0"),

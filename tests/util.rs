@@ -51,6 +51,23 @@ pub fn run(dir: &Path, args: &[&str]) -> Output {
     profiler().current_dir(dir).args(args).output().unwrap()
 }
 
+/// Runs the profiler with `args` in `dir` and asserts success.
+pub fn run_ok(dir: &Path, args: &[&str]) -> Output {
+    let output = run(dir, args);
+    assert!(
+        output.status.success(),
+        "{args:?} failed: {}",
+        stderr(&output)
+    );
+    output
+}
+
+/// Runs the profiler with `args` in `dir`, asserts success, and parses its
+/// standard output as JSON.
+pub fn run_json(dir: &Path, args: &[&str]) -> Value {
+    serde_json::from_slice(&run_ok(dir, args).stdout).unwrap()
+}
+
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -92,20 +109,17 @@ pub fn sampling_allowed() -> bool {
     }
 }
 
-/// Records `command` into `dir/data` with the extra `options`; asserts
-/// success and returns the output (the summary is on stderr).
+/// Records into `dir/data` with the extra `options`, and `command` after
+/// `--` unless it is empty (a target of `-p`, `-t`, `-a` or `-C` alone);
+/// asserts success and returns the output (the summary is on stderr).
 pub fn record(dir: &Path, data: &str, options: &[&str], command: &[&str]) -> Output {
     let mut args = vec!["record", "-o", data];
     args.extend_from_slice(options);
-    args.push("--");
-    args.extend_from_slice(command);
-    let output = run(dir, &args);
-    assert!(
-        output.status.success(),
-        "record failed: {}",
-        stderr(&output)
-    );
-    output
+    if !command.is_empty() {
+        args.push("--");
+        args.extend_from_slice(command);
+    }
+    run_ok(dir, &args)
 }
 
 /// Records `command` into `dir/name.data` and returns the JSON report.
@@ -116,13 +130,14 @@ pub fn record_and_report(dir: &Path, name: &str, options: &[&str], command: &[&s
 }
 
 pub fn report_json(dir: &Path, data: &str) -> Value {
-    let output = run(dir, &["report", "-i", data, "--format", "json"]);
-    assert!(
-        output.status.success(),
-        "report failed: {}",
-        stderr(&output)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
+    report_json_with(dir, data, &[])
+}
+
+/// The JSON report of `dir/data` with the extra `options`.
+pub fn report_json_with(dir: &Path, data: &str, options: &[&str]) -> Value {
+    let mut args = vec!["report", "-i", data, "--format", "json"];
+    args.extend_from_slice(options);
+    run_json(dir, &args)
 }
 
 /// The JSON report's row for function `name`, if any.
@@ -151,4 +166,29 @@ pub fn assert_near(what: &str, value: f64, expected: f64, tolerance: f64, report
         "{what}: {value:.2} is not within {tolerance} of {expected}; functions: {}",
         report["functions"]
     );
+}
+
+/// Whether this machine exposes the CPU's own PMU, as the kernel names it.
+pub fn has_pmu() -> bool {
+    Path::new("/sys/bus/event_source/devices/cpu").exists()
+}
+
+/// kernel.perf_event_paranoid, if it can be read.
+pub fn perf_event_paranoid() -> Option<i64> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether this process runs as root (effective user id 0).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
 }
