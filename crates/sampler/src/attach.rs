@@ -197,44 +197,29 @@ impl Liveness {
                 return true;
             }
             // A process lives on after its first thread ends while others run.
-            self.whole_processes && process_has_running_thread(pid)
+            self.whole_processes && tasks::has_running_thread(pid)
         })
     }
-}
-
-fn process_has_running_thread(pid: u32) -> bool {
-    tasks::threads_of(pid).is_ok_and(|threads| {
-        threads
-            .iter()
-            .any(|&tid| tasks::task_stat(pid, tid).is_some_and(|s| !s.has_ended()))
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::target::{ResolvedTarget, Target};
+    use crate::tasks::WaitingThread;
 
     #[test]
     fn a_running_thread_is_alive_and_an_ended_one_is_not() {
         let pid = std::process::id();
-        let (tid_tx, tid_rx) = std::sync::mpsc::channel::<u32>();
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let worker = std::thread::spawn(move || {
-            // SAFETY: gettid has no preconditions.
-            let _ = tid_tx.send(unsafe { libc::gettid() } as u32);
-            let _ = rx.recv();
-        });
-        let tid = tid_rx.recv().unwrap();
+        let worker = WaitingThread::start();
         let ResolvedTarget::Attach(attachment) =
-            ResolvedTarget::resolve(&Target::Threads(vec![tid])).unwrap()
+            ResolvedTarget::resolve(&Target::Threads(vec![worker.tid])).unwrap()
         else {
             panic!("not an attachment");
         };
         let liveness = Liveness::new(&attachment);
         assert!(liveness.any_running());
-        drop(tx);
-        worker.join().unwrap();
+        worker.end();
         assert!(!liveness.any_running());
         assert!(
             Liveness::new(&Attachment {

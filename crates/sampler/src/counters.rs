@@ -10,15 +10,14 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
 
-use perf_event::events::Event;
 use perf_event::{Builder, Counter, ReadFormat, SampleFlag, Sampler};
-use perf_event_open_sys::bindings::perf_event_attr;
 use profiler_model::{CallGraph, RecordSink, Sampling};
 
 use crate::convert::{StreamEvent, convert};
 use crate::error::SamplerError;
 use crate::event::EventSpec;
-use crate::sysinfo;
+use crate::refusal::{self, OpenScope};
+use crate::{signals, sysinfo};
 
 /// An event with its sampling rate, as it will be opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,18 +32,6 @@ pub struct ResolvedEvent {
 
 /// The smallest ring buffer tried when the locked-memory budget is tight.
 const MIN_RING_BYTES: usize = 16 << 10;
-
-/// An event's encoding, as perf-event2 takes it.
-struct Encoding<'a>(&'a EventSpec);
-
-impl Event for Encoding<'_> {
-    fn update_attrs(self, attr: &mut perf_event_attr) {
-        attr.type_ = self.0.perf_type;
-        attr.config = self.0.config;
-        attr.__bindgen_anon_3.config1 = self.0.config1;
-        attr.__bindgen_anon_4.config2 = self.0.config2;
-    }
-}
 
 /// x86-64 user registers in perf's numbering
 /// (`arch/x86/include/uapi/asm/perf_regs.h`): what an unwinder starts from.
@@ -83,11 +70,7 @@ fn builder(
     side_band: bool,
     call_graph: Option<CallGraph>,
 ) -> Builder<'static> {
-    let mut builder = Builder::new(Encoding(&event.spec));
-    builder
-        .exclude_user(!event.spec.user)
-        .exclude_kernel(!event.spec.kernel)
-        .exclude_hv(!event.spec.hypervisor);
+    let mut builder = event.spec.builder();
     if role == Role::Member {
         return builder;
     }
@@ -151,17 +134,12 @@ pub(crate) fn probe(
     role: Role,
     call_graph: Option<CallGraph>,
 ) -> Result<(), SamplerError> {
-    builder(event, role, true, call_graph)
-        .observe_self()
-        .any_cpu()
-        .build()
-        .map(drop)
-        .map_err(|error| open_error(event, error))
+    refusal::probe(&mut builder(event, role, true, call_graph), &event.spec)
 }
 
 /// Explains a refused `perf_event_open`.
-pub(crate) fn open_error(event: &ResolvedEvent, error: io::Error) -> SamplerError {
-    crate::refusal::explain(&event.spec, error, crate::refusal::OpenScope::default())
+fn open_error(event: &ResolvedEvent, error: io::Error) -> SamplerError {
+    refusal::explain(&event.spec, error, OpenScope::default())
 }
 
 /// The ring buffers of a recording, one per CPU.
@@ -351,19 +329,8 @@ impl Rings {
         if fds.is_empty() {
             return Ok(false);
         }
-        let timeout_ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
-        if ready == -1 {
-            let error = io::Error::last_os_error();
-            if error.kind() == io::ErrorKind::Interrupted {
-                return Ok(false);
-            }
-            return Err(SamplerError::System {
-                what: "poll",
-                error,
-            });
-        }
+        // An interrupt leaves every `revents` 0: nothing is noted.
+        signals::poll(&mut fds, timeout)?;
         for (fd, &index) in fds.iter().zip(&open) {
             if fd.revents & (libc::POLLHUP | libc::POLLERR) != 0 {
                 self.rings[index].hung_up = true;

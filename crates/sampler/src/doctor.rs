@@ -4,14 +4,14 @@
 //! common events can be sampled now, each refusal with its reason; then
 //! advice for whatever stands in the way.
 
-use perf_event::{Builder, SampleFlag};
+use perf_event::SampleFlag;
 
 use crate::error::SamplerError;
 use crate::event::EventSpec;
+use crate::pmu::{Pmus, is_core_pmu};
 use crate::privileges::Privileges;
 use crate::recorder::{DEFAULT_FREQUENCY, DEFAULT_RING_BYTES};
-use crate::refusal::{self, OpenScope};
-use crate::stat::Encoding;
+use crate::refusal;
 use crate::sysinfo::{self, EventSource};
 
 /// The events `doctor` tries.
@@ -68,18 +68,29 @@ impl EventCheck {
 pub fn checkup() -> Checkup {
     let privileges = Privileges::read();
     let online_cpus = sysinfo::online_cpus().unwrap_or_default();
+    let pmus = Pmus::system();
+    let specs: Vec<Result<EventSpec, SamplerError>> = CHECKED_EVENTS
+        .iter()
+        .map(|name| EventSpec::parse_with(name, &pmus))
+        .collect();
     let events = CHECKED_EVENTS
         .iter()
-        .map(|&name| EventCheck {
+        .zip(&specs)
+        .map(|(&name, spec)| EventCheck {
             event: name.to_owned(),
-            refused: try_event(name).err(),
+            refused: try_event(spec).err(),
         })
         .collect();
+    let hardware: Vec<bool> = specs
+        .iter()
+        .map(|spec| spec.as_ref().is_ok_and(|s| s.hardware))
+        .collect();
+    let event_sources = sysinfo::event_sources();
     let mut checkup = Checkup {
         kernel: sysinfo::kernel_release(),
         cpu_model: sysinfo::cpu_model(),
-        event_sources: sysinfo::event_sources(),
-        has_cpu_pmu: sysinfo::has_cpu_pmu(),
+        has_cpu_pmu: event_sources.iter().any(|s| is_core_pmu(&s.name)),
+        event_sources,
         max_sample_rate: sysinfo::max_sample_rate(),
         cpu_time_max_percent: sysinfo::cpu_time_max_percent(),
         online_cpus,
@@ -87,32 +98,25 @@ pub fn checkup() -> Checkup {
         events,
         advice: Vec::new(),
     };
-    checkup.advice = advice(&checkup);
+    checkup.advice = advice(&checkup, &hardware);
     checkup
 }
 
-/// Opens `name` as `record` would sample it (user space, a period), on
-/// this process, disabled; the reason when the kernel refuses.
-fn try_event(name: &str) -> Result<(), String> {
-    let spec = EventSpec::parse(name).map_err(|e| e.to_string())?;
-    let mut builder = Builder::new(Encoding(&spec));
+/// Opens the event as `record` would sample it (user space, a period), on
+/// this process, disabled; the reason when the kernel refuses, or when the
+/// name did not parse.
+fn try_event(spec: &Result<EventSpec, SamplerError>) -> Result<(), String> {
+    let spec = spec.as_ref().map_err(ToString::to_string)?;
+    let mut builder = spec.builder();
     builder
-        .exclude_user(!spec.user)
-        .exclude_kernel(!spec.kernel)
         .sample(SampleFlag::IP | SampleFlag::TID)
-        .sample_period(1_000_000)
-        .observe_self()
-        .any_cpu();
-    match builder.build() {
-        Ok(_) => Ok(()),
-        Err(error) => Err(match refusal::explain(&spec, error, OpenScope::default()) {
-            SamplerError::EventNotSupported { reason, .. } => reason,
-            other => other.to_string(),
-        }),
-    }
+        .sample_period(1_000_000);
+    refusal::probe(&mut builder, spec).map_err(refusal::reason)
 }
 
-fn advice(checkup: &Checkup) -> Vec<String> {
+/// What to change, given the checkup; `hardware` tells, for each of its
+/// events, whether it needs a hardware PMU.
+fn advice(checkup: &Checkup, hardware: &[bool]) -> Vec<String> {
     let privileges = &checkup.privileges;
     let grant = "run as root or grant CAP_PERFMON (`setcap cap_perfmon+ep PROFILER`)";
     let mut advice = Vec::new();
@@ -143,9 +147,9 @@ fn advice(checkup: &Checkup) -> Vec<String> {
     let hardware: Vec<&str> = checkup
         .events
         .iter()
-        .filter(|e| !e.works())
-        .filter(|e| EventSpec::parse(&e.event).is_ok_and(|s| s.hardware))
-        .map(|e| e.event.as_str())
+        .zip(hardware)
+        .filter(|&(e, &hardware)| hardware && !e.works())
+        .map(|(e, _)| e.event.as_str())
         .collect();
     if !hardware.is_empty() && !checkup.has_cpu_pmu {
         advice.push(format!(

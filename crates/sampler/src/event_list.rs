@@ -3,16 +3,12 @@
 //! syntax lines), each probed: opened for a moment as a counter on this
 //! process, user space only, then closed, and said usable or not and why.
 
-use perf_event::Builder;
-use perf_event::events::Event;
-use perf_event_open_sys::bindings::perf_event_attr;
-
 use crate::cache_events;
 use crate::error::SamplerError;
 use crate::event::{EventSpec, KNOWN_EVENTS};
 use crate::event_parse::{missing_value, pmu_event};
 use crate::pmu::Pmus;
-use crate::refusal::{self, OpenScope};
+use crate::refusal;
 
 /// The groups of `perf list`, in its order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -167,42 +163,20 @@ pub fn list_events(pmus: &Pmus) -> Vec<ListedEvent> {
     events
 }
 
-/// An event's encoding, as perf-event2 takes it.
-struct Encoding<'a>(&'a EventSpec);
-
-impl Event for Encoding<'_> {
-    fn update_attrs(self, attr: &mut perf_event_attr) {
-        attr.type_ = self.0.perf_type;
-        attr.config = self.0.config;
-        attr.__bindgen_anon_3.config1 = self.0.config1;
-        attr.__bindgen_anon_4.config2 = self.0.config2;
-    }
-}
-
 /// Opens `spec` as a counter on this process, user space only, and closes
 /// it again.
 fn probe(spec: &EventSpec, system_wide: bool) -> Usability {
-    let opened = Builder::new(Encoding(spec))
-        .observe_self()
-        .any_cpu()
+    let mut builder = spec.builder();
+    builder
         .exclude_user(false)
         .exclude_kernel(true)
-        .exclude_hv(true)
-        .build();
-    match opened {
-        Ok(counter) => {
-            drop(counter);
-            Usability::Usable
-        }
+        .exclude_hv(true);
+    match refusal::probe(&mut builder, spec) {
+        Ok(()) => Usability::Usable,
         Err(_) if system_wide => Usability::Unusable(
             "its PMU counts whole CPUs for the whole system, not one process".to_owned(),
         ),
-        Err(error) => {
-            Usability::Unusable(match refusal::explain(spec, error, OpenScope::default()) {
-                SamplerError::EventNotSupported { reason, .. } => reason,
-                other => other.to_string(),
-            })
-        }
+        Err(error) => Usability::Unusable(refusal::reason(error)),
     }
 }
 

@@ -33,8 +33,14 @@ pub struct EventGroup {
 
 /// Parses one `-e` argument: events and groups separated by top-level
 /// commas (commas inside `pmu/.../` or `{...}` do not split). A group's
-/// modifiers apply to each member that has none of its own.
-pub fn parse_events(text: &str, pmus: &Pmus) -> Result<Vec<EventGroup>, SamplerError> {
+/// modifiers apply to each member that has none of its own. An event whose
+/// modifiers (or its group's) choose no privilege level (`u`, `k`, `h`)
+/// counts user space, and the kernel too with `kernel_by_default`.
+pub fn parse_events(
+    text: &str,
+    pmus: &Pmus,
+    kernel_by_default: bool,
+) -> Result<Vec<EventGroup>, SamplerError> {
     let syntax = |problem: String| SamplerError::EventSyntax {
         text: text.to_owned(),
         problem,
@@ -43,7 +49,7 @@ pub fn parse_events(text: &str, pmus: &Pmus) -> Result<Vec<EventGroup>, SamplerE
     for piece in split_top_level(text).map_err(syntax)? {
         let Some(inner) = piece.strip_prefix('{') else {
             groups.push(EventGroup {
-                events: vec![parse_event(piece, pmus, None)?],
+                events: vec![parse_event(piece, pmus, None, kernel_by_default)?],
                 braced: false,
             });
             continue;
@@ -75,7 +81,7 @@ pub fn parse_events(text: &str, pmus: &Pmus) -> Result<Vec<EventGroup>, SamplerE
         let events = split_top_level(members)
             .map_err(syntax)?
             .into_iter()
-            .map(|member| parse_event(member, pmus, modifiers))
+            .map(|member| parse_event(member, pmus, modifiers, kernel_by_default))
             .collect::<Result<Vec<_>, _>>()?;
         groups.push(EventGroup {
             events,
@@ -148,12 +154,35 @@ fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
     Ok(pieces)
 }
 
+/// Splits at the commas outside `/.../` and `{...}`, as written: nothing
+/// trimmed, nothing checked (groups may nest, events may be empty), for
+/// the callers that read a list without parsing it.
+pub(crate) fn split_event_list(list: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut in_term, mut start) = (0usize, false, 0);
+    for (index, c) in list.char_indices() {
+        match c {
+            '/' => in_term = !in_term,
+            '{' if !in_term => depth += 1,
+            '}' if !in_term => depth = depth.saturating_sub(1),
+            ',' if !in_term && depth == 0 => {
+                items.push(&list[start..index]);
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&list[start..]);
+    items
+}
+
 /// Parses one event with its modifiers; `group_modifiers` apply when it has
 /// none of its own.
 fn parse_event(
     text: &str,
     pmus: &Pmus,
     group_modifiers: Option<&str>,
+    kernel_by_default: bool,
 ) -> Result<EventSpec, SamplerError> {
     let syntax = |problem: String| SamplerError::EventSyntax {
         text: text.to_owned(),
@@ -172,17 +201,12 @@ fn parse_event(
                 )));
             }
             let body = &text[..slash + 1 + close + 1];
-            let own = match after {
-                "" => None,
-                after => Some(after.strip_prefix(':').unwrap_or(after)),
-            };
+            let own = own_modifiers(text);
             (pmu_event(body, &text[..slash], &rest[..close], pmus), own)
         }
         None => {
-            let (name, own) = match text.split_once(':') {
-                Some((name, modifiers)) => (name, Some(modifiers)),
-                None => (text, None),
-            };
+            let name = text.split_once(':').map_or(text, |(name, _)| name);
+            let own = own_modifiers(text);
             if name.is_empty() {
                 return Err(syntax("an event name is missing before ':'".into()));
             }
@@ -202,14 +226,35 @@ fn parse_event(
     if own == Some("") {
         return Err(syntax("a colon with no modifiers after it".into()));
     }
-    match (own, group_modifiers) {
-        (Some(modifiers), _) => apply_modifiers(&mut spec, modifiers, text)?,
-        (None, Some(modifiers)) => {
-            apply_modifiers(&mut spec, modifiers, &format!("{text}:{modifiers}"))?
+    let modifiers = match (own, group_modifiers) {
+        (Some(modifiers), _) => {
+            apply_modifiers(&mut spec, modifiers, text)?;
+            modifiers
         }
-        (None, None) => {}
+        (None, Some(modifiers)) => {
+            apply_modifiers(&mut spec, modifiers, &format!("{text}:{modifiers}"))?;
+            modifiers
+        }
+        (None, None) => "",
+    };
+    if !modifiers.contains(['u', 'k', 'h']) {
+        spec.kernel = kernel_by_default;
     }
     Ok(spec)
+}
+
+/// The modifiers an event's text gives itself: what follows its colon, or
+/// a PMU event's closing slash (`cycles:u` and `cpu/event=0x3c/k` give `u`
+/// and `k`, `cpu/event=0x3c/:k` gives `k`); `None` without. A colon with
+/// nothing after it gives `Some("")`.
+pub(crate) fn own_modifiers(event: &str) -> Option<&str> {
+    match event.rfind('/') {
+        Some(slash) => match &event[slash + 1..] {
+            "" => None,
+            after => Some(after.strip_prefix(':').unwrap_or(after)),
+        },
+        None => event.split_once(':').map(|(_, modifiers)| modifiers),
+    }
 }
 
 /// Applies `u`, `k`, `h` and `p`s; `shown` is the event as the error names it.
@@ -499,7 +544,7 @@ mod tests {
     }
 
     fn error(text: &str, pmus: &Pmus) -> String {
-        let error = parse_events(text, pmus)
+        let error = parse_events(text, pmus, false)
             .err()
             .unwrap_or_else(|| panic!("{text} parsed"))
             .to_string();
@@ -659,8 +704,12 @@ mod tests {
         assert!(spec.user && spec.kernel);
         assert_eq!(spec.name(), "cpu/event=0x3c/:uk");
         assert!(one("cpu/event=0x3c/:k", &pmus).kernel);
-        let groups =
-            parse_events("{cycles,instructions:k,page-faults}:u,cpu-clock", &pmus).unwrap();
+        let groups = parse_events(
+            "{cycles,instructions:k,page-faults}:u,cpu-clock",
+            &pmus,
+            false,
+        )
+        .unwrap();
         assert_eq!(groups.len(), 2);
         assert!(groups[0].braced && !groups[1].braced);
         let members = &groups[0].events;
@@ -668,7 +717,7 @@ mod tests {
         assert!(members[0].user && !members[0].kernel);
         assert!(!members[1].user && members[1].kernel);
         assert_eq!(groups[1].events[0].base, "cpu-clock");
-        let groups = parse_events("{cycles,instructions}:ppp", &pmus).unwrap();
+        let groups = parse_events("{cycles,instructions}:ppp", &pmus, false).unwrap();
         assert!(groups[0].events.iter().all(|e| e.precise == 3));
     }
 
@@ -678,6 +727,7 @@ mod tests {
         let groups = parse_events(
             "cpu-clock, cpu/event=0x2e,umask=0x41/,{cycles,cpu/mem-loads,ldlat=30/}:u,faults",
             &pmus,
+            false,
         )
         .unwrap();
         let names: Vec<Vec<String>> = groups
@@ -829,6 +879,56 @@ mod tests {
             let e = error(text, &pmus);
             assert!(e.contains(expected), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn lists_split_at_commas_outside_terms_and_groups() {
+        assert_eq!(split_event_list("a,b:u,c"), ["a", "b:u", "c"]);
+        assert_eq!(
+            split_event_list("cpu/event=0x3c,umask=0x1/u,task-clock"),
+            ["cpu/event=0x3c,umask=0x1/u", "task-clock"]
+        );
+        assert_eq!(split_event_list("{a,b}:u,c"), ["{a,b}:u", "c"]);
+        assert_eq!(split_event_list("a,,b"), ["a", "", "b"]);
+    }
+
+    #[test]
+    fn modifiers_are_told_from_names() {
+        assert!(own_modifiers("cycles:u").is_some());
+        assert!(own_modifiers("cpu/event=0x3c/u").is_some());
+        assert!(own_modifiers("cpu/event=0x3c/").is_none());
+        assert!(own_modifiers("page-faults").is_none());
+        assert_eq!(own_modifiers("cpu/event=0x3c,umask=0x1/:uk"), Some("uk"));
+        assert_eq!(own_modifiers("cycles:"), Some(""));
+    }
+
+    #[test]
+    fn the_kernel_by_default_goes_to_events_that_choose_no_privilege_level() {
+        let pmus = intel();
+        let kernel: Vec<(String, bool)> = parse_events(
+            "cpu-clock,task-clock:u,cycles:pp,{cycles,instructions:k}:u,{page-faults,cs}",
+            &pmus,
+            true,
+        )
+        .unwrap()
+        .into_iter()
+        .flat_map(|group| group.events)
+        .map(|spec| (spec.base.clone(), spec.kernel))
+        .collect();
+        let expected = [
+            ("cpu-clock", true),
+            ("task-clock", false),
+            ("cycles", true),
+            ("cycles", false),
+            ("instructions", true),
+            ("page-faults", true),
+            ("context-switches", true),
+        ];
+        let expected: Vec<(String, bool)> =
+            expected.iter().map(|(n, k)| (n.to_string(), *k)).collect();
+        assert_eq!(kernel, expected);
+        let user_only = parse_events("cpu-clock", &pmus, false).unwrap();
+        assert!(!user_only[0].events[0].kernel);
     }
 
     #[test]

@@ -6,16 +6,26 @@
 //! `execv`s; a second pipe, closed by a successful exec, carries back the
 //! errno of a failed one. If the parent goes away first, the child reads
 //! end-of-file and exits without running the command.
+//!
+//! Then the running command: waited for (a pidfd tells of its exit where
+//! the kernel has one), stopped after an interrupt if it does not stop by
+//! itself, and its CPU time read once it has been reaped.
 
 use std::ffi::CStr;
 use std::fmt;
 use std::io::{self, PipeReader, PipeWriter, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
 
 use crate::command::ResolvedCommand;
+use crate::error::SamplerError;
 
 /// Exit status of a child that never got to run the command.
 const NOT_RESUMED: i32 = 125;
+/// After an interrupt, how long the command gets to exit by itself before
+/// it is sent SIGTERM, and then SIGKILL.
+const TERMINATE_AFTER: Duration = Duration::from_secs(1);
+const KILL_AFTER: Duration = Duration::from_secs(3);
 
 /// How the profiled command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +75,16 @@ pub(crate) struct SuspendedChild {
     exec_errors: PipeReader,
 }
 
-pub(crate) fn spawn_suspended(command: &ResolvedCommand) -> io::Result<SuspendedChild> {
+/// Forks the child for `command`, suspended before its exec; a failure is
+/// the profiler's.
+pub(crate) fn fork(command: &ResolvedCommand) -> Result<SuspendedChild, SamplerError> {
+    spawn_suspended(command).map_err(|error| SamplerError::System {
+        what: "fork",
+        error,
+    })
+}
+
+fn spawn_suspended(command: &ResolvedCommand) -> io::Result<SuspendedChild> {
     let (resume_reader, resume_writer) = io::pipe()?;
     let (errors_reader, errors_writer) = io::pipe()?;
     let argv: Vec<*const libc::c_char> = command
@@ -132,8 +151,29 @@ impl SuspendedChild {
         self.pid
     }
 
+    /// A descriptor that becomes readable when the child exits, where the
+    /// kernel has `pidfd_open` (Linux 5.3). The child cannot have been
+    /// reaped yet, so its pid is still its own.
+    pub fn exit_fd(&self) -> Option<OwnedFd> {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new
+        // descriptor or -1; it touches no memory of ours.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, self.pid, 0) };
+        // SAFETY: a non-negative result is a descriptor that nothing else
+        // owns.
+        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    }
+
+    /// Lets the child exec `command`, the one it was forked for, and waits
+    /// until it has; a failed exec is said with the command's name.
+    pub fn exec(self, command: &ResolvedCommand) -> Result<RunningChild, SamplerError> {
+        self.resume().map_err(|error| SamplerError::Exec {
+            command: command.display.clone(),
+            error,
+        })
+    }
+
     /// Lets the child exec, and waits until it has (or has failed to).
-    pub fn resume(mut self) -> io::Result<RunningChild> {
+    fn resume(mut self) -> io::Result<RunningChild> {
         let pid = self.pid;
         let mut resume = self
             .resume
@@ -143,11 +183,11 @@ impl SuspendedChild {
         drop(resume);
         let mut errno = [0u8; size_of::<libc::c_int>()];
         let read = read_fully(&mut self.exec_errors, &mut errno)?;
-        let mut child = RunningChild { pid, exit: None };
+        let mut child = RunningChild::new(pid);
         if read == 0 {
             return Ok(child);
         }
-        child.wait()?;
+        child.reap()?;
         Err(io::Error::from_raw_os_error(libc::c_int::from_ne_bytes(
             errno,
         )))
@@ -158,11 +198,7 @@ impl Drop for SuspendedChild {
     fn drop(&mut self) {
         if self.resume.take().is_some() {
             // The child reads end-of-file and exits; reap it.
-            let _ = RunningChild {
-                pid: self.pid,
-                exit: None,
-            }
-            .wait();
+            let _ = RunningChild::new(self.pid).reap();
         }
     }
 }
@@ -184,16 +220,45 @@ fn read_fully(reader: &mut PipeReader, buf: &mut [u8]) -> io::Result<usize> {
 pub(crate) struct RunningChild {
     pid: libc::pid_t,
     exit: Option<TargetExit>,
+    /// The last signal sent to stop it after an interrupt.
+    stopped_with: Option<libc::c_int>,
 }
 
 impl RunningChild {
+    fn new(pid: libc::pid_t) -> RunningChild {
+        RunningChild {
+            pid,
+            exit: None,
+            stopped_with: None,
+        }
+    }
+
     /// The exit status, if the child has ended; does not block.
-    pub fn try_wait(&mut self) -> io::Result<Option<TargetExit>> {
-        self.wait_with(libc::WNOHANG)
+    pub fn try_wait(&mut self) -> Result<Option<TargetExit>, SamplerError> {
+        self.wait_with(libc::WNOHANG).map_err(wait_failed)
     }
 
     /// Waits for the child to end.
-    pub fn wait(&mut self) -> io::Result<TargetExit> {
+    pub fn wait(&mut self) -> Result<TargetExit, SamplerError> {
+        self.reap().map_err(wait_failed)
+    }
+
+    /// After an interrupt noticed at `since`, stops the command if it has
+    /// not exited by itself: SIGTERM once [`TERMINATE_AFTER`] has passed,
+    /// SIGKILL once [`KILL_AFTER`] has. Called as the wait goes on; each
+    /// signal is sent once.
+    pub fn stop_after_interrupt(&mut self, since: Instant) {
+        let waited = since.elapsed();
+        let signal = match self.stopped_with {
+            None if waited >= TERMINATE_AFTER => libc::SIGTERM,
+            Some(libc::SIGTERM) if waited >= KILL_AFTER => libc::SIGKILL,
+            _ => return,
+        };
+        self.signal(signal);
+        self.stopped_with = Some(signal);
+    }
+
+    fn reap(&mut self) -> io::Result<TargetExit> {
         loop {
             if let Some(exit) = self.wait_with(0)? {
                 return Ok(exit);
@@ -202,7 +267,7 @@ impl RunningChild {
     }
 
     /// Sends `signal` to the child, unless it has been reaped already.
-    pub fn signal(&self, signal: libc::c_int) {
+    fn signal(&self, signal: libc::c_int) {
         if self.exit.is_none() {
             // SAFETY: kill has no memory-safety preconditions; the pid is our
             // unreaped child, so it cannot have been reused.
@@ -236,6 +301,27 @@ impl RunningChild {
         self.exit = Some(exit);
         Ok(Some(exit))
     }
+}
+
+fn wait_failed(error: io::Error) -> SamplerError {
+    SamplerError::System {
+        what: "wait",
+        error,
+    }
+}
+
+/// The user and system CPU time of this process's reaped children so far.
+pub(crate) fn children_cpu_time() -> Option<(Duration, Duration)> {
+    // SAFETY: rusage is plain data; zeroed is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid out-pointer for the duration of the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) } != 0 {
+        return None;
+    }
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    Some((time(usage.ru_utime), time(usage.ru_stime)))
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
 use crate::error::SamplerError;
 use crate::event::EventSpec;
 use crate::recorder::{DEFAULT_RING_BYTES, resolve_sampling};
-use crate::{own_process, sysinfo};
+use crate::{own_process, sysinfo, target};
 
 /// How long the drain thread sleeps when no ring fills up. A stop wakes it
 /// at once; this only bounds how stale the buckets may grow.
@@ -126,10 +126,7 @@ impl Profil {
     pub fn start(config: ProfilConfig) -> Result<Profil, SamplerError> {
         let event = resolve_event(&config)?;
         let sink = HistogramSink::new(&config)?;
-        let cpus = sysinfo::online_cpus().map_err(|error| SamplerError::System {
-            what: "listing the online CPUs",
-            error,
-        })?;
+        let cpus = target::online_cpus()?;
         let (stop_reader, stop) = io::pipe().map_err(|error| SamplerError::System {
             what: "creating the stop pipe",
             error,

@@ -19,8 +19,8 @@ use crate::event_parse::parse_events;
 use crate::launch::{self, RunningChild};
 use crate::pmu::Pmus;
 use crate::privileges::Privileges;
-use crate::target::{Attachment, ResolvedTarget, Target, TargetEnd};
-use crate::{signals, snapshot, sysinfo};
+use crate::target::{Attachment, ResolvedTarget, Target, TargetEnd, online_cpus};
+use crate::{refusal, signals, snapshot, sysinfo};
 
 /// Samples per second when neither `-c` nor `-F` is given.
 pub const DEFAULT_FREQUENCY: u64 = 4000;
@@ -38,10 +38,6 @@ pub const MAX_STACK_BYTES: u32 = 65528;
 
 /// How often the recorder wakes when no buffer fills up.
 const POLL_INTERVAL: Duration = Duration::from_millis(100);
-/// After an interrupt, how long the command gets to exit by itself before
-/// it is sent SIGTERM, and then SIGKILL.
-const TERMINATE_AFTER: Duration = Duration::from_secs(1);
-const KILL_AFTER: Duration = Duration::from_secs(3);
 
 /// What to record.
 #[derive(Clone, Debug)]
@@ -140,12 +136,9 @@ impl Recorder {
             for request in &config.events {
                 // One -e may hold several events, each sampled; in a braced
                 // group the first samples and the others are read with it.
-                for group in parse_events(&request.name, &pmus)? {
+                for group in parse_events(&request.name, &pmus, config.kernel)? {
                     let leader = events.len();
-                    for (position, mut spec) in group.events.into_iter().enumerate() {
-                        if config.kernel && !sets_privilege_level(&request.name) {
-                            spec.kernel = true;
-                        }
+                    for (position, spec) in group.events.into_iter().enumerate() {
                         let sampling = request.sampling.or(config.sampling);
                         let sampling =
                             resolve_sampling(&spec.base, sampling, max_rate, &mut notices)?;
@@ -231,10 +224,7 @@ impl Recorder {
         sink: &mut dyn RecordSink,
     ) -> Result<RecordOutcome, SamplerError> {
         let cpus = online_cpus()?;
-        let suspended = launch::spawn_suspended(command).map_err(|error| SamplerError::System {
-            what: "fork",
-            error,
-        })?;
+        let suspended = launch::fork(command)?;
         let rings = counters::open_rings(&RingPlan {
             events: &self.events,
             call_graph: self.call_graph,
@@ -324,10 +314,7 @@ impl Recorder {
                 ring_bytes: rings.bytes_per_ring,
             });
         };
-        let suspended = launch::spawn_suspended(command).map_err(|error| SamplerError::System {
-            what: "fork",
-            error,
-        })?;
+        let suspended = launch::fork(command)?;
         follow_command(suspended, command, rings, sink, Until::ChildExits, started)
     }
 
@@ -343,13 +330,6 @@ impl Recorder {
             other => other,
         }
     }
-}
-
-fn online_cpus() -> Result<Vec<usize>, SamplerError> {
-    sysinfo::online_cpus().map_err(|error| SamplerError::System {
-        what: "listing the online CPUs",
-        error,
-    })
 }
 
 /// Hands `records` to the sink as a batch of their own.
@@ -371,15 +351,9 @@ fn follow_command(
     until: Until,
     started: Instant,
 ) -> Result<RecordOutcome, SamplerError> {
-    let mut child = suspended.resume().map_err(|error| SamplerError::Exec {
-        command: command.display.clone(),
-        error,
-    })?;
+    let mut child = suspended.exec(command)?;
     let followed = follow(&mut rings, &mut child, sink, until);
-    let exit = child.wait().map_err(|error| SamplerError::System {
-        what: "wait",
-        error,
-    })?;
+    let exit = child.wait()?;
     let interrupted_by = followed?;
     rings.drain(sink)?;
     Ok(RecordOutcome {
@@ -446,7 +420,6 @@ fn follow(
     until: Until,
 ) -> Result<Option<i32>, SamplerError> {
     let mut interrupt: Option<(i32, Instant)> = None;
-    let mut escalated = 0;
     loop {
         rings.wait(POLL_INTERVAL)?;
         rings.drain(sink)?;
@@ -455,13 +428,7 @@ fn follow(
         }
         let done = match until {
             Until::AllHungUp => rings.all_hung_up(),
-            Until::ChildExits => child
-                .try_wait()
-                .map_err(|error| SamplerError::System {
-                    what: "wait",
-                    error,
-                })?
-                .is_some(),
+            Until::ChildExits => child.try_wait()?.is_some(),
         };
         if done {
             return Ok(interrupt.map(|(signal, _)| signal));
@@ -469,38 +436,11 @@ fn follow(
         let Some((signal, since)) = interrupt else {
             continue;
         };
-        let exited = child.try_wait().map_err(|error| SamplerError::System {
-            what: "wait",
-            error,
-        })?;
-        if exited.is_some() {
+        if child.try_wait()?.is_some() {
             return Ok(Some(signal));
         }
-        let waited = since.elapsed();
-        if escalated == 0 && waited >= TERMINATE_AFTER {
-            child.signal(libc::SIGTERM);
-            escalated = 1;
-        } else if escalated == 1 && waited >= KILL_AFTER {
-            child.signal(libc::SIGKILL);
-            escalated = 2;
-        }
+        child.stop_after_interrupt(since);
     }
-}
-
-/// Whether an event's text chooses what it counts (user space, kernel,
-/// hypervisor) with modifiers of its own: `:u`, `:k`, `:uk`, `/k` after a
-/// PMU event, or after a group. Precision alone (`:p`) does not, nor a
-/// tracepoint's `system:name`.
-fn sets_privilege_level(text: &str) -> bool {
-    text.match_indices([':', '/']).any(|(at, _)| {
-        let run: String = text[at + 1..]
-            .chars()
-            .take_while(|c| !matches!(c, ',' | '}' | ':' | '/'))
-            .collect();
-        !run.is_empty()
-            && run.chars().all(|c| "ukhp".contains(c))
-            && run.chars().any(|c| "ukh".contains(c))
-    })
 }
 
 /// Checks a requested rate against the kernel's limit, or picks the default.
@@ -556,12 +496,9 @@ fn default_event(sampling: Sampling, kernel: bool, notices: &mut Vec<String>) ->
     match counters::probe(&cycles, Role::Alone, None) {
         Ok(()) => cycles,
         Err(error) => {
-            let reason = match error {
-                SamplerError::EventNotSupported { reason, .. } => reason,
-                other => other.to_string(),
-            };
             notices.push(format!(
-                "hardware cycles cannot be sampled: {reason}; sampling cpu-clock instead"
+                "hardware cycles cannot be sampled: {}; sampling cpu-clock instead",
+                refusal::reason(error)
             ));
             ResolvedEvent {
                 spec: spec(CPU_CLOCK),

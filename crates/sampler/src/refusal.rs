@@ -2,13 +2,17 @@
 //! errno, and what it means depends on what was asked (a hardware event on
 //! a machine without a PMU, the kernel at paranoid 2, a whole CPU, a precise
 //! event). Each explanation says what was refused and what to change.
+//! A trial open on the profiler itself, to learn before anything runs
+//! whether the kernel accepts an event, is explained the same way.
 
 use std::io;
+
+use perf_event::Builder;
 
 use crate::error::SamplerError;
 use crate::event::EventSpec;
 use crate::privileges::{self, Privileges};
-use crate::sysinfo;
+use crate::{sysinfo, tasks};
 
 /// What an open asked of the kernel besides the event itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,13 +23,33 @@ pub(crate) struct OpenScope {
     pub process: Option<u32>,
 }
 
+/// Opens `builder`, set up for `spec`, on this process for a moment: `Ok`
+/// when the kernel accepts the event so, why not otherwise.
+pub(crate) fn probe(builder: &mut Builder<'_>, spec: &EventSpec) -> Result<(), SamplerError> {
+    builder
+        .observe_self()
+        .any_cpu()
+        .build()
+        .map(drop)
+        .map_err(|error| explain(spec, error, OpenScope::default()))
+}
+
+/// A refusal in a few words: why an event is not supported (the event is
+/// named already), or else the whole error.
+pub(crate) fn reason(error: SamplerError) -> String {
+    match error {
+        SamplerError::EventNotSupported { reason, .. } => reason,
+        other => other.to_string(),
+    }
+}
+
 /// Explains why the kernel refused to open `spec`.
 pub(crate) fn explain(spec: &EventSpec, error: io::Error, scope: OpenScope) -> SamplerError {
     let event = spec.name();
     let missing_pmu = spec.hardware && !sysinfo::has_cpu_pmu();
     let unsupported = || SamplerError::EventNotSupported {
         event: spec.name(),
-        reason: unsupported_reason(spec),
+        reason: unsupported_reason(spec.hardware, missing_pmu).to_owned(),
     };
     match error.raw_os_error() {
         Some(libc::ENOENT | libc::ENODEV) => unsupported(),
@@ -39,7 +63,7 @@ pub(crate) fn explain(spec: &EventSpec, error: io::Error, scope: OpenScope) -> S
         Some(libc::EOPNOTSUPP) => unsupported(),
         Some(libc::EACCES | libc::EPERM) => {
             let privileges = Privileges::read();
-            let (reason, advice) = match scope.process.map(|pid| (pid, owner(pid))) {
+            let (reason, advice) = match scope.process.map(|pid| (pid, tasks::owner(pid))) {
                 Some((pid, Some(uid)))
                     if uid != privileges.euid && privileges.may_profile_user() =>
                 {
@@ -70,22 +94,15 @@ pub(crate) fn explain(spec: &EventSpec, error: io::Error, scope: OpenScope) -> S
     }
 }
 
-/// The real user id that owns process `pid`.
-fn owner(pid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let uids = status.lines().find_map(|line| line.strip_prefix("Uid:"))?;
-    uids.split_whitespace().next()?.parse().ok()
-}
-
-/// Why an event this kernel or CPU lacks is missing.
-pub(crate) fn unsupported_reason(spec: &EventSpec) -> String {
-    if !spec.hardware {
-        "the kernel does not provide it".to_owned()
-    } else if sysinfo::has_cpu_pmu() {
-        "the CPU's performance-monitoring unit does not provide it".to_owned()
+/// Why an event this kernel or CPU lacks is missing: a software event, a
+/// hardware one, or a hardware one on a machine without a PMU.
+fn unsupported_reason(hardware: bool, missing_pmu: bool) -> &'static str {
+    if !hardware {
+        "the kernel does not provide it"
+    } else if !missing_pmu {
+        "the CPU's performance-monitoring unit does not provide it"
     } else {
         "this machine exposes no hardware performance-monitoring unit (a virtual machine?)"
-            .to_owned()
     }
 }
 

@@ -1,7 +1,12 @@
 //! Ctrl-C and friends during a recording: note the signal, let the recorder
-//! finish cleanly, never die with a half-written file.
+//! finish cleanly, never die with a half-written file; and the `poll` that
+//! such a signal cuts short.
 
+use std::io;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+use crate::error::SamplerError;
 
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
 
@@ -48,6 +53,25 @@ pub(crate) fn received() -> Option<libc::c_int> {
         0 => None,
         signal => Some(signal),
     }
+}
+
+/// Waits up to `timeout` for one of `fds` to be ready (with none, sleeps);
+/// an interrupt ends the wait early, which is no error.
+pub(crate) fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> Result<(), SamplerError> {
+    let timeout_ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs (an empty
+    // one makes poll a sleep that a signal cuts short).
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    if ready == -1 {
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(SamplerError::System {
+                what: "poll",
+                error,
+            });
+        }
+    }
+    Ok(())
 }
 
 impl Drop for InterruptGuard {

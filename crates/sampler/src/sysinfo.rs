@@ -6,6 +6,8 @@ use std::io;
 
 use profiler_model::HostInfo;
 
+use crate::pmu::is_core_pmu;
+
 /// `kernel.perf_event_max_sample_rate`: the highest `-F` the kernel accepts.
 pub fn max_sample_rate() -> Option<u64> {
     read_number("/proc/sys/kernel/perf_event_max_sample_rate")
@@ -27,11 +29,9 @@ pub fn has_cpu_pmu() -> bool {
     let Ok(devices) = fs::read_dir("/sys/bus/event_source/devices") else {
         return false;
     };
-    devices.flatten().any(|d| {
-        let name = d.file_name();
-        let name = name.to_string_lossy();
-        name == "cpu" || name.starts_with("cpu_") || name.starts_with("armv")
-    })
+    devices
+        .flatten()
+        .any(|d| is_core_pmu(&d.file_name().to_string_lossy()))
 }
 
 /// `kernel.perf_cpu_time_max_percent`: the share of CPU time sampling

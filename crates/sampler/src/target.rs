@@ -84,6 +84,14 @@ pub fn parse_cpus(text: &str) -> Result<Vec<usize>, SamplerError> {
     Ok(cpus)
 }
 
+/// The CPUs that are online now.
+pub(crate) fn online_cpus() -> Result<Vec<usize>, SamplerError> {
+    sysinfo::online_cpus().map_err(|error| SamplerError::System {
+        what: "listing the online CPUs",
+        error,
+    })
+}
+
 /// Writes sorted CPU numbers the way the kernel lists them (`0-3,6`).
 pub(crate) fn format_cpu_list(cpus: &[usize]) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -201,10 +209,7 @@ impl ResolvedTarget {
                 })
             }
             Target::SystemWide { cpus, command } => {
-                let online = sysinfo::online_cpus().map_err(|error| SamplerError::System {
-                    what: "listing the online CPUs",
-                    error,
-                })?;
+                let online = online_cpus()?;
                 let cpus = match cpus {
                     None => online,
                     Some(cpus) => {
@@ -282,11 +287,7 @@ fn existing_process(pid: u32) -> Result<u32, SamplerError> {
             error,
         },
     })?;
-    let threads = tasks::threads_of(process).map_err(|_| missing())?;
-    let running = threads
-        .iter()
-        .any(|&tid| tasks::task_stat(process, tid).is_some_and(|s| !s.has_ended()));
-    if !running {
+    if !tasks::has_running_thread(process) {
         return Err(missing());
     }
     Ok(process)
@@ -339,14 +340,8 @@ mod tests {
     #[test]
     fn processes_and_threads_are_found_or_named_as_missing() {
         let pid = std::process::id();
-        let (tid_tx, tid_rx) = std::sync::mpsc::channel::<u32>();
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let worker = std::thread::spawn(move || {
-            // SAFETY: gettid has no preconditions.
-            let _ = tid_tx.send(unsafe { libc::gettid() } as u32);
-            let _ = rx.recv();
-        });
-        let other = tid_rx.recv().unwrap();
+        let worker = tasks::WaitingThread::start();
+        let other = worker.tid;
         // A thread's id given for a process means its process.
         let target = ResolvedTarget::resolve(&Target::Processes(vec![other, pid])).unwrap();
         let ResolvedTarget::Attach(attachment) = &target else {
@@ -364,8 +359,7 @@ mod tests {
         };
         assert_eq!(attachment.threads, Some(vec![(pid, other)]));
         assert_eq!(attachment.tasks_now().unwrap(), vec![other as libc::pid_t]);
-        drop(tx);
-        worker.join().unwrap();
+        worker.end();
 
         let error = ResolvedTarget::resolve(&Target::Processes(vec![u32::MAX]))
             .unwrap_err()

@@ -80,6 +80,15 @@ fn parse_stat(text: &str) -> Option<TaskStat> {
     })
 }
 
+/// Whether process `pid` has a thread that has not ended (its first
+/// thread may have, while others run on).
+pub(crate) fn has_running_thread(pid: u32) -> bool {
+    threads_of(pid).is_ok_and(|tids| {
+        tids.iter()
+            .any(|&tid| task_stat(pid, tid).is_some_and(|s| !s.has_ended()))
+    })
+}
+
 /// Every process now running, in ascending order.
 pub(crate) fn processes() -> io::Result<Vec<u32>> {
     let mut pids: Vec<u32> = fs::read_dir("/proc")?
@@ -122,6 +131,38 @@ pub(crate) fn owner(pid: u32) -> Option<u32> {
         .ok()
 }
 
+/// A thread of this process that waits until it is ended: a second
+/// thread, known by its id, for the tests to find.
+#[cfg(test)]
+pub(crate) struct WaitingThread {
+    pub tid: u32,
+    stop: std::sync::mpsc::Sender<()>,
+    handle: std::thread::JoinHandle<()>,
+}
+
+#[cfg(test)]
+impl WaitingThread {
+    pub fn start() -> WaitingThread {
+        let (tid_sender, tid) = std::sync::mpsc::channel();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let handle = std::thread::spawn(move || {
+            let _ = tid_sender.send(crate::own_process::current_tid() as u32);
+            let _ = stopped.recv();
+        });
+        WaitingThread {
+            tid: tid.recv().unwrap(),
+            stop,
+            handle,
+        }
+    }
+
+    /// Ends the thread, and waits until it has ended.
+    pub fn end(self) {
+        drop(self.stop);
+        self.handle.join().unwrap();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,15 +170,14 @@ mod tests {
     #[test]
     fn this_process_and_its_threads_are_found() {
         let pid = std::process::id();
-        let worker =
-            std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(200)));
+        let worker = WaitingThread::start();
         let threads = threads_of(pid).unwrap();
         assert!(threads.contains(&pid) && threads.len() >= 2, "{threads:?}");
         for &tid in &threads {
             assert_eq!(process_of(tid).unwrap(), pid);
         }
         assert!(thread_name(pid, pid).is_some());
-        worker.join().unwrap();
+        worker.end();
         let error = threads_of(u32::MAX).unwrap_err().to_string();
         assert!(error.contains("no process"), "{error}");
     }

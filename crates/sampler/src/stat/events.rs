@@ -1,0 +1,177 @@
+//! The events `stat` counts: each `-e` list taken apart (the members of a
+//! `{...}` group counted each on its own, with the group's modifiers), each
+//! event parsed and tried once on the profiler itself, to learn whether
+//! this machine can count it; without modifiers of its own an event counts
+//! the kernel's side too, where the kernel allows.
+
+use super::counters::probe;
+use super::{DEFAULT_STAT_EVENTS, StatConfig};
+use crate::error::SamplerError;
+use crate::event::EventSpec;
+use crate::event_parse::{own_modifiers, split_event_list};
+use crate::pmu::Pmus;
+use crate::privileges::Privileges;
+
+/// An event to count, checked against the kernel.
+#[derive(Clone, Debug)]
+pub(super) struct StatEvent {
+    /// The event as the user named it (its canonical name by default).
+    pub label: String,
+    pub spec: EventSpec,
+    /// Why the machine cannot count it, if it cannot.
+    pub unsupported: Option<String>,
+}
+
+/// The events to count, each checked with a trial open on this process.
+pub(super) fn resolve_events(
+    config: &StatConfig,
+    cpu_wide: bool,
+    privileges: &Privileges,
+    notices: &mut Vec<String>,
+) -> Result<Vec<StatEvent>, SamplerError> {
+    let defaults = config.events.is_empty();
+    let texts: Vec<String> = if defaults {
+        DEFAULT_STAT_EVENTS
+            .iter()
+            // A CPU's clock, not a task's, is what runs on a whole CPU.
+            .map(|&name| match (name, cpu_wide) {
+                ("task-clock", true) => "cpu-clock".to_owned(),
+                _ => name.to_owned(),
+            })
+            .collect()
+    } else {
+        let mut texts = Vec::new();
+        for list in &config.events {
+            texts.extend(expand_event_list(list, notices)?);
+        }
+        texts
+    };
+    let pmus = Pmus::system();
+    let mut events = Vec::with_capacity(texts.len());
+    let mut user_only = Vec::new();
+    for text in texts {
+        let mut spec = EventSpec::parse_with(&text, &pmus)?;
+        let explicit = own_modifiers(&text).is_some();
+        if !explicit {
+            // Unlike sampling, counting looks at the kernel's side of a
+            // program too where it may: context switches and migrations
+            // happen there.
+            if privileges.may_count_kernel() {
+                spec.kernel = true;
+            } else {
+                user_only.push(spec.base.clone());
+            }
+        }
+        let label = match explicit {
+            true => text.trim().to_owned(),
+            false => spec.base.clone(),
+        };
+        let unsupported = match probe(&spec) {
+            Ok(()) => None,
+            Err(SamplerError::EventNotSupported { reason, .. }) => Some(reason),
+            Err(error) => return Err(error),
+        };
+        events.push(StatEvent {
+            label,
+            spec,
+            unsupported,
+        });
+    }
+    if events.iter().all(|e| e.unsupported.is_some()) {
+        let reasons: Vec<String> = events
+            .iter()
+            .map(|e| format!("'{}': {}", e.label, e.unsupported.as_deref().unwrap_or("")))
+            .collect();
+        return Err(SamplerError::InvalidStat {
+            problem: format!(
+                "no event can be counted here ({}); count a software event instead, e.g. \
+                 -e task-clock",
+                reasons.join("; ")
+            ),
+        });
+    }
+    let mut reasons: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e.unsupported.as_deref())
+        .collect();
+    reasons.dedup();
+    for reason in reasons {
+        let names: Vec<&str> = events
+            .iter()
+            .filter(|e| e.unsupported.as_deref() == Some(reason))
+            .map(|e| e.label.as_str())
+            .collect();
+        notices.push(format!("{} not supported: {reason}", names.join(", ")));
+    }
+    if !user_only.is_empty() {
+        notices.push(format!(
+            "counting user space only{}, as the kernel allows no more; context switches and \
+             migrations happen in the kernel and read 0: run as root, grant CAP_PERFMON, or \
+             `sysctl kernel.perf_event_paranoid=1`",
+            privileges
+                .paranoid
+                .map(|p| format!(" (kernel.perf_event_paranoid is {p})"))
+                .unwrap_or_default()
+        ));
+    }
+    Ok(events)
+}
+
+/// Splits one `-e` value into events at the commas outside `pmu/.../`
+/// terms; the members of a `{...}` group are counted each on its own, the
+/// group's modifiers added to each.
+fn expand_event_list(list: &str, notices: &mut Vec<String>) -> Result<Vec<String>, SamplerError> {
+    let mut events = Vec::new();
+    for item in split_event_list(list) {
+        let item = item.trim();
+        if item.is_empty() {
+            return Err(SamplerError::InvalidStat {
+                problem: format!("-e '{list}' names an empty event; separate events by one comma"),
+            });
+        }
+        let Some(group) = item.strip_prefix('{') else {
+            events.push(item.to_owned());
+            continue;
+        };
+        let (members, modifiers) = match group.rsplit_once('}') {
+            Some((members, modifiers)) => (members, modifiers),
+            None => {
+                return Err(SamplerError::InvalidStat {
+                    problem: format!("-e '{list}': the group '{item}' has no closing '}}'"),
+                });
+            }
+        };
+        let note = "the events of a {...} group are counted each on its own";
+        if !notices.iter().any(|n| n == note) {
+            notices.push(note.to_owned());
+        }
+        for member in expand_event_list(members, notices)? {
+            match (modifiers.is_empty(), own_modifiers(&member).is_some()) {
+                // A PMU term takes its modifiers right after its slash.
+                (false, false) if member.ends_with('/') => {
+                    events.push(format!("{member}{}", modifiers.trim_start_matches(':')))
+                }
+                (false, false) => events.push(format!("{member}{modifiers}")),
+                _ => events.push(member),
+            }
+        }
+    }
+    Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_are_expanded_with_their_modifiers() {
+        let mut notices = Vec::new();
+        let events = expand_event_list("{task-clock,page-faults:k}:u,cs", &mut notices).unwrap();
+        assert_eq!(events, ["task-clock:u", "page-faults:k", "cs"]);
+        let events = expand_event_list("{cpu/event=0x3c/,cs}:k", &mut notices).unwrap();
+        assert_eq!(events, ["cpu/event=0x3c/k", "cs:k"]);
+        assert_eq!(notices.len(), 1);
+        let error = expand_event_list("task-clock,", &mut notices).unwrap_err();
+        assert!(error.to_string().contains("empty event"), "{error}");
+    }
+}
