@@ -94,9 +94,13 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         .collect();
     for (event, stats) in &sampled {
         if sampled.len() > 1 {
+            let samples = match stats.samples {
+                1 => "1 sample".to_owned(),
+                n => format!("{n} samples"),
+            };
             eprintln!(
-                "profiler:   {}: {} samples ({} lost, {} throttled)",
-                event.name, stats.samples, stats.lost, stats.throttled
+                "profiler:   {}: {samples} ({} lost, {} throttled)",
+                event.name, stats.lost, stats.throttled
             );
         }
         for advice in loss_advice(stats) {
