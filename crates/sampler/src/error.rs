@@ -64,7 +64,7 @@ pub enum SamplerError {
 
     #[error(
         "event '{event}' needs {}; add it to the event's terms, e.g. {},{field}=VALUE/",
-        crate::event_parse::missing_value(field),
+        missing_value(field),
         event.trim_end_matches('/')
     )]
     MissingValue { event: String, field: String },
@@ -212,5 +212,13 @@ impl SamplerError {
             self,
             SamplerError::NotExecutable { .. } | SamplerError::Exec { .. }
         )
+    }
+}
+
+/// What a missing `?` term asks for: a unit mask, or a value.
+pub(crate) fn missing_value(field: &str) -> String {
+    match field {
+        "umask" => "a unit mask (umask=...)".to_owned(),
+        field => format!("a value for {field} ({field}=...)"),
     }
 }

@@ -1,15 +1,12 @@
 //! Events: the generic hardware and software events the kernel defines,
 //! and [`EventSpec`], an event as `perf_event_open` takes it (its encoding,
 //! where to count it, how precisely), with the counter builder every open
-//! starts from. The `-e` syntax that produces one is in `event_parse`.
+//! starts from. The `-e` syntax that produces one, and [`EventSpec::parse`],
+//! are in `event_parse`.
 
 use perf_event::events::Event;
 use perf_event::{Builder, ReadFormat};
 use perf_event_open_sys::bindings::perf_event_attr;
-
-use crate::error::SamplerError;
-use crate::event_parse::parse_events;
-use crate::pmu::Pmus;
 
 pub const PERF_TYPE_HARDWARE: u32 = 0;
 pub const PERF_TYPE_SOFTWARE: u32 = 1;
@@ -146,27 +143,6 @@ impl EventSpec {
         match modifiers.is_empty() {
             true => self.base.clone(),
             false => format!("{}:{modifiers}", self.base),
-        }
-    }
-
-    /// Parses one event in `-e` syntax (see [`parse_events`]), against
-    /// this machine's PMUs. Without modifiers only user space is counted.
-    pub fn parse(text: &str) -> Result<EventSpec, SamplerError> {
-        EventSpec::parse_with(text, &Pmus::system())
-    }
-
-    /// Parses one event against `pmus`.
-    pub fn parse_with(text: &str, pmus: &Pmus) -> Result<EventSpec, SamplerError> {
-        let mut events: Vec<EventSpec> = parse_events(text, pmus, false)?
-            .into_iter()
-            .flat_map(|group| group.events)
-            .collect();
-        match events.len() {
-            1 => Ok(events.remove(0)),
-            count => Err(SamplerError::EventSyntax {
-                text: text.to_owned(),
-                problem: format!("expected one event, found {count}"),
-            }),
         }
     }
 

@@ -4,9 +4,9 @@
 //! process, user space only, then closed, and said usable or not and why.
 
 use crate::cache_events;
-use crate::error::SamplerError;
+use crate::error::{SamplerError, missing_value};
 use crate::event::{EventSpec, KNOWN_EVENTS};
-use crate::event_parse::{missing_value, pmu_event};
+use crate::event_parse::pmu_event;
 use crate::pmu::Pmus;
 use crate::refusal;
 

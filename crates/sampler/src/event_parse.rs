@@ -19,6 +19,7 @@ use crate::cache_events::{self, CacheLookup, PERF_TYPE_HW_CACHE};
 use crate::error::SamplerError;
 use crate::event::{EventSpec, KNOWN_EVENTS, PERF_TYPE_RAW};
 use crate::pmu::{Pmu, Pmus, TermValue, parse_terms};
+use crate::suggest::closest;
 
 /// The most `p`s: `precise_ip` 3, zero skid.
 const MAX_PRECISE: u8 = 3;
@@ -89,6 +90,29 @@ pub fn parse_events(
         });
     }
     Ok(groups)
+}
+
+impl EventSpec {
+    /// Parses one event in `-e` syntax (see [`parse_events`]), against
+    /// this machine's PMUs. Without modifiers only user space is counted.
+    pub fn parse(text: &str) -> Result<EventSpec, SamplerError> {
+        EventSpec::parse_with(text, &Pmus::system())
+    }
+
+    /// Parses one event against `pmus`.
+    pub fn parse_with(text: &str, pmus: &Pmus) -> Result<EventSpec, SamplerError> {
+        let mut events: Vec<EventSpec> = parse_events(text, pmus, false)?
+            .into_iter()
+            .flat_map(|group| group.events)
+            .collect();
+        match events.len() {
+            1 => Ok(events.remove(0)),
+            count => Err(SamplerError::EventSyntax {
+                text: text.to_owned(),
+                problem: format!("expected one event, found {count}"),
+            }),
+        }
+    }
 }
 
 /// Splits at the commas outside braces and outside a PMU event's slashes;
@@ -476,49 +500,6 @@ fn unknown_event(name: &str, pmus: &Pmus) -> SamplerError {
             .collect::<Vec<_>>()
             .join(", "),
     }
-}
-
-/// The candidate closest to `name` (ignoring case) within a few edits.
-pub(crate) fn closest<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let length = name.chars().count();
-    let limit = (length / 3).clamp(1, 2);
-    let name = name.to_ascii_lowercase();
-    candidates
-        .map(|candidate| {
-            (
-                edit_distance(&name, &candidate.to_ascii_lowercase()),
-                candidate,
-            )
-        })
-        .filter(|(distance, _)| *distance <= limit)
-        .min()
-        .map(|(_, candidate)| candidate)
-}
-
-/// What a missing `?` term asks for: a unit mask, or a value.
-pub(crate) fn missing_value(field: &str) -> String {
-    match field {
-        "umask" => "a unit mask (umask=...)".to_owned(),
-        field => format!("a value for {field} ({field}=...)"),
-    }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -929,16 +910,5 @@ mod tests {
         assert_eq!(kernel, expected);
         let user_only = parse_events("cpu-clock", &pmus, false).unwrap();
         assert!(!user_only[0].events[0].kernel);
-    }
-
-    #[test]
-    fn closest_needs_a_near_name() {
-        let names = ["cs", "cpu-clock", "umask"];
-        assert_eq!(closest("xx", names.iter().copied()), None);
-        assert_eq!(closest("umsk", names.iter().copied()), Some("umask"));
-        assert_eq!(
-            closest("CPU-CLOK", names.iter().copied()),
-            Some("cpu-clock")
-        );
     }
 }

@@ -61,6 +61,7 @@ mod refusal;
 mod signals;
 mod snapshot;
 mod stat;
+mod suggest;
 mod sysinfo;
 mod target;
 mod tasks;

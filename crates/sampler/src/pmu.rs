@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
 use crate::error::SamplerError;
+use crate::suggest::closest;
 
 /// Where the kernel lists its PMUs.
 pub const SYSFS_PMUS: &str = "/sys/bus/event_source/devices";
@@ -436,7 +437,7 @@ impl Pmu {
                 self.field_names()
             ),
         };
-        let suggestion = crate::event_parse::closest(term, candidates)
+        let suggestion = closest(term, candidates)
             .map(|s| format!(" (did you mean '{s}'?)"))
             .unwrap_or_default();
         SamplerError::UnknownPmuField {
