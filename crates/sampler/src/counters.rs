@@ -11,11 +11,12 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
 
 use perf_event::{Builder, Counter, ReadFormat, SampleFlag, Sampler};
+use profiler_events::EventSpec;
 use profiler_model::{CallGraph, RecordSink, Sampling};
 
+use crate::builder::counter_builder;
 use crate::convert::{StreamEvent, convert};
 use crate::error::SamplerError;
-use crate::event::EventSpec;
 use crate::refusal::{self, OpenScope};
 use crate::{signals, sysinfo};
 
@@ -70,7 +71,7 @@ fn builder(
     side_band: bool,
     call_graph: Option<CallGraph>,
 ) -> Builder<'static> {
-    let mut builder = event.spec.builder();
+    let mut builder = counter_builder(&event.spec);
     if role == Role::Member {
         return builder;
     }

@@ -41,18 +41,15 @@
 
 mod attach;
 mod build_id;
-mod cache_events;
+mod builder;
 mod command;
 mod convert;
 mod counters;
 mod doctor;
 mod error;
-mod event;
-mod event_list;
-mod event_parse;
 mod launch;
+mod list;
 mod own_process;
-mod pmu;
 mod privileges;
 mod proc_maps;
 mod profil;
@@ -61,18 +58,14 @@ mod refusal;
 mod signals;
 mod snapshot;
 mod stat;
-mod suggest;
 mod sysinfo;
 mod target;
 mod tasks;
 
 pub use doctor::{CHECKED_EVENTS, Checkup, EventCheck, checkup};
 pub use error::SamplerError;
-pub use event::{EventSpec, KNOWN_EVENTS, KnownEvent};
-pub use event_list::{ListGroup, ListedEvent, Usability, list_events};
-pub use event_parse::{EventGroup, parse_events};
 pub use launch::TargetExit;
-pub use pmu::{FormatField, Pmu, PmuAlias, Pmus};
+pub use list::probe_events;
 pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
 pub use profil::{Profil, ProfilConfig, ProfilOutcome, ProfilRegion};
 pub use recorder::{

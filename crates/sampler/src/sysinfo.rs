@@ -4,9 +4,8 @@
 use std::fs;
 use std::io;
 
+use profiler_events::{SYSFS_PMUS, is_core_pmu};
 use profiler_model::HostInfo;
-
-use crate::pmu::is_core_pmu;
 
 /// `kernel.perf_event_max_sample_rate`: the highest `-F` the kernel accepts.
 pub fn max_sample_rate() -> Option<u64> {
@@ -26,7 +25,7 @@ pub fn mlock_kb() -> Option<u64> {
 /// Whether the kernel exposes a CPU performance-monitoring unit (a real
 /// hardware cycle counter). Virtual machines often do not.
 pub fn has_cpu_pmu() -> bool {
-    let Ok(devices) = fs::read_dir("/sys/bus/event_source/devices") else {
+    let Ok(devices) = fs::read_dir(SYSFS_PMUS) else {
         return false;
     };
     devices
@@ -82,7 +81,7 @@ pub struct EventSource {
 
 /// The event sources this kernel exposes, by name.
 pub fn event_sources() -> Vec<EventSource> {
-    let Ok(devices) = fs::read_dir("/sys/bus/event_source/devices") else {
+    let Ok(devices) = fs::read_dir(SYSFS_PMUS) else {
         return Vec::new();
     };
     let mut sources: Vec<EventSource> = devices

@@ -4,12 +4,11 @@
 //! this machine can count it; without modifiers of its own an event counts
 //! the kernel's side too, where the kernel allows.
 
+use profiler_events::{EventSpec, Pmus, own_modifiers, split_event_list};
+
 use super::counters::probe;
 use super::{DEFAULT_STAT_EVENTS, StatConfig};
 use crate::error::SamplerError;
-use crate::event::EventSpec;
-use crate::event_parse::{own_modifiers, split_event_list};
-use crate::pmu::Pmus;
 use crate::privileges::Privileges;
 
 /// An event to count, checked against the kernel.
