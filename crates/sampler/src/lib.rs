@@ -33,31 +33,41 @@
 //! command, running processes or threads, or whole CPUs, with totals scaled
 //! for multiplexing. [`checkup`] tells what this machine allows and why.
 //!
-//! This is the one crate with `unsafe` code: `fork`/`exec`, signal handlers,
-//! `poll`, `gettid`, `pidfd_open`, resource limits and usage, and one ioctl.
-//! Each block says why it is sound.
+//! The events themselves come parsed and encoded from `profiler_events`;
+//! this crate opens them.
+//!
+//! `unsafe` is allowed only in the modules marked below, for what `libc`
+//! and the kernel offer no safe interface to: `fork`/`exec`, signal
+//! handlers, `poll`, `gettid`, `pidfd_open`, resource limits and usage,
+//! `sysconf`, and one ioctl. Each block says why it is sound.
 
-#![allow(unsafe_code)]
-
+#[allow(unsafe_code)]
 mod attach;
 mod build_id;
 mod builder;
+#[allow(unsafe_code)]
 mod command;
 mod convert;
+#[allow(unsafe_code)]
 mod counters;
 mod doctor;
 mod error;
+#[allow(unsafe_code)]
 mod launch;
 mod list;
+#[allow(unsafe_code)]
 mod own_process;
+#[allow(unsafe_code)]
 mod privileges;
 mod proc_maps;
 mod profil;
 mod recorder;
 mod refusal;
+#[allow(unsafe_code)]
 mod signals;
 mod snapshot;
 mod stat;
+#[allow(unsafe_code)]
 mod sysinfo;
 mod target;
 mod tasks;
