@@ -21,7 +21,7 @@ use profiler_report::{
 use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
 use profiler_symbols::ElfUnwinder;
 
-use crate::args::{HistogramArgs, RecordArgs, SymbolArgs};
+use crate::args::{CpuList, HistogramArgs, RecordArgs, SymbolArgs};
 use crate::symbols;
 
 type FileWriter = BufWriter<AtomicFile>;
@@ -149,7 +149,7 @@ fn target(args: &mut RecordArgs) -> Result<Target> {
         Target::Threads(std::mem::take(&mut args.tids))
     } else if system_wide {
         Target::SystemWide {
-            cpus: args.cpus.take(),
+            cpus: args.cpus.take().map(|CpuList(cpus)| cpus),
             command: (!command.is_empty()).then_some(command),
         }
     } else {

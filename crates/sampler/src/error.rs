@@ -111,7 +111,7 @@ pub enum SamplerError {
     #[error("CPU {cpu} is not online; the online CPUs are {online}")]
     CpuNotOnline { cpu: usize, online: String },
 
-    #[error("-C '{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3")]
+    #[error("'{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3")]
     BadCpuList { text: String },
 
     #[error(

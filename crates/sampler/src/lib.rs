@@ -50,6 +50,7 @@ mod command;
 mod convert;
 #[allow(unsafe_code)]
 mod counters;
+mod cpu_list;
 mod doctor;
 mod error;
 #[allow(unsafe_code)]
@@ -72,6 +73,7 @@ mod sysinfo;
 mod target;
 mod tasks;
 
+pub use cpu_list::{format_cpu_list, parse_cpu_list};
 pub use doctor::{CHECKED_EVENTS, Checkup, EventCheck, checkup};
 pub use error::SamplerError;
 pub use launch::TargetExit;
@@ -86,5 +88,5 @@ pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
     StatOutcome, StatTarget, ThreadCount,
 };
-pub use sysinfo::{EventSource, page_size, parse_cpu_list};
-pub use target::{Target, TargetEnd, parse_cpus};
+pub use sysinfo::{EventSource, page_size};
+pub use target::{Target, TargetEnd};

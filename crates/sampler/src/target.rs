@@ -8,6 +8,7 @@ use std::io;
 use std::time::Duration;
 
 use crate::command::{ResolvedCommand, resolve_command};
+use crate::cpu_list::format_cpu_list;
 use crate::error::SamplerError;
 use crate::launch::TargetExit;
 use crate::{sysinfo, tasks};
@@ -70,46 +71,12 @@ impl TargetEnd {
     }
 }
 
-/// Parses a CPU list as `-C` takes it: numbers and ranges, e.g. `0,2-3`.
-pub fn parse_cpus(text: &str) -> Result<Vec<usize>, SamplerError> {
-    let bad = || SamplerError::BadCpuList {
-        text: text.to_owned(),
-    };
-    let mut cpus = sysinfo::parse_cpu_list(text.trim()).ok_or_else(bad)?;
-    if cpus.is_empty() {
-        return Err(bad());
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
-}
-
 /// The CPUs that are online now.
 pub(crate) fn online_cpus() -> Result<Vec<usize>, SamplerError> {
     sysinfo::online_cpus().map_err(|error| SamplerError::System {
         what: "listing the online CPUs",
         error,
     })
-}
-
-/// Writes sorted CPU numbers the way the kernel lists them (`0-3,6`).
-pub(crate) fn format_cpu_list(cpus: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut index = 0;
-    while index < cpus.len() {
-        let first = cpus[index];
-        let mut last = first;
-        while index + 1 < cpus.len() && cpus[index + 1] == last + 1 {
-            index += 1;
-            last = cpus[index];
-        }
-        parts.push(match last == first {
-            true => first.to_string(),
-            false => format!("{first}-{last}"),
-        });
-        index += 1;
-    }
-    parts.join(",")
 }
 
 /// Running tasks to attach to.
@@ -323,19 +290,6 @@ fn process_command_line(pid: u32) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists_parse_and_print_like_the_kernels() {
-        assert_eq!(parse_cpus("0").unwrap(), vec![0]);
-        assert_eq!(parse_cpus("3,0-1,1").unwrap(), vec![0, 1, 3]);
-        for bad in ["", "x", "2-1", "-1", "0,,a"] {
-            let error = parse_cpus(bad).unwrap_err().to_string();
-            assert!(error.contains("e.g. 0,2-3"), "{bad}: {error}");
-        }
-        assert_eq!(format_cpu_list(&[0, 1, 2, 3]), "0-3");
-        assert_eq!(format_cpu_list(&[0, 2, 3, 5]), "0,2-3,5");
-        assert_eq!(format_cpu_list(&[]), "");
-    }
 
     #[test]
     fn processes_and_threads_are_found_or_named_as_missing() {
