@@ -52,7 +52,7 @@ pub enum Command {
     #[command(after_help = STAT_AFTER_HELP)]
     Stat(StatArgs),
     /// Show what this machine lets the profiler do, and what to change where something blocks it
-    Doctor(crate::doctor::DoctorArgs),
+    Doctor(DoctorArgs),
 }
 
 const RECORD_AFTER_HELP: &str = "\
@@ -661,6 +661,13 @@ pub struct SymbolizeArgs {
 
     #[command(flatten)]
     pub symbols: SymbolArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 const STAT_AFTER_HELP: &str = "\

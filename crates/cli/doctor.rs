@@ -5,20 +5,12 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Args;
 use profiler_sampler::{
     CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Checkup, checkup, format_cpu_list, paranoid_meaning,
 };
 use serde_json::json;
 
-use crate::args::Format;
-
-#[derive(Debug, Args)]
-pub struct DoctorArgs {
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-}
+use crate::args::{DoctorArgs, Format};
 
 pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     let checkup = checkup();
