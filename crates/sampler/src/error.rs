@@ -116,9 +116,12 @@ pub enum SamplerError {
 
     #[error(
         "--duration applies to -p, -t, -a and -C without a command; a launched command is \
-         recorded until it exits, so leave out --duration or the command"
+         profiled until it exits, so leave out --duration or the command"
     )]
     DurationWithCommand,
+
+    #[error("{problem}")]
+    EmptyTarget { problem: &'static str },
 
     #[error(
         "cannot find the text of this program ({exe}) among the executable mappings in \

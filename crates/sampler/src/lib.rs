@@ -86,7 +86,7 @@ pub use recorder::{
 };
 pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
-    StatOutcome, StatTarget, ThreadCount,
+    StatOutcome, ThreadCount,
 };
 pub use sysinfo::{EventSource, page_size};
 pub use target::{Target, TargetEnd};

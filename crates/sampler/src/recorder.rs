@@ -112,15 +112,7 @@ impl Recorder {
     /// that the command exists and is executable, that the processes and
     /// threads exist, and that the CPUs are online.
     pub fn new(config: RecordConfig) -> Result<Recorder, SamplerError> {
-        let launches = matches!(
-            config.target,
-            Target::Command(_)
-                | Target::SystemWide {
-                    command: Some(_),
-                    ..
-                }
-        );
-        if launches && config.duration.is_some() {
+        if config.target.launches() && config.duration.is_some() {
             return Err(SamplerError::DurationWithCommand);
         }
         let max_rate = sysinfo::max_sample_rate();

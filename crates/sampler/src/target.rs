@@ -1,7 +1,7 @@
-//! What a recording samples: a command it launches, processes or threads
-//! that are already running, or whole CPUs. Each is checked before anything
-//! is opened, named in the recording's header, and said to have ended in a
-//! way the trailer can tell.
+//! What a recording samples or a count counts: a command it launches,
+//! processes or threads that are already running, or whole CPUs. Each is
+//! checked before anything is opened, named in the recording's header, and
+//! said to have ended in a way the trailer can tell.
 
 use std::ffi::OsString;
 use std::io;
@@ -13,7 +13,7 @@ use crate::error::SamplerError;
 use crate::launch::TargetExit;
 use crate::{sysinfo, tasks};
 
-/// What to sample.
+/// What to sample or count.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     /// Launch this command (with its arguments) and sample it and its
@@ -31,6 +31,20 @@ pub enum Target {
         cpus: Option<Vec<usize>>,
         command: Option<Vec<OsString>>,
     },
+}
+
+impl Target {
+    /// Whether a command is launched, and followed until it exits.
+    pub(crate) fn launches(&self) -> bool {
+        matches!(
+            self,
+            Target::Command(_)
+                | Target::SystemWide {
+                    command: Some(_),
+                    ..
+                }
+        )
+    }
 }
 
 /// How the target's part in a recording ended.
@@ -143,6 +157,19 @@ pub(crate) enum ResolvedTarget {
 
 impl ResolvedTarget {
     pub fn resolve(target: &Target) -> Result<ResolvedTarget, SamplerError> {
+        let empty = |problem| Err(SamplerError::EmptyTarget { problem });
+        match target {
+            Target::Command(args) if args.is_empty() => {
+                return empty("nothing to profile: give a command, or -p, -t, -a or -C");
+            }
+            Target::Processes(ids) | Target::Threads(ids) if ids.is_empty() => {
+                return empty("-p and -t need at least one id");
+            }
+            Target::SystemWide {
+                cpus: Some(cpus), ..
+            } if cpus.is_empty() => return empty("-C needs at least one CPU"),
+            _ => {}
+        }
         Ok(match target {
             Target::Command(args) => ResolvedTarget::Launch(resolve_command(args)?),
             Target::Processes(pids) => {

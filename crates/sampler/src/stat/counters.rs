@@ -9,21 +9,14 @@ use std::io;
 use std::time::Duration;
 
 use perf_event::Counter;
-use profiler_events::EventSpec;
 
+use super::counts::{Count, EventCount, EventValue, StatCounts, ThreadCount};
 use super::events::StatEvent;
 use super::target::Task;
-use super::{Count, EventCount, EventValue, StatCounts, ThreadCount};
 use crate::builder::counter_builder;
 use crate::error::SamplerError;
 use crate::refusal::{self, OpenScope};
 use crate::tasks;
-
-/// Opens `spec` as a counter on this process, to learn whether the kernel
-/// will count it at all.
-pub(super) fn probe(spec: &EventSpec) -> Result<(), SamplerError> {
-    refusal::probe(&mut counter_builder(spec), spec)
-}
 
 /// The open counters of a count.
 pub(super) struct Counters<'a> {
