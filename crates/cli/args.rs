@@ -208,7 +208,8 @@ pub struct RecordArgs {
         short = 'p',
         long = "pid",
         value_name = "PID[,PID...]",
-        value_delimiter = ','
+        value_delimiter = ',',
+        conflicts_with_all = ["tids", "all_cpus", "cpus", "command"]
     )]
     pub pids: Vec<u32>,
 
@@ -217,7 +218,8 @@ pub struct RecordArgs {
         short = 't',
         long = "tid",
         value_name = "TID[,TID...]",
-        value_delimiter = ','
+        value_delimiter = ',',
+        conflicts_with_all = ["all_cpus", "cpus", "command"]
     )]
     pub tids: Vec<u32>,
 
