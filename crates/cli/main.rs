@@ -1,5 +1,19 @@
 //! The `profiler` binary: parse the command line, convert it to a plain
 //! config, call one library function per subcommand, print.
+//!
+//! It owns both ends of the data flow, and nothing between them: what the
+//! user asks for in, one-line messages and exit statuses out. For example
+//!
+//! ```text
+//! profiler record -e cpu-clock -o app.data -- ./app
+//!     RecordArgs -> RecordConfig -> Recorder::new(..)?.run(writer) -> summary on stderr
+//! profiler stat -p 1234 --duration 2
+//!     StatArgs -> StatConfig { target: Target::Processes([1234]), .. } -> Stat::run -> counts
+//! ```
+//!
+//! Usage errors (clap's, conflicting flags included) exit with 2; `record`
+//! and `stat` pass the command's status on, or 125, 126, 127 when the
+//! profiler, or the command's start, failed.
 
 mod annotate;
 mod args;
