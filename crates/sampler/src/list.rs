@@ -40,19 +40,16 @@ mod tests {
 
     use super::*;
 
-    fn find<'a>(events: &'a [ListedEvent], name: &str) -> &'a ListedEvent {
-        events
-            .iter()
-            .find(|e| e.name == name)
-            .unwrap_or_else(|| panic!("{name} is not listed"))
-    }
-
     #[test]
     fn software_events_can_be_counted_here() {
         let mut events = list_events(&Pmus::default());
         probe_events(&mut events);
-        assert_eq!(find(&events, "cpu-clock").usability, Usability::Usable);
-        assert_eq!(find(&events, "page-faults").aliases, ["faults"]);
-        assert_eq!(find(&events, "rNNNN").usability, Usability::NotProbed);
+        let usability = |name: &str| {
+            let event = events.iter().find(|e| e.name == name);
+            event.map(|e| e.usability.clone())
+        };
+        assert_eq!(usability("cpu-clock"), Some(Usability::Usable));
+        assert_eq!(usability("page-faults"), Some(Usability::Usable));
+        assert_eq!(usability("rNNNN"), Some(Usability::NotProbed));
     }
 }
