@@ -351,4 +351,21 @@ fn usage_errors_are_one_line_too() {
         2,
         &["--histogram"],
     );
+    // Targets that exclude each other, said before anything runs.
+    let own = std::process::id().to_string();
+    let conflicts: [(&[&str], &str); 4] = [
+        (
+            &["-p", &own, "--", "true"],
+            "-p takes no command; leave out the command",
+        ),
+        (&["-p", &own, "-a"], "-p and -a cannot be combined"),
+        (&["-t", &own, "-C", "0"], "-t and -C cannot be combined"),
+        (&["-p", &own, "-t", &own], "-p and -t cannot be combined"),
+    ];
+    for (args, needle) in conflicts {
+        let mut all = vec!["record", "-e", "cpu-clock"];
+        all.extend_from_slice(args);
+        fails(&dir, &all, 2, &[needle]);
+    }
+    assert_files(&dir, &[]);
 }

@@ -512,7 +512,11 @@ fn bad_input_is_refused_in_one_line() {
         &["stat", "-p", "4000000000", "-e", "task-clock"],
         &["no process 4000000000"],
     );
-    refused(&dir, &["stat", "-p", "1", "--", "true"], &["--pid"]);
+    refused(
+        &dir,
+        &["stat", "-p", "1", "--", "true"],
+        &["-p takes no command", "leave out the command"],
+    );
     refused(
         &dir,
         &["stat", "-I", "1", "-e", "task-clock", "--", "true"],

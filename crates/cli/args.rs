@@ -52,7 +52,7 @@ pub enum Command {
     #[command(after_help = STAT_AFTER_HELP)]
     Stat(StatArgs),
     /// Show what this machine lets the profiler do, and what to change where something blocks it
-    Doctor(crate::doctor::DoctorArgs),
+    Doctor(DoctorArgs),
 }
 
 const RECORD_AFTER_HELP: &str = "\
@@ -208,7 +208,8 @@ pub struct RecordArgs {
         short = 'p',
         long = "pid",
         value_name = "PID[,PID...]",
-        value_delimiter = ','
+        value_delimiter = ',',
+        conflicts_with_all = ["tids", "all_cpus", "cpus", "command"]
     )]
     pub pids: Vec<u32>,
 
@@ -217,7 +218,8 @@ pub struct RecordArgs {
         short = 't',
         long = "tid",
         value_name = "TID[,TID...]",
-        value_delimiter = ','
+        value_delimiter = ',',
+        conflicts_with_all = ["all_cpus", "cpus", "command"]
     )]
     pub tids: Vec<u32>,
 
@@ -227,10 +229,8 @@ pub struct RecordArgs {
     pub all_cpus: bool,
 
     /// Sample every process on these CPUs, e.g. 0,2-3 (privileged, as -a)
-    // The full path keeps clap from taking a `Vec` for many values: the
-    // whole list is one value.
     #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = parse_cpu_list)]
-    pub cpus: Option<::std::vec::Vec<usize>>,
+    pub cpus: Option<CpuList>,
 
     /// With -p, -t, or -a/-C without a command: stop after SECS seconds [default: at Ctrl-C,
     /// or when every attached process has exited]
@@ -258,9 +258,14 @@ pub struct RecordArgs {
     pub command: Vec<OsString>,
 }
 
-fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
-    profiler_sampler::parse_cpus(text)
-        .map_err(|_| format!("'{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3"))
+/// The CPUs of `-C`: one value for clap, however many CPUs it names.
+#[derive(Clone, Debug)]
+pub struct CpuList(pub Vec<usize>);
+
+fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
+    profiler_sampler::parse_cpu_list(text)
+        .map(CpuList)
+        .map_err(|error| error.to_string())
 }
 
 fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
@@ -660,6 +665,13 @@ pub struct SymbolizeArgs {
     pub symbols: SymbolArgs,
 }
 
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
 const STAT_AFTER_HELP: &str = "\
 Each count is scaled for multiplexing (count × enabled / running) and followed by the share of \
 the time its counter ran. Default events: task-clock (cpu-clock with -a, -C), context-switches, \
@@ -703,7 +715,7 @@ pub struct StatArgs {
     pub all_cpus: bool,
 
     /// Count every task on these CPUs, e.g. 0-3,8
-    #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = parse_stat_cpus)]
+    #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = parse_cpu_list)]
     pub cpus: Option<CpuList>,
 
     /// Also print the counts of every MS milliseconds as they pass (at least 10)
@@ -735,15 +747,4 @@ pub struct StatArgs {
         conflicts_with_all = ["pids", "tids", "all_cpus", "cpus"]
     )]
     pub command: Vec<OsString>,
-}
-
-/// The CPUs of `-C`, one value for clap.
-#[derive(Clone, Debug)]
-pub struct CpuList(pub Vec<usize>);
-
-fn parse_stat_cpus(text: &str) -> Result<CpuList, String> {
-    match profiler_sampler::parse_cpu_list(text) {
-        Some(cpus) if !cpus.is_empty() => Ok(CpuList(cpus)),
-        _ => Err(format!("'{text}' is not a CPU list; e.g. 0, 0-3 or 0,2-3")),
-    }
 }

@@ -5,20 +5,12 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Args;
 use profiler_sampler::{
-    CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Checkup, checkup, paranoid_meaning,
+    CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Checkup, checkup, format_cpu_list, paranoid_meaning,
 };
 use serde_json::json;
 
-use crate::args::Format;
-
-#[derive(Debug, Args)]
-pub struct DoctorArgs {
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-}
+use crate::args::{DoctorArgs, Format};
 
 pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     let checkup = checkup();
@@ -53,7 +45,7 @@ fn write_text(out: &mut dyn Write, checkup: &Checkup) -> io::Result<()> {
         &format!(
             "{} ({})",
             checkup.online_cpus.len(),
-            cpu_list(&checkup.online_cpus)
+            format_cpu_list(&checkup.online_cpus)
         ),
     )?;
     let sources: Vec<String> = checkup
@@ -157,25 +149,6 @@ fn write_text(out: &mut dyn Write, checkup: &Checkup) -> io::Result<()> {
     Ok(())
 }
 
-/// `0-3,8` from `[0, 1, 2, 3, 8]`.
-fn cpu_list(cpus: &[usize]) -> String {
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    for &cpu in cpus {
-        match ranges.last_mut() {
-            Some((_, last)) if *last + 1 == cpu => *last = cpu,
-            _ => ranges.push((cpu, cpu)),
-        }
-    }
-    ranges
-        .iter()
-        .map(|&(first, last)| match first == last {
-            true => first.to_string(),
-            false => format!("{first}-{last}"),
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 fn to_json(checkup: &Checkup) -> serde_json::Value {
     let privileges = &checkup.privileges;
     json!({
@@ -210,16 +183,4 @@ fn to_json(checkup: &Checkup) -> serde_json::Value {
         })).collect::<Vec<_>>(),
         "advice": checkup.advice,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpu_lists_are_written_as_ranges() {
-        assert_eq!(cpu_list(&[0, 1, 2, 3, 8]), "0-3,8");
-        assert_eq!(cpu_list(&[0]), "0");
-        assert_eq!(cpu_list(&[]), "");
-    }
 }

@@ -6,7 +6,8 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use profiler_sampler::{ListedEvent, Pmus, Usability, list_events};
+use profiler_events::{ListedEvent, Pmus, Usability, list_events};
+use profiler_sampler::probe_events;
 use serde_json::{Value, json};
 
 use crate::args::ListArgs;
@@ -15,7 +16,8 @@ use crate::args::ListArgs;
 const MAX_NAME_WIDTH: usize = 48;
 
 pub fn run(args: ListArgs) -> Result<ExitCode> {
-    let events = list_events(&Pmus::system());
+    let mut events = list_events(&Pmus::system());
+    probe_events(&mut events);
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
         let list: Vec<Value> = events.iter().map(to_json).collect();

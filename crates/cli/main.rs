@@ -1,5 +1,19 @@
 //! The `profiler` binary: parse the command line, convert it to a plain
 //! config, call one library function per subcommand, print.
+//!
+//! It owns both ends of the data flow, and nothing between them: what the
+//! user asks for in, one-line messages and exit statuses out. For example
+//!
+//! ```text
+//! profiler record -e cpu-clock -o app.data -- ./app
+//!     RecordArgs -> RecordConfig -> Recorder::new(..)?.run(writer) -> summary on stderr
+//! profiler stat -p 1234 --duration 2
+//!     StatArgs -> StatConfig { target: Target::Processes([1234]), .. } -> Stat::run -> counts
+//! ```
+//!
+//! Usage errors (clap's, conflicting flags included) exit with 2; `record`
+//! and `stat` pass the command's status on, or 125, 126, 127 when the
+//! profiler, or the command's start, failed.
 
 mod annotate;
 mod args;
@@ -82,12 +96,18 @@ fn usage_error(error: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         };
     }
+    if error.kind() == ErrorKind::ArgumentConflict
+        && let Some(message) = conflict(&error)
+    {
+        let _ = writeln!(io::stderr(), "profiler: {message}; see `profiler --help`");
+        return ExitCode::from(2);
+    }
     let text = error.to_string();
     let mut message = String::new();
     for line in text
         .lines()
         .map(str::trim)
-        .take_while(|l| !l.starts_with("Usage:"))
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
     {
         if line.is_empty() {
             continue;
@@ -99,6 +119,50 @@ fn usage_error(error: clap::Error) -> ExitCode {
     }
     let _ = writeln!(io::stderr(), "profiler: {message}; see `profiler --help`");
     ExitCode::from(2)
+}
+
+/// Two arguments given together that exclude each other, said with what
+/// to do: `-p and -a cannot be combined; leave out one of them`.
+fn conflict(error: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let name = |kind| match error.get(kind)? {
+        ContextValue::String(arg) => Some(flag_name(arg)),
+        ContextValue::Strings(args) => Some(flag_name(args.first()?)),
+        _ => None,
+    };
+    let (first, second) = (name(ContextKind::InvalidArg)?, name(ContextKind::PriorArg)?);
+    Some(match (first, second) {
+        (None, None) => return None,
+        (Some(flag), None) | (None, Some(flag)) => {
+            format!("{flag} takes no command; leave out the command, or {flag}")
+        }
+        (Some(first), Some(second)) => {
+            format!("{first} and {second} cannot be combined; leave out one of them")
+        }
+    })
+}
+
+/// An option as clap writes it (`--pid <PID[,PID...]>`) named as it is
+/// usually typed: `-p` where the subcommand gives it a short form, else
+/// `--pid`; `None` for the command (`[COMMAND]...`).
+fn flag_name(arg: &str) -> Option<String> {
+    let long = arg.split_whitespace().next()?.strip_prefix("--");
+    let Some(long) = long else {
+        return arg.starts_with('-').then(|| arg.to_owned());
+    };
+    let cli = Cli::command();
+    let subcommand = std::env::args()
+        .nth(1)
+        .and_then(|name| cli.find_subcommand(&name));
+    let short = subcommand
+        .into_iter()
+        .flat_map(|command| command.get_arguments())
+        .find(|a| a.get_long() == Some(long))
+        .and_then(|a| a.get_short());
+    Some(match short {
+        Some(short) => format!("-{short}"),
+        None => format!("--{long}"),
+    })
 }
 
 fn failure_status(error: &anyhow::Error, is_record: bool) -> u8 {

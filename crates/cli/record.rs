@@ -21,13 +21,13 @@ use profiler_report::{
 use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
 use profiler_symbols::ElfUnwinder;
 
-use crate::args::{HistogramArgs, RecordArgs, SymbolArgs};
+use crate::args::{CpuList, HistogramArgs, RecordArgs, SymbolArgs};
 use crate::symbols;
 
 type FileWriter = BufWriter<AtomicFile>;
 
 pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
-    let target = target(&mut args)?;
+    let target = target(&mut args);
     let (events, sampling) = event_requests(&args, matches)?;
     let mut call_graph = match args.frame_pointers {
         true => Some(CallGraph::FramePointer),
@@ -113,48 +113,22 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     Ok(ExitCode::from(outcome.exit_code()))
 }
 
-/// What to record, from -p, -t, -a, -C and the command; the combinations
-/// that cannot be meant are refused, each with what to do instead.
-fn target(args: &mut RecordArgs) -> Result<Target> {
+/// What to record, from -p, -t, -a, -C and the command (clap has refused
+/// the combinations that cannot be meant).
+fn target(args: &mut RecordArgs) -> Target {
     let command = std::mem::take(&mut args.command);
-    let system_wide = args.all_cpus || args.cpus.is_some();
-    let system_flag = if args.cpus.is_some() { "-C" } else { "-a" };
-    let attach = match (args.pids.is_empty(), args.tids.is_empty()) {
-        (true, true) => None,
-        (false, true) => Some(("-p", "processes")),
-        (true, false) => Some(("-t", "threads")),
-        (false, false) => bail!(
-            "-p and -t cannot be combined; attach to whole processes with -p, or to chosen \
-             threads with -t"
-        ),
-    };
-    if let Some((flag, what)) = attach {
-        if system_wide {
-            bail!(
-                "{flag} and {system_flag} cannot be combined: {flag} samples the chosen {what}, \
-                 {system_flag} every process on the CPUs; give one of them"
-            );
-        }
-        if !command.is_empty() {
-            bail!(
-                "{flag} attaches to {what} that are already running and takes no command; leave \
-                 out the command (-- {}), or leave out {flag} to launch it",
-                command[0].to_string_lossy()
-            );
-        }
-    }
-    Ok(if !args.pids.is_empty() {
+    if !args.pids.is_empty() {
         Target::Processes(std::mem::take(&mut args.pids))
     } else if !args.tids.is_empty() {
         Target::Threads(std::mem::take(&mut args.tids))
-    } else if system_wide {
+    } else if args.all_cpus || args.cpus.is_some() {
         Target::SystemWide {
-            cpus: args.cpus.take(),
+            cpus: args.cpus.take().map(|CpuList(cpus)| cpus),
             command: (!command.is_empty()).then_some(command),
         }
     } else {
         Target::Command(command)
-    })
+    }
 }
 
 /// Says how many of the recorded stacks reached a root, with advice when

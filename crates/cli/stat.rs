@@ -13,8 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 use profiler_sampler::{
-    Count, EventCount, EventValue, Stat, StatConfig, StatCounts, StatOutcome, StatTarget,
-    ThreadCount,
+    Count, EventCount, EventValue, Stat, StatConfig, StatCounts, StatOutcome, Target, ThreadCount,
 };
 use serde_json::{Value, json};
 
@@ -22,15 +21,16 @@ use crate::args::{CpuList, Format, StatArgs};
 
 pub fn run(args: StatArgs) -> Result<ExitCode> {
     let target = if !args.pids.is_empty() {
-        StatTarget::Processes(args.pids)
+        Target::Processes(args.pids)
     } else if !args.tids.is_empty() {
-        StatTarget::Threads(args.tids)
-    } else if args.all_cpus {
-        StatTarget::AllCpus
-    } else if let Some(CpuList(cpus)) = args.cpus {
-        StatTarget::Cpus(cpus)
+        Target::Threads(args.tids)
+    } else if args.all_cpus || args.cpus.is_some() {
+        Target::SystemWide {
+            cpus: args.cpus.map(|CpuList(cpus)| cpus),
+            command: None,
+        }
     } else {
-        StatTarget::Command(args.command)
+        Target::Command(args.command)
     };
     let stat = Stat::new(StatConfig {
         events: args.events,

@@ -21,7 +21,12 @@ use profiler_model::{
     TaskEvent, Throttle, UserStack,
 };
 
-use crate::counters::{REG_BP, REG_IP, REG_SP, ResolvedEvent};
+/// x86-64 user registers in perf's numbering
+/// (`arch/x86/include/uapi/asm/perf_regs.h`): what an unwinder starts
+/// from, asked of each sample by the counters and read back here.
+pub(crate) const REG_BP: u64 = 6;
+pub(crate) const REG_SP: u64 = 7;
+pub(crate) const REG_IP: u64 = 8;
 
 /// Converts one ring-buffer record. `None` for record kinds the profiler does
 /// not keep (and for records the parser cannot read).
@@ -67,10 +72,11 @@ pub(crate) struct StreamEvent {
 }
 
 impl StreamEvent {
-    pub fn of(event: &ResolvedEvent, index: usize, counter: &Counter) -> StreamEvent {
+    /// The records of `counter`, opened for event `index` at `sampling`.
+    pub fn of(sampling: Sampling, index: usize, counter: &Counter) -> StreamEvent {
         StreamEvent {
             index: index as EventIndex,
-            period: match event.sampling {
+            period: match sampling {
                 Sampling::Period(period) => Some(period),
                 Sampling::Frequency(_) => None,
             },

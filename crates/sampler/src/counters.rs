@@ -11,11 +11,12 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
 
 use perf_event::{Builder, Counter, ReadFormat, SampleFlag, Sampler};
+use profiler_events::EventSpec;
 use profiler_model::{CallGraph, RecordSink, Sampling};
 
-use crate::convert::{StreamEvent, convert};
+use crate::builder::counter_builder;
+use crate::convert::{REG_BP, REG_IP, REG_SP, StreamEvent, convert};
 use crate::error::SamplerError;
-use crate::event::EventSpec;
 use crate::refusal::{self, OpenScope};
 use crate::{signals, sysinfo};
 
@@ -32,12 +33,6 @@ pub struct ResolvedEvent {
 
 /// The smallest ring buffer tried when the locked-memory budget is tight.
 const MIN_RING_BYTES: usize = 16 << 10;
-
-/// x86-64 user registers in perf's numbering
-/// (`arch/x86/include/uapi/asm/perf_regs.h`): what an unwinder starts from.
-pub(crate) const REG_BP: u64 = 6;
-pub(crate) const REG_SP: u64 = 7;
-pub(crate) const REG_IP: u64 = 8;
 
 /// How an event takes part in a group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +65,7 @@ fn builder(
     side_band: bool,
     call_graph: Option<CallGraph>,
 ) -> Builder<'static> {
-    let mut builder = event.spec.builder();
+    let mut builder = counter_builder(&event.spec);
     if role == Role::Member {
         return builder;
     }
@@ -234,12 +229,16 @@ fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailur
                         })?,
                     };
                     let member = builder.build_with_group(group).map_err(open_error)?;
-                    events_by_id.insert(member.id(), StreamEvent::of(event, index, &member));
+                    events_by_id
+                        .insert(member.id(), StreamEvent::of(event.sampling, index, &member));
                     followers.push(member);
                     continue;
                 }
                 let counter = builder.build().map_err(open_error)?;
-                events_by_id.insert(counter.id(), StreamEvent::of(event, index, &counter));
+                events_by_id.insert(
+                    counter.id(),
+                    StreamEvent::of(event.sampling, index, &counter),
+                );
                 match &ring {
                     None => {
                         ring = Some(counter.sampled(bytes).map_err(OpenFailure::Map)?);

@@ -5,10 +5,9 @@
 //! advice for whatever stands in the way.
 
 use perf_event::SampleFlag;
+use profiler_events::{EventSpec, EventsError, Pmus, is_core_pmu};
 
-use crate::error::SamplerError;
-use crate::event::EventSpec;
-use crate::pmu::{Pmus, is_core_pmu};
+use crate::builder::counter_builder;
 use crate::privileges::Privileges;
 use crate::recorder::{DEFAULT_FREQUENCY, DEFAULT_RING_BYTES};
 use crate::refusal;
@@ -69,7 +68,7 @@ pub fn checkup() -> Checkup {
     let privileges = Privileges::read();
     let online_cpus = sysinfo::online_cpus().unwrap_or_default();
     let pmus = Pmus::system();
-    let specs: Vec<Result<EventSpec, SamplerError>> = CHECKED_EVENTS
+    let specs: Vec<Result<EventSpec, EventsError>> = CHECKED_EVENTS
         .iter()
         .map(|name| EventSpec::parse_with(name, &pmus))
         .collect();
@@ -105,9 +104,9 @@ pub fn checkup() -> Checkup {
 /// Opens the event as `record` would sample it (user space, a period), on
 /// this process, disabled; the reason when the kernel refuses, or when the
 /// name did not parse.
-fn try_event(spec: &Result<EventSpec, SamplerError>) -> Result<(), String> {
+fn try_event(spec: &Result<EventSpec, EventsError>) -> Result<(), String> {
     let spec = spec.as_ref().map_err(ToString::to_string)?;
-    let mut builder = spec.builder();
+    let mut builder = counter_builder(spec);
     builder
         .sample(SampleFlag::IP | SampleFlag::TID)
         .sample_period(1_000_000);

@@ -5,70 +5,11 @@
 
 use std::io;
 
+use profiler_events::EventsError;
 use profiler_histogram::HistogramError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SamplerError {
-    #[error(
-        "unknown event '{name}'{}; known events: {known}, and the cache, raw and PMU events \
-         `profiler list` shows",
-        suggestion.as_ref().map(|s| format!(" (did you mean '{s}'?)")).unwrap_or_default()
-    )]
-    UnknownEvent {
-        name: String,
-        suggestion: Option<String>,
-        known: String,
-    },
-
-    #[error(
-        "event '{event}': modifier '{modifier}' is not supported; use u (user space), k (kernel), \
-         h (hypervisor) and p, pp or ppp (precision), e.g. :uk or :upp"
-    )]
-    UnsupportedModifier { event: String, modifier: char },
-
-    #[error("event '{event}': {problem}")]
-    InvalidEvent { event: String, problem: String },
-
-    #[error("cannot parse events '{text}': {problem}")]
-    EventSyntax { text: String, problem: String },
-
-    #[error("event '{event}': unknown PMU '{pmu}'; {known}")]
-    UnknownPmu {
-        event: String,
-        pmu: String,
-        known: String,
-    },
-
-    /// `term` says what was asked for, with a suggestion where one is near:
-    /// `field 'evnt' (did you mean 'event'?)`.
-    #[error("event '{event}': PMU '{pmu}' has no {term}; {known}")]
-    UnknownPmuField {
-        event: String,
-        pmu: String,
-        term: String,
-        known: String,
-    },
-
-    #[error(
-        "event '{event}': {field}={value:#x} does not fit: {field} is {} ({bits}), so its \
-         largest value is {max:#x}",
-        match max.count_ones() { 1 => "1 bit".to_owned(), n => format!("{n} bits") }
-    )]
-    ValueOutOfRange {
-        event: String,
-        field: String,
-        value: u64,
-        bits: String,
-        max: u64,
-    },
-
-    #[error(
-        "event '{event}' needs {}; add it to the event's terms, e.g. {},{field}=VALUE/",
-        crate::event_parse::missing_value(field),
-        event.trim_end_matches('/')
-    )]
-    MissingValue { event: String, field: String },
-
     #[error(
         "event '{event}' cannot be sampled: {reason}; sample a software event instead, e.g. -e cpu-clock"
     )]
@@ -170,20 +111,26 @@ pub enum SamplerError {
     #[error("CPU {cpu} is not online; the online CPUs are {online}")]
     CpuNotOnline { cpu: usize, online: String },
 
-    #[error("-C '{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3")]
+    #[error("'{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3")]
     BadCpuList { text: String },
 
     #[error(
         "--duration applies to -p, -t, -a and -C without a command; a launched command is \
-         recorded until it exits, so leave out --duration or the command"
+         profiled until it exits, so leave out --duration or the command"
     )]
     DurationWithCommand,
+
+    #[error("{problem}")]
+    EmptyTarget { problem: &'static str },
 
     #[error(
         "cannot find the text of this program ({exe}) among the executable mappings in \
          /proc/self/maps; give the region to profile as an address range instead"
     )]
     OwnTextNotFound { exe: String },
+
+    #[error(transparent)]
+    Events(#[from] EventsError),
 
     #[error(transparent)]
     Histogram(#[from] HistogramError),

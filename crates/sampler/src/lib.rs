@@ -33,45 +33,51 @@
 //! command, running processes or threads, or whole CPUs, with totals scaled
 //! for multiplexing. [`checkup`] tells what this machine allows and why.
 //!
-//! This is the one crate with `unsafe` code: `fork`/`exec`, signal handlers,
-//! `poll`, `gettid`, `pidfd_open`, resource limits and usage, and one ioctl.
-//! Each block says why it is sound.
+//! The events themselves come parsed and encoded from `profiler_events`;
+//! this crate opens them.
+//!
+//! `unsafe` is allowed only in the modules marked below, for what `libc`
+//! and the kernel offer no safe interface to: `fork`/`exec`, signal
+//! handlers, `poll`, `gettid`, `pidfd_open`, resource limits and usage,
+//! `sysconf`, and one ioctl. Each block says why it is sound.
 
-#![allow(unsafe_code)]
-
+#[allow(unsafe_code)]
 mod attach;
 mod build_id;
-mod cache_events;
+mod builder;
+#[allow(unsafe_code)]
 mod command;
 mod convert;
+#[allow(unsafe_code)]
 mod counters;
+mod cpu_list;
 mod doctor;
 mod error;
-mod event;
-mod event_list;
-mod event_parse;
+#[allow(unsafe_code)]
 mod launch;
+mod list;
+#[allow(unsafe_code)]
 mod own_process;
-mod pmu;
+#[allow(unsafe_code)]
 mod privileges;
 mod proc_maps;
 mod profil;
 mod recorder;
 mod refusal;
+#[allow(unsafe_code)]
 mod signals;
 mod snapshot;
 mod stat;
+#[allow(unsafe_code)]
 mod sysinfo;
 mod target;
 mod tasks;
 
+pub use cpu_list::{format_cpu_list, parse_cpu_list};
 pub use doctor::{CHECKED_EVENTS, Checkup, EventCheck, checkup};
 pub use error::SamplerError;
-pub use event::{EventSpec, KNOWN_EVENTS, KnownEvent};
-pub use event_list::{ListGroup, ListedEvent, Usability, list_events};
-pub use event_parse::{EventGroup, parse_events};
 pub use launch::TargetExit;
-pub use pmu::{FormatField, Pmu, PmuAlias, Pmus};
+pub use list::probe_events;
 pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
 pub use profil::{Profil, ProfilConfig, ProfilOutcome, ProfilRegion};
 pub use recorder::{
@@ -80,7 +86,7 @@ pub use recorder::{
 };
 pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
-    StatOutcome, StatTarget, ThreadCount,
+    StatOutcome, ThreadCount,
 };
-pub use sysinfo::{EventSource, page_size, parse_cpu_list};
-pub use target::{Target, TargetEnd, parse_cpus};
+pub use sysinfo::{EventSource, page_size};
+pub use target::{Target, TargetEnd};

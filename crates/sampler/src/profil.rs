@@ -29,6 +29,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+use profiler_events::EventSpec;
 use profiler_histogram::{
     BucketWidth, Flags, Histogram, HistogramConfig, HistogramError, OnFull, Region, Scale,
 };
@@ -36,7 +37,6 @@ use profiler_model::{Avma, Record, RecordSink, Sampling};
 
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
 use crate::error::SamplerError;
-use crate::event::EventSpec;
 use crate::recorder::{DEFAULT_RING_BYTES, resolve_sampling};
 use crate::{own_process, sysinfo, target};
 

@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
+use profiler_events::{CPU_CLOCK, CYCLES, EventSpec, Pmus, parse_events};
 use profiler_model::{
     CallGraph, EventDescription, EventIndex, Record, RecordSink, RecordingHeader, Sampling,
 };
@@ -14,10 +15,7 @@ use crate::attach::{self, AttachPlan, Liveness};
 use crate::command::ResolvedCommand;
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::error::SamplerError;
-use crate::event::{CPU_CLOCK, CYCLES, EventSpec};
-use crate::event_parse::parse_events;
 use crate::launch::{self, RunningChild};
-use crate::pmu::Pmus;
 use crate::privileges::Privileges;
 use crate::target::{Attachment, ResolvedTarget, Target, TargetEnd, online_cpus};
 use crate::{refusal, signals, snapshot, sysinfo};
@@ -114,15 +112,7 @@ impl Recorder {
     /// that the command exists and is executable, that the processes and
     /// threads exist, and that the CPUs are online.
     pub fn new(config: RecordConfig) -> Result<Recorder, SamplerError> {
-        let launches = matches!(
-            config.target,
-            Target::Command(_)
-                | Target::SystemWide {
-                    command: Some(_),
-                    ..
-                }
-        );
-        if launches && config.duration.is_some() {
+        if config.target.launches() && config.duration.is_some() {
             return Err(SamplerError::DurationWithCommand);
         }
         let max_rate = sysinfo::max_sample_rate();

@@ -8,9 +8,9 @@
 use std::io;
 
 use perf_event::Builder;
+use profiler_events::EventSpec;
 
 use crate::error::SamplerError;
-use crate::event::EventSpec;
 use crate::privileges::{self, Privileges};
 use crate::{sysinfo, tasks};
 
@@ -109,7 +109,6 @@ fn unsupported_reason(hardware: bool, missing_pmu: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::EventSpec;
 
     fn refused(name: &str, errno: i32, scope: OpenScope) -> String {
         let spec = EventSpec::parse(name).unwrap();

@@ -13,36 +13,30 @@
 //! counter per event per thread, inherited by threads they start later), or
 //! whole CPUs (one counter per event per CPU, every task on it).
 //!
-//! The events are resolved in `events`, the target in `target`, and the
-//! counters opened and read in `counters`; here are the public types and
-//! the counting loop.
+//! The events are resolved in `events`, the target in `target`, the
+//! counters opened and read in `counters`, and what they read is in
+//! `counts`; here are the configuration, the outcome and the counting loop.
 
 mod counters;
+mod counts;
 mod events;
 mod target;
 
-use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
+pub use self::counts::{Count, EventCount, EventValue, StatCounts, ThreadCount};
+pub use self::events::DEFAULT_STAT_EVENTS;
+
 use self::counters::Counters;
 use self::events::{StatEvent, resolve_events};
-use self::target::{Target, resolve_target};
+use self::target::{Counted, resolve_target};
 use crate::error::SamplerError;
 use crate::launch::{self, RunningChild, TargetExit};
 use crate::privileges::Privileges;
 use crate::signals;
-
-/// The events counted when none is named: those `perf stat` shows.
-pub const DEFAULT_STAT_EVENTS: &[&str] = &[
-    "task-clock",
-    "context-switches",
-    "cpu-migrations",
-    "page-faults",
-    "cycles",
-    "instructions",
-];
+use crate::target::Target;
 
 /// The shortest interval between two printed counts.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
@@ -59,7 +53,9 @@ pub struct StatConfig {
     /// The `-e` values, each one event or a comma-separated list; empty
     /// means [`DEFAULT_STAT_EVENTS`].
     pub events: Vec<String>,
-    pub target: StatTarget,
+    /// A command, processes, threads, or CPUs (without a command: a
+    /// command and CPUs are not counted together).
+    pub target: Target,
     /// Report the counts of every interval as well as the totals.
     pub interval: Option<Duration>,
     /// Stop after this long (not with a command, which is counted until it
@@ -67,121 +63,6 @@ pub struct StatConfig {
     pub duration: Option<Duration>,
     /// One set of counts per thread (processes and threads only).
     pub per_thread: bool,
-}
-
-/// What the counters follow.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StatTarget {
-    /// Launch this command and count it and its descendants until it exits.
-    Command(Vec<OsString>),
-    /// Every thread of these running processes.
-    Processes(Vec<u32>),
-    /// These threads.
-    Threads(Vec<u32>),
-    /// Every online CPU.
-    AllCpus,
-    /// These CPUs.
-    Cpus(Vec<usize>),
-}
-
-/// A count as the kernel reports it, or the sum of several.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Count {
-    /// Events counted while the counter ran.
-    pub raw: u64,
-    /// The estimate for the whole time it was enabled: raw × enabled /
-    /// running.
-    pub scaled: u64,
-    pub enabled_ns: u64,
-    pub running_ns: u64,
-}
-
-impl Count {
-    fn new(raw: u64, enabled_ns: u64, running_ns: u64) -> Count {
-        let scaled = match running_ns {
-            0 => 0,
-            _ if running_ns >= enabled_ns => raw,
-            _ => (u128::from(raw) * u128::from(enabled_ns) / u128::from(running_ns))
-                .min(u128::from(u64::MAX)) as u64,
-        };
-        Count {
-            raw,
-            scaled,
-            enabled_ns,
-            running_ns,
-        }
-    }
-
-    /// Whether the counter ran whenever it was enabled at all: `<not
-    /// counted>` otherwise. (A task's counter is enabled only while the
-    /// task runs; one that never ran counted nothing, rightly.)
-    pub fn was_counted(&self) -> bool {
-        self.running_ns > 0 || self.enabled_ns == 0
-    }
-
-    /// The share of its enabled time the counter ran, in percent: below 100
-    /// when the kernel multiplexed it with other events.
-    pub fn running_percent(&self) -> Option<f64> {
-        (self.enabled_ns > 0)
-            .then(|| (self.running_ns as f64 / self.enabled_ns as f64 * 100.0).min(100.0))
-    }
-
-    fn add(&mut self, other: &Count) {
-        self.raw += other.raw;
-        self.scaled += other.scaled;
-        self.enabled_ns += other.enabled_ns;
-        self.running_ns += other.running_ns;
-    }
-
-    /// What was counted since `earlier`, scaled on its own times.
-    fn since(&self, earlier: &Count) -> Count {
-        Count::new(
-            self.raw.saturating_sub(earlier.raw),
-            self.enabled_ns.saturating_sub(earlier.enabled_ns),
-            self.running_ns.saturating_sub(earlier.running_ns),
-        )
-    }
-}
-
-/// One event's count, or why there is none.
-#[derive(Clone, Debug, PartialEq)]
-pub enum EventValue {
-    Counted(Count),
-    /// The machine cannot count it (`<not supported>`).
-    NotSupported {
-        reason: String,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct EventCount {
-    /// The event as the user named it (its canonical name by default).
-    pub event: String,
-    /// What one occurrence is: `ns` for the clocks, `events` otherwise.
-    pub unit: &'static str,
-    pub value: EventValue,
-}
-
-/// The counts of one thread (with `per_thread`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ThreadCount {
-    pub pid: u32,
-    pub tid: u32,
-    /// Its name (`comm`) when the counting began.
-    pub name: Option<String>,
-    pub events: Vec<EventCount>,
-}
-
-/// The counts over some span: the whole run, or one interval.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StatCounts {
-    /// Wall time since counting began (at the span's end).
-    pub elapsed: Duration,
-    /// The span's length in wall time.
-    pub span: Duration,
-    pub events: Vec<EventCount>,
-    /// Per thread, with `per_thread`; empty otherwise.
-    pub threads: Vec<ThreadCount>,
 }
 
 /// How a count ended.
@@ -203,7 +84,7 @@ pub struct StatOutcome {
 #[derive(Debug)]
 pub struct Stat {
     events: Vec<StatEvent>,
-    target: Target,
+    target: Counted,
     description: String,
     interval: Option<Duration>,
     duration: Option<Duration>,
@@ -219,9 +100,9 @@ impl Stat {
     pub fn new(config: StatConfig) -> Result<Stat, SamplerError> {
         check_options(&config)?;
         let privileges = Privileges::read();
-        let cpu_wide = matches!(config.target, StatTarget::AllCpus | StatTarget::Cpus(_));
+        let cpu_wide = matches!(config.target, Target::SystemWide { .. });
         let mut notices = Vec::new();
-        let events = resolve_events(&config, cpu_wide, &privileges, &mut notices)?;
+        let events = resolve_events(&config.events, cpu_wide, &privileges, &mut notices)?;
         let (target, description) = resolve_target(&config.target)?;
         Ok(Stat {
             events,
@@ -258,19 +139,19 @@ impl Stat {
         let mut counters = Counters::new(&self.events, self.per_thread);
         let children_before = launch::children_cpu_time();
         let (started, mut child, exits) = match &self.target {
-            Target::Command(command) => {
+            Counted::Command(command) => {
                 let suspended = launch::fork(command)?;
                 counters.open_command(suspended.pid())?;
                 let exits = suspended.exit_fd();
                 let child = suspended.exec(command)?;
                 (Instant::now(), Some(child), exits)
             }
-            Target::Tasks { tasks, processes } => {
+            Counted::Tasks { tasks, processes } => {
                 counters.open_tasks(tasks, processes)?;
                 counters.enable()?;
                 (Instant::now(), None, None)
             }
-            Target::Cpus(cpus) => {
+            Counted::Cpus(cpus) => {
                 counters.open_cpus(cpus)?;
                 counters.enable()?;
                 (Instant::now(), None, None)
@@ -373,20 +254,24 @@ fn check_options(config: &StatConfig) -> Result<(), SamplerError> {
             problem: problem.to_owned(),
         })
     };
-    let tasks = matches!(
-        config.target,
-        StatTarget::Processes(_) | StatTarget::Threads(_)
-    );
+    let tasks = matches!(config.target, Target::Processes(_) | Target::Threads(_));
     if config.per_thread && !tasks {
         return problem(
             "--per-thread counts the threads of running processes: give -p PID or -t TID \
              (a command's threads are counted together)",
         );
     }
-    if config.duration.is_some() && matches!(config.target, StatTarget::Command(_)) {
+    if let Target::SystemWide {
+        command: Some(_), ..
+    } = config.target
+    {
         return problem(
-            "--duration applies to -p, -t, -a and -C; a command is counted until it exits",
+            "a command and whole CPUs are not counted together; leave out the command, or -a \
+             and -C",
         );
+    }
+    if config.duration.is_some() && config.target.launches() {
+        return Err(SamplerError::DurationWithCommand);
     }
     if config.duration == Some(Duration::ZERO) {
         return problem("--duration must be more than 0 seconds");
@@ -394,16 +279,7 @@ fn check_options(config: &StatConfig) -> Result<(), SamplerError> {
     if config.interval.is_some_and(|i| i < MIN_INTERVAL) {
         return problem("--interval-ms must be at least 10");
     }
-    match &config.target {
-        StatTarget::Command(command) if command.is_empty() => {
-            problem("nothing to count: give a command, or -p, -t, -a or -C")
-        }
-        StatTarget::Processes(list) | StatTarget::Threads(list) if list.is_empty() => {
-            problem("-p and -t need at least one id")
-        }
-        StatTarget::Cpus(list) if list.is_empty() => problem("-C needs at least one CPU"),
-        _ => Ok(()),
-    }
+    Ok(())
 }
 
 /// Waits up to `timeout`, less if `exits` becomes readable (the command
@@ -425,18 +301,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_are_scaled_by_the_time_they_ran() {
-        let count = Count::new(1000, 200, 100);
-        assert_eq!(count.scaled, 2000);
-        assert_eq!(count.running_percent(), Some(50.0));
-        assert!(!Count::new(0, 100, 0).was_counted());
-        assert!(Count::new(0, 0, 0).was_counted());
-        assert_eq!(Count::new(5, 100, 100).scaled, 5);
-        let later = Count::new(3000, 400, 300);
-        assert_eq!(later.since(&count), Count::new(2000, 200, 200));
-    }
-
-    #[test]
     fn options_that_mean_nothing_for_the_target_are_refused() {
         let config = |target, per_thread, duration| StatConfig {
             events: Vec::new(),
@@ -445,12 +309,12 @@ mod tests {
             duration,
             per_thread,
         };
-        let command = StatTarget::Command(vec!["true".into()]);
+        let command = Target::Command(vec!["true".into()]);
         let error = check_options(&config(command.clone(), true, None)).unwrap_err();
         assert!(error.to_string().contains("-p PID"), "{error}");
         let error = check_options(&config(command, false, Some(Duration::from_secs(1))));
         assert!(error.is_err());
-        assert!(check_options(&config(StatTarget::Processes(vec![1]), true, None)).is_ok());
+        assert!(check_options(&config(Target::Processes(vec![1]), true, None)).is_ok());
     }
 
     #[test]
@@ -467,7 +331,7 @@ mod tests {
         });
         let stat = Stat::new(StatConfig {
             events: vec!["task-clock,page-faults".into()],
-            target: StatTarget::Processes(vec![std::process::id()]),
+            target: Target::Processes(vec![std::process::id()]),
             interval: None,
             duration: Some(Duration::from_millis(100)),
             per_thread: true,

@@ -4,9 +4,10 @@
 use std::fs;
 use std::io;
 
+use profiler_events::{SYSFS_PMUS, is_core_pmu};
 use profiler_model::HostInfo;
 
-use crate::pmu::is_core_pmu;
+use crate::cpu_list::parse_cpu_list;
 
 /// `kernel.perf_event_max_sample_rate`: the highest `-F` the kernel accepts.
 pub fn max_sample_rate() -> Option<u64> {
@@ -26,7 +27,7 @@ pub fn mlock_kb() -> Option<u64> {
 /// Whether the kernel exposes a CPU performance-monitoring unit (a real
 /// hardware cycle counter). Virtual machines often do not.
 pub fn has_cpu_pmu() -> bool {
-    let Ok(devices) = fs::read_dir("/sys/bus/event_source/devices") else {
+    let Ok(devices) = fs::read_dir(SYSFS_PMUS) else {
         return false;
     };
     devices
@@ -82,7 +83,7 @@ pub struct EventSource {
 
 /// The event sources this kernel exposes, by name.
 pub fn event_sources() -> Vec<EventSource> {
-    let Ok(devices) = fs::read_dir("/sys/bus/event_source/devices") else {
+    let Ok(devices) = fs::read_dir(SYSFS_PMUS) else {
         return Vec::new();
     };
     let mut sources: Vec<EventSource> = devices
@@ -111,32 +112,14 @@ pub fn page_size() -> usize {
 /// The CPUs that are online now.
 pub fn online_cpus() -> io::Result<Vec<usize>> {
     match fs::read_to_string("/sys/devices/system/cpu/online") {
-        Ok(text) => parse_cpu_list(text.trim()).ok_or_else(|| {
+        Ok(text) => parse_cpu_list(&text).map_err(|_| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("unreadable CPU list '{text}'"),
+                format!("unreadable CPU list '{}'", text.trim()),
             )
         }),
         Err(_) => Ok((0..std::thread::available_parallelism()?.get()).collect()),
     }
-}
-
-/// Parses a kernel CPU list such as `0-3,8,10-11`.
-pub fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
-    let mut cpus = Vec::new();
-    for part in text.split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((first, last)) => {
-                let (first, last): (usize, usize) = (first.parse().ok()?, last.parse().ok()?);
-                if first > last {
-                    return None;
-                }
-                cpus.extend(first..=last);
-            }
-            None => cpus.push(part.parse().ok()?),
-        }
-    }
-    Some(cpus)
 }
 
 /// The machine's name, kernel and architecture, for a recording's header.
@@ -161,16 +144,6 @@ fn read_number<T: std::str::FromStr>(path: &str) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists_parse_like_the_kernel_writes_them() {
-        assert_eq!(parse_cpu_list("0"), Some(vec![0]));
-        assert_eq!(parse_cpu_list("0-3"), Some(vec![0, 1, 2, 3]));
-        assert_eq!(parse_cpu_list("0-1,4,6-7"), Some(vec![0, 1, 4, 6, 7]));
-        assert_eq!(parse_cpu_list(""), Some(vec![]));
-        assert_eq!(parse_cpu_list("3-1"), None);
-        assert_eq!(parse_cpu_list("a"), None);
-    }
 
     #[test]
     fn the_cpu_model_comes_from_the_first_line_naming_it() {

@@ -1,18 +1,19 @@
-//! What a recording samples: a command it launches, processes or threads
-//! that are already running, or whole CPUs. Each is checked before anything
-//! is opened, named in the recording's header, and said to have ended in a
-//! way the trailer can tell.
+//! What a recording samples or a count counts: a command it launches,
+//! processes or threads that are already running, or whole CPUs. Each is
+//! checked before anything is opened, named in the recording's header, and
+//! said to have ended in a way the trailer can tell.
 
 use std::ffi::OsString;
 use std::io;
 use std::time::Duration;
 
 use crate::command::{ResolvedCommand, resolve_command};
+use crate::cpu_list::format_cpu_list;
 use crate::error::SamplerError;
 use crate::launch::TargetExit;
 use crate::{sysinfo, tasks};
 
-/// What to sample.
+/// What to sample or count.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     /// Launch this command (with its arguments) and sample it and its
@@ -30,6 +31,20 @@ pub enum Target {
         cpus: Option<Vec<usize>>,
         command: Option<Vec<OsString>>,
     },
+}
+
+impl Target {
+    /// Whether a command is launched, and followed until it exits.
+    pub(crate) fn launches(&self) -> bool {
+        matches!(
+            self,
+            Target::Command(_)
+                | Target::SystemWide {
+                    command: Some(_),
+                    ..
+                }
+        )
+    }
 }
 
 /// How the target's part in a recording ended.
@@ -70,46 +85,12 @@ impl TargetEnd {
     }
 }
 
-/// Parses a CPU list as `-C` takes it: numbers and ranges, e.g. `0,2-3`.
-pub fn parse_cpus(text: &str) -> Result<Vec<usize>, SamplerError> {
-    let bad = || SamplerError::BadCpuList {
-        text: text.to_owned(),
-    };
-    let mut cpus = sysinfo::parse_cpu_list(text.trim()).ok_or_else(bad)?;
-    if cpus.is_empty() {
-        return Err(bad());
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
-}
-
 /// The CPUs that are online now.
 pub(crate) fn online_cpus() -> Result<Vec<usize>, SamplerError> {
     sysinfo::online_cpus().map_err(|error| SamplerError::System {
         what: "listing the online CPUs",
         error,
     })
-}
-
-/// Writes sorted CPU numbers the way the kernel lists them (`0-3,6`).
-pub(crate) fn format_cpu_list(cpus: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut index = 0;
-    while index < cpus.len() {
-        let first = cpus[index];
-        let mut last = first;
-        while index + 1 < cpus.len() && cpus[index + 1] == last + 1 {
-            index += 1;
-            last = cpus[index];
-        }
-        parts.push(match last == first {
-            true => first.to_string(),
-            false => format!("{first}-{last}"),
-        });
-        index += 1;
-    }
-    parts.join(",")
 }
 
 /// Running tasks to attach to.
@@ -176,6 +157,19 @@ pub(crate) enum ResolvedTarget {
 
 impl ResolvedTarget {
     pub fn resolve(target: &Target) -> Result<ResolvedTarget, SamplerError> {
+        let empty = |problem| Err(SamplerError::EmptyTarget { problem });
+        match target {
+            Target::Command(args) if args.is_empty() => {
+                return empty("nothing to profile: give a command, or -p, -t, -a or -C");
+            }
+            Target::Processes(ids) | Target::Threads(ids) if ids.is_empty() => {
+                return empty("-p and -t need at least one id");
+            }
+            Target::SystemWide {
+                cpus: Some(cpus), ..
+            } if cpus.is_empty() => return empty("-C needs at least one CPU"),
+            _ => {}
+        }
         Ok(match target {
             Target::Command(args) => ResolvedTarget::Launch(resolve_command(args)?),
             Target::Processes(pids) => {
@@ -323,19 +317,6 @@ fn process_command_line(pid: u32) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists_parse_and_print_like_the_kernels() {
-        assert_eq!(parse_cpus("0").unwrap(), vec![0]);
-        assert_eq!(parse_cpus("3,0-1,1").unwrap(), vec![0, 1, 3]);
-        for bad in ["", "x", "2-1", "-1", "0,,a"] {
-            let error = parse_cpus(bad).unwrap_err().to_string();
-            assert!(error.contains("e.g. 0,2-3"), "{bad}: {error}");
-        }
-        assert_eq!(format_cpu_list(&[0, 1, 2, 3]), "0-3");
-        assert_eq!(format_cpu_list(&[0, 2, 3, 5]), "0,2-3,5");
-        assert_eq!(format_cpu_list(&[]), "");
-    }
 
     #[test]
     fn processes_and_threads_are_found_or_named_as_missing() {

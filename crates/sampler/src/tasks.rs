@@ -164,6 +164,7 @@ impl WaitingThread {
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)]
 mod tests {
     use super::*;
 

@@ -10,19 +10,13 @@ use std::time::Duration;
 
 use perf_event::Counter;
 
+use super::counts::{Count, EventCount, EventValue, StatCounts, ThreadCount};
 use super::events::StatEvent;
 use super::target::Task;
-use super::{Count, EventCount, EventValue, StatCounts, ThreadCount};
+use crate::builder::counter_builder;
 use crate::error::SamplerError;
-use crate::event::EventSpec;
 use crate::refusal::{self, OpenScope};
 use crate::tasks;
-
-/// Opens `spec` as a counter on this process, to learn whether the kernel
-/// will count it at all.
-pub(super) fn probe(spec: &EventSpec) -> Result<(), SamplerError> {
-    refusal::probe(&mut spec.builder(), spec)
-}
 
 /// The open counters of a count.
 pub(super) struct Counters<'a> {
@@ -89,9 +83,7 @@ impl<'a> Counters<'a> {
     /// One counter per event on the suspended command, enabled at its exec.
     pub fn open_command(&mut self, pid: libc::pid_t) -> Result<(), SamplerError> {
         for (index, event) in counted(self.events) {
-            let counter = event
-                .spec
-                .builder()
+            let counter = counter_builder(&event.spec)
                 .observe_pid(pid)
                 .any_cpu()
                 .inherit(true)
@@ -122,9 +114,7 @@ impl<'a> Counters<'a> {
                 process: Some(task.pid),
             };
             for (index, event) in counted(self.events) {
-                let built = event
-                    .spec
-                    .builder()
+                let built = counter_builder(&event.spec)
                     .observe_pid(task.tid as libc::pid_t)
                     .any_cpu()
                     .inherit(true)
@@ -166,9 +156,7 @@ impl<'a> Counters<'a> {
         };
         for &cpu in cpus {
             for (index, event) in counted(self.events) {
-                let counter = event
-                    .spec
-                    .builder()
+                let counter = counter_builder(&event.spec)
                     .any_pid()
                     .one_cpu(cpu)
                     .build()

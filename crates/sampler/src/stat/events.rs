@@ -4,13 +4,22 @@
 //! this machine can count it; without modifiers of its own an event counts
 //! the kernel's side too, where the kernel allows.
 
-use super::counters::probe;
-use super::{DEFAULT_STAT_EVENTS, StatConfig};
+use profiler_events::{EventSpec, Pmus, own_modifiers, split_event_list};
+
+use crate::builder::counter_builder;
 use crate::error::SamplerError;
-use crate::event::EventSpec;
-use crate::event_parse::{own_modifiers, split_event_list};
-use crate::pmu::Pmus;
 use crate::privileges::Privileges;
+use crate::refusal;
+
+/// The events counted when none is named: those `perf stat` shows.
+pub const DEFAULT_STAT_EVENTS: &[&str] = &[
+    "task-clock",
+    "context-switches",
+    "cpu-migrations",
+    "page-faults",
+    "cycles",
+    "instructions",
+];
 
 /// An event to count, checked against the kernel.
 #[derive(Clone, Debug)]
@@ -22,15 +31,16 @@ pub(super) struct StatEvent {
     pub unsupported: Option<String>,
 }
 
-/// The events to count, each checked with a trial open on this process.
+/// The events of the `-e` values `lists` (empty: the defaults, with a
+/// CPU's clock for `cpu_wide` counts), each checked with a trial open on
+/// this process.
 pub(super) fn resolve_events(
-    config: &StatConfig,
+    lists: &[String],
     cpu_wide: bool,
     privileges: &Privileges,
     notices: &mut Vec<String>,
 ) -> Result<Vec<StatEvent>, SamplerError> {
-    let defaults = config.events.is_empty();
-    let texts: Vec<String> = if defaults {
+    let texts: Vec<String> = if lists.is_empty() {
         DEFAULT_STAT_EVENTS
             .iter()
             // A CPU's clock, not a task's, is what runs on a whole CPU.
@@ -41,7 +51,7 @@ pub(super) fn resolve_events(
             .collect()
     } else {
         let mut texts = Vec::new();
-        for list in &config.events {
+        for list in lists {
             texts.extend(expand_event_list(list, notices)?);
         }
         texts
@@ -66,7 +76,7 @@ pub(super) fn resolve_events(
             true => text.trim().to_owned(),
             false => spec.base.clone(),
         };
-        let unsupported = match probe(&spec) {
+        let unsupported = match refusal::probe(&mut counter_builder(&spec), &spec) {
             Ok(()) => None,
             Err(SamplerError::EventNotSupported { reason, .. }) => Some(reason),
             Err(error) => return Err(error),

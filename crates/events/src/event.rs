@@ -1,15 +1,7 @@
 //! Events: the generic hardware and software events the kernel defines,
 //! and [`EventSpec`], an event as `perf_event_open` takes it (its encoding,
-//! where to count it, how precisely), with the counter builder every open
-//! starts from. The `-e` syntax that produces one is in `event_parse`.
-
-use perf_event::events::Event;
-use perf_event::{Builder, ReadFormat};
-use perf_event_open_sys::bindings::perf_event_attr;
-
-use crate::error::SamplerError;
-use crate::event_parse::parse_events;
-use crate::pmu::Pmus;
+//! where to count it, how precisely). The `-e` syntax that produces one,
+//! and [`EventSpec::parse`], are in `event_parse`.
 
 pub const PERF_TYPE_HARDWARE: u32 = 0;
 pub const PERF_TYPE_SOFTWARE: u32 = 1;
@@ -149,27 +141,6 @@ impl EventSpec {
         }
     }
 
-    /// Parses one event in `-e` syntax (see [`parse_events`]), against
-    /// this machine's PMUs. Without modifiers only user space is counted.
-    pub fn parse(text: &str) -> Result<EventSpec, SamplerError> {
-        EventSpec::parse_with(text, &Pmus::system())
-    }
-
-    /// Parses one event against `pmus`.
-    pub fn parse_with(text: &str, pmus: &Pmus) -> Result<EventSpec, SamplerError> {
-        let mut events: Vec<EventSpec> = parse_events(text, pmus, false)?
-            .into_iter()
-            .flat_map(|group| group.events)
-            .collect();
-        match events.len() {
-            1 => Ok(events.remove(0)),
-            count => Err(SamplerError::EventSyntax {
-                text: text.to_owned(),
-                problem: format!("expected one event, found {count}"),
-            }),
-        }
-    }
-
     /// Whether the event is one of the kernel's software events, which
     /// have no skid for `:p` to reduce.
     pub fn is_software(&self) -> bool {
@@ -187,36 +158,6 @@ impl EventSpec {
             text.push_str(&format!(" config2 {:#x}", self.config2));
         }
         text
-    }
-
-    /// The builder every counter of this event starts from: its encoding
-    /// and where it counts (user space, kernel, hypervisor); disabled,
-    /// reading its enabled and running times, and bound to no task or CPU
-    /// yet, with the precision (`precise_ip`) its `p`s ask for.
-    pub(crate) fn builder(&self) -> Builder<'static> {
-        let mut builder = Builder::new(Encoding(self));
-        builder
-            .exclude_user(!self.user)
-            .exclude_kernel(!self.kernel)
-            .exclude_hv(!self.hypervisor)
-            .read_format(ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING)
-            .enabled(false);
-        if self.precise > 0 {
-            builder.attrs_mut().set_precise_ip(u64::from(self.precise));
-        }
-        builder
-    }
-}
-
-/// An event's encoding, as perf-event2 takes it.
-struct Encoding<'a>(&'a EventSpec);
-
-impl Event for Encoding<'_> {
-    fn update_attrs(self, attr: &mut perf_event_attr) {
-        attr.type_ = self.0.perf_type;
-        attr.config = self.0.config;
-        attr.__bindgen_anon_3.config1 = self.0.config1;
-        attr.__bindgen_anon_4.config2 = self.0.config2;
     }
 }
 

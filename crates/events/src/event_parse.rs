@@ -16,9 +16,10 @@
 //! in libpfm's spirit.
 
 use crate::cache_events::{self, CacheLookup, PERF_TYPE_HW_CACHE};
-use crate::error::SamplerError;
+use crate::error::EventsError;
 use crate::event::{EventSpec, KNOWN_EVENTS, PERF_TYPE_RAW};
 use crate::pmu::{Pmu, Pmus, TermValue, parse_terms};
+use crate::suggest::closest;
 
 /// The most `p`s: `precise_ip` 3, zero skid.
 const MAX_PRECISE: u8 = 3;
@@ -40,8 +41,8 @@ pub fn parse_events(
     text: &str,
     pmus: &Pmus,
     kernel_by_default: bool,
-) -> Result<Vec<EventGroup>, SamplerError> {
-    let syntax = |problem: String| SamplerError::EventSyntax {
+) -> Result<Vec<EventGroup>, EventsError> {
+    let syntax = |problem: String| EventsError::EventSyntax {
         text: text.to_owned(),
         problem,
     };
@@ -89,6 +90,29 @@ pub fn parse_events(
         });
     }
     Ok(groups)
+}
+
+impl EventSpec {
+    /// Parses one event in `-e` syntax (see [`parse_events`]), against
+    /// this machine's PMUs. Without modifiers only user space is counted.
+    pub fn parse(text: &str) -> Result<EventSpec, EventsError> {
+        EventSpec::parse_with(text, &Pmus::system())
+    }
+
+    /// Parses one event against `pmus`.
+    pub fn parse_with(text: &str, pmus: &Pmus) -> Result<EventSpec, EventsError> {
+        let mut events: Vec<EventSpec> = parse_events(text, pmus, false)?
+            .into_iter()
+            .flat_map(|group| group.events)
+            .collect();
+        match events.len() {
+            1 => Ok(events.remove(0)),
+            count => Err(EventsError::EventSyntax {
+                text: text.to_owned(),
+                problem: format!("expected one event, found {count}"),
+            }),
+        }
+    }
 }
 
 /// Splits at the commas outside braces and outside a PMU event's slashes;
@@ -157,7 +181,7 @@ fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
 /// Splits at the commas outside `/.../` and `{...}`, as written: nothing
 /// trimmed, nothing checked (groups may nest, events may be empty), for
 /// the callers that read a list without parsing it.
-pub(crate) fn split_event_list(list: &str) -> Vec<&str> {
+pub fn split_event_list(list: &str) -> Vec<&str> {
     let mut items = Vec::new();
     let (mut depth, mut in_term, mut start) = (0usize, false, 0);
     for (index, c) in list.char_indices() {
@@ -183,8 +207,8 @@ fn parse_event(
     pmus: &Pmus,
     group_modifiers: Option<&str>,
     kernel_by_default: bool,
-) -> Result<EventSpec, SamplerError> {
-    let syntax = |problem: String| SamplerError::EventSyntax {
+) -> Result<EventSpec, EventsError> {
+    let syntax = |problem: String| EventsError::EventSyntax {
         text: text.to_owned(),
         problem,
     };
@@ -212,7 +236,7 @@ fn parse_event(
             }
             let resolved = match named_event(name, pmus) {
                 // `sched:sched_switch` is not `sched` with odd modifiers.
-                Err(SamplerError::UnknownEvent { .. })
+                Err(EventsError::UnknownEvent { .. })
                     if own.is_some_and(|m| m.chars().any(|c| !"ukhp".contains(c))) =>
                 {
                     Err(unknown_event(text, pmus))
@@ -247,7 +271,7 @@ fn parse_event(
 /// a PMU event's closing slash (`cycles:u` and `cpu/event=0x3c/k` give `u`
 /// and `k`, `cpu/event=0x3c/:k` gives `k`); `None` without. A colon with
 /// nothing after it gives `Some("")`.
-pub(crate) fn own_modifiers(event: &str) -> Option<&str> {
+pub fn own_modifiers(event: &str) -> Option<&str> {
     match event.rfind('/') {
         Some(slash) => match &event[slash + 1..] {
             "" => None,
@@ -258,7 +282,7 @@ pub(crate) fn own_modifiers(event: &str) -> Option<&str> {
 }
 
 /// Applies `u`, `k`, `h` and `p`s; `shown` is the event as the error names it.
-fn apply_modifiers(spec: &mut EventSpec, modifiers: &str, shown: &str) -> Result<(), SamplerError> {
+fn apply_modifiers(spec: &mut EventSpec, modifiers: &str, shown: &str) -> Result<(), EventsError> {
     let (mut user, mut kernel, mut hypervisor, mut precise) = (false, false, false, 0u8);
     for modifier in modifiers.chars() {
         match modifier {
@@ -267,7 +291,7 @@ fn apply_modifiers(spec: &mut EventSpec, modifiers: &str, shown: &str) -> Result
             'h' => hypervisor = true,
             'p' => precise = precise.saturating_add(1),
             _ => {
-                return Err(SamplerError::UnsupportedModifier {
+                return Err(EventsError::UnsupportedModifier {
                     event: shown.to_owned(),
                     modifier,
                 });
@@ -275,13 +299,13 @@ fn apply_modifiers(spec: &mut EventSpec, modifiers: &str, shown: &str) -> Result
         }
     }
     if precise > MAX_PRECISE {
-        return Err(SamplerError::InvalidEvent {
+        return Err(EventsError::InvalidEvent {
             event: shown.to_owned(),
             problem: "precision goes up to :ppp (zero skid); use :p, :pp or :ppp".to_owned(),
         });
     }
     if precise > 0 && spec.is_software() {
-        return Err(SamplerError::InvalidEvent {
+        return Err(EventsError::InvalidEvent {
             event: shown.to_owned(),
             problem: format!(
                 ":p asks the CPU to reduce skid, and software events have none; drop the p \
@@ -301,7 +325,7 @@ fn apply_modifiers(spec: &mut EventSpec, modifiers: &str, shown: &str) -> Result
 
 /// An event given by name alone: generic, raw, cache, or a PMU's named
 /// event.
-fn named_event(name: &str, pmus: &Pmus) -> Result<EventSpec, SamplerError> {
+fn named_event(name: &str, pmus: &Pmus) -> Result<EventSpec, EventsError> {
     if let Some(event) = KNOWN_EVENTS
         .iter()
         .find(|e| e.name == name || e.aliases.contains(&name))
@@ -312,7 +336,7 @@ fn named_event(name: &str, pmus: &Pmus) -> Result<EventSpec, SamplerError> {
         && !hex.is_empty()
         && hex.bytes().all(|b| b.is_ascii_hexdigit())
     {
-        let config = u64::from_str_radix(hex, 16).map_err(|_| SamplerError::InvalidEvent {
+        let config = u64::from_str_radix(hex, 16).map_err(|_| EventsError::InvalidEvent {
             event: name.to_owned(),
             problem: "a raw code is at most 16 hexadecimal digits (the 64 bits of config)"
                 .to_owned(),
@@ -324,7 +348,7 @@ fn named_event(name: &str, pmus: &Pmus) -> Result<EventSpec, SamplerError> {
             return Ok(hardware_spec(event.name, PERF_TYPE_HW_CACHE, event.config));
         }
         CacheLookup::Invalid(problem) => {
-            return Err(SamplerError::InvalidEvent {
+            return Err(EventsError::InvalidEvent {
                 event: name.to_owned(),
                 problem,
             });
@@ -339,7 +363,7 @@ fn named_event(name: &str, pmus: &Pmus) -> Result<EventSpec, SamplerError> {
             let body = format!("{}/{alias}/", pmu.name);
             pmu_event(&body, &pmu.name, alias, pmus)
         }
-        several => Err(SamplerError::InvalidEvent {
+        several => Err(EventsError::InvalidEvent {
             event: name.to_owned(),
             problem: format!(
                 "several PMUs name an event so ({}); say which, e.g. {}/{name}/",
@@ -378,8 +402,8 @@ pub(crate) fn pmu_event(
     pmu_name: &str,
     terms: &str,
     pmus: &Pmus,
-) -> Result<EventSpec, SamplerError> {
-    let pmu = pmus.get(pmu_name).ok_or_else(|| SamplerError::UnknownPmu {
+) -> Result<EventSpec, EventsError> {
+    let pmu = pmus.get(pmu_name).ok_or_else(|| EventsError::UnknownPmu {
         event: body.to_owned(),
         pmu: pmu_name.to_owned(),
         known: match pmus.is_empty() {
@@ -388,7 +412,7 @@ pub(crate) fn pmu_event(
         },
     })?;
     if terms.trim().is_empty() {
-        return Err(SamplerError::EventSyntax {
+        return Err(EventsError::EventSyntax {
             text: body.to_owned(),
             problem: format!(
                 "no terms between the slashes; e.g. {pmu_name}/{}/",
@@ -399,7 +423,7 @@ pub(crate) fn pmu_event(
             ),
         });
     }
-    let user_terms = parse_terms(terms, false).map_err(|problem| SamplerError::EventSyntax {
+    let user_terms = parse_terms(terms, false).map_err(|problem| EventsError::EventSyntax {
         text: body.to_owned(),
         problem,
     })?;
@@ -411,7 +435,7 @@ pub(crate) fn pmu_event(
             match (pmu.alias(&term.name), alias) {
                 (Some(found), None) => alias = Some(found),
                 (Some(found), Some(first)) => {
-                    return Err(SamplerError::InvalidEvent {
+                    return Err(EventsError::InvalidEvent {
                         event: body.to_owned(),
                         problem: format!(
                             "'{}' and '{}' are both named events; give one per event, and \
@@ -428,7 +452,7 @@ pub(crate) fn pmu_event(
     }
     let mut all = match alias {
         Some(alias) => {
-            parse_terms(&alias.terms, true).map_err(|problem| SamplerError::InvalidEvent {
+            parse_terms(&alias.terms, true).map_err(|problem| EventsError::InvalidEvent {
                 event: body.to_owned(),
                 problem: format!(
                     "the kernel's definition of '{}' ({}) cannot be read: {problem}",
@@ -456,7 +480,7 @@ pub(crate) fn pmu_event(
 }
 
 /// The error for a name no table knows, with the closest known name.
-fn unknown_event(name: &str, pmus: &Pmus) -> SamplerError {
+fn unknown_event(name: &str, pmus: &Pmus) -> EventsError {
     let generic = KNOWN_EVENTS
         .iter()
         .flat_map(|e| std::iter::once(e.name).chain(e.aliases.iter().copied()));
@@ -467,7 +491,7 @@ fn unknown_event(name: &str, pmus: &Pmus) -> SamplerError {
     let candidates = generic
         .chain(cache.iter().map(String::as_str))
         .chain(aliases);
-    SamplerError::UnknownEvent {
+    EventsError::UnknownEvent {
         name: name.to_owned(),
         suggestion: closest(name, candidates).map(str::to_owned),
         known: KNOWN_EVENTS
@@ -476,49 +500,6 @@ fn unknown_event(name: &str, pmus: &Pmus) -> SamplerError {
             .collect::<Vec<_>>()
             .join(", "),
     }
-}
-
-/// The candidate closest to `name` (ignoring case) within a few edits.
-pub(crate) fn closest<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let length = name.chars().count();
-    let limit = (length / 3).clamp(1, 2);
-    let name = name.to_ascii_lowercase();
-    candidates
-        .map(|candidate| {
-            (
-                edit_distance(&name, &candidate.to_ascii_lowercase()),
-                candidate,
-            )
-        })
-        .filter(|(distance, _)| *distance <= limit)
-        .min()
-        .map(|(_, candidate)| candidate)
-}
-
-/// What a missing `?` term asks for: a unit mask, or a value.
-pub(crate) fn missing_value(field: &str) -> String {
-    match field {
-        "umask" => "a unit mask (umask=...)".to_owned(),
-        field => format!("a value for {field} ({field}=...)"),
-    }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -929,16 +910,5 @@ mod tests {
         assert_eq!(kernel, expected);
         let user_only = parse_events("cpu-clock", &pmus, false).unwrap();
         assert!(!user_only[0].events[0].kernel);
-    }
-
-    #[test]
-    fn closest_needs_a_near_name() {
-        let names = ["cs", "cpu-clock", "umask"];
-        assert_eq!(closest("xx", names.iter().copied()), None);
-        assert_eq!(closest("umsk", names.iter().copied()), Some("umask"));
-        assert_eq!(
-            closest("CPU-CLOK", names.iter().copied()),
-            Some("cpu-clock")
-        );
     }
 }

@@ -1,14 +1,13 @@
-//! Every event this machine knows, grouped as `perf list` groups them
+//! Every event a machine knows, grouped as `perf list` groups them
 //! (hardware, software, hardware cache, kernel PMU events, and the raw
-//! syntax lines), each probed: opened for a moment as a counter on this
-//! process, user space only, then closed, and said usable or not and why.
+//! syntax lines), each with its encoding, or why it has none. Whether the
+//! kernel will count one is for the sampler to learn, by opening it.
 
 use crate::cache_events;
-use crate::error::SamplerError;
+use crate::error::{EventsError, missing_value};
 use crate::event::{EventSpec, KNOWN_EVENTS};
-use crate::event_parse::{missing_value, pmu_event};
+use crate::event_parse::pmu_event;
 use crate::pmu::Pmus;
-use crate::refusal;
 
 /// The groups of `perf list`, in its order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,7 +38,8 @@ pub enum Usability {
     Usable,
     /// Why not, and what to change where there is something.
     Unusable(String),
-    /// A syntax line, not an event: nothing to open.
+    /// Not opened: a syntax line (nothing to open), or an event with an
+    /// encoding that has not been tried yet.
     NotProbed,
 }
 
@@ -61,6 +61,9 @@ pub struct ListedEvent {
     pub unit: Option<String>,
     /// For a syntax line: what it takes.
     pub description: Option<String>,
+    /// Whether its PMU counts whole CPUs for the whole system (uncore,
+    /// RAPL), not one process.
+    pub system_wide: bool,
 }
 
 impl ListedEvent {
@@ -74,23 +77,20 @@ impl ListedEvent {
             scale: None,
             unit: None,
             description: None,
+            system_wide: false,
         }
     }
 
-    /// Resolves the event and probes it.
+    /// An event with its encoding, not probed yet; or why it has none.
     fn resolved(
         name: String,
         group: ListGroup,
-        spec: Result<EventSpec, SamplerError>,
-        system_wide: bool,
+        spec: Result<EventSpec, EventsError>,
     ) -> ListedEvent {
         let mut listed = ListedEvent::new(name, group);
         match spec {
-            Ok(spec) => {
-                listed.usability = probe(&spec, system_wide);
-                listed.spec = Some(spec);
-            }
-            Err(SamplerError::MissingValue { field, .. }) => {
+            Ok(spec) => listed.spec = Some(spec),
+            Err(EventsError::MissingValue { field, .. }) => {
                 listed.usability =
                     Usability::Unusable(format!("needs {} in its terms", missing_value(&field)));
             }
@@ -101,7 +101,7 @@ impl ListedEvent {
 }
 
 /// Every event `pmus` and the kernel's tables define, in `perf list`'s
-/// groups, each probed on this process.
+/// groups; those with an encoding are [`Usability::NotProbed`].
 pub fn list_events(pmus: &Pmus) -> Vec<ListedEvent> {
     let mut events = Vec::new();
     for group in [ListGroup::Hardware, ListGroup::Software] {
@@ -115,7 +115,6 @@ pub fn list_events(pmus: &Pmus) -> Vec<ListedEvent> {
                 event.name.to_owned(),
                 group,
                 Ok(EventSpec::user_only(event)),
-                false,
             );
             listed.aliases = event.aliases.iter().map(|a| (*a).to_owned()).collect();
             events.push(listed);
@@ -127,15 +126,14 @@ pub fn list_events(pmus: &Pmus) -> Vec<ListedEvent> {
             cache.name,
             ListGroup::HardwareCache,
             spec,
-            false,
         ));
     }
     for pmu in pmus.iter() {
         for alias in &pmu.aliases {
             let name = format!("{}/{}/", pmu.name, alias.name);
             let spec = pmu_event(&name, &pmu.name, &alias.name, pmus);
-            let mut listed =
-                ListedEvent::resolved(name, ListGroup::KernelPmu, spec, pmu.system_wide);
+            let mut listed = ListedEvent::resolved(name, ListGroup::KernelPmu, spec);
+            listed.system_wide = pmu.system_wide;
             listed.scale = alias.scale.clone();
             listed.unit = alias.unit.clone();
             events.push(listed);
@@ -161,23 +159,6 @@ pub fn list_events(pmus: &Pmus) -> Vec<ListedEvent> {
         events.push(line);
     }
     events
-}
-
-/// Opens `spec` as a counter on this process, user space only, and closes
-/// it again.
-fn probe(spec: &EventSpec, system_wide: bool) -> Usability {
-    let mut builder = spec.builder();
-    builder
-        .exclude_user(false)
-        .exclude_kernel(true)
-        .exclude_hv(true);
-    match refusal::probe(&mut builder, spec) {
-        Ok(()) => Usability::Usable,
-        Err(_) if system_wide => Usability::Unusable(
-            "its PMU counts whole CPUs for the whole system, not one process".to_owned(),
-        ),
-        Err(error) => Usability::Unusable(refusal::reason(error)),
-    }
 }
 
 #[cfg(test)]
@@ -225,7 +206,10 @@ mod tests {
         );
         let loads = find(&events, "cpu/mem-loads/");
         assert_eq!(loads.spec.as_ref().unwrap().config1, 3);
+        assert_eq!(loads.usability, Usability::NotProbed);
+        assert!(!loads.system_wide);
         let read = find(&events, "uncore_imc_0/cas_count_read/");
+        assert!(read.system_wide);
         assert_eq!(read.unit.as_deref(), Some("MiB"));
         assert_eq!(read.scale.as_deref(), Some("6.103515625e-5"));
         let raw = find(&events, "cpu/FIELD=VALUE,.../");
@@ -241,13 +225,6 @@ mod tests {
                 .iter()
                 .all(|e| e.group != ListGroup::RawDescriptor || e.spec.is_none())
         );
-    }
-
-    #[test]
-    fn software_events_can_be_counted_here() {
-        let events = list_events(&Pmus::default());
-        assert_eq!(find(&events, "cpu-clock").usability, Usability::Usable);
-        assert_eq!(find(&events, "page-faults").aliases, ["faults"]);
     }
 
     #[test]

@@ -12,7 +12,8 @@ use std::io;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
-use crate::error::SamplerError;
+use crate::error::EventsError;
+use crate::suggest::closest;
 
 /// Where the kernel lists its PMUs.
 pub const SYSFS_PMUS: &str = "/sys/bus/event_source/devices";
@@ -367,7 +368,7 @@ impl Pmu {
     /// event's terms come first, the user's after them. `config`,
     /// `config1` and `config2` set a whole word where no format field has
     /// that name. `event` names the event in errors.
-    pub fn encode(&self, event: &str, terms: &[Term]) -> Result<[u64; 3], SamplerError> {
+    pub fn encode(&self, event: &str, terms: &[Term]) -> Result<[u64; 3], EventsError> {
         let mut words = [0u64; 3];
         let mut required: Vec<&str> = Vec::new();
         for term in terms {
@@ -378,7 +379,7 @@ impl Pmu {
             };
             if let Some(field) = self.field(&term.name) {
                 let Some(index) = field.word.index() else {
-                    return Err(SamplerError::InvalidEvent {
+                    return Err(EventsError::InvalidEvent {
                         event: event.to_owned(),
                         problem: format!(
                             "field '{}' lives in config3 ({}), which this profiler does not set",
@@ -388,7 +389,7 @@ impl Pmu {
                 };
                 let placed = field
                     .place(value)
-                    .ok_or_else(|| SamplerError::ValueOutOfRange {
+                    .ok_or_else(|| EventsError::ValueOutOfRange {
                         event: event.to_owned(),
                         field: field.name.clone(),
                         value,
@@ -404,7 +405,7 @@ impl Pmu {
             }
         }
         if let Some(field) = required.first() {
-            return Err(SamplerError::MissingValue {
+            return Err(EventsError::MissingValue {
                 event: event.to_owned(),
                 field: (*field).to_owned(),
             });
@@ -414,7 +415,7 @@ impl Pmu {
 
     /// The error for a term this PMU has no field (nor, where `bare`, no
     /// event) by the name of `term`.
-    pub(crate) fn unknown_field(&self, event: &str, term: &str, bare: bool) -> SamplerError {
+    pub(crate) fn unknown_field(&self, event: &str, term: &str, bare: bool) -> EventsError {
         let candidates = self.formats.iter().map(|f| f.name.as_str()).chain(
             self.aliases
                 .iter()
@@ -436,10 +437,10 @@ impl Pmu {
                 self.field_names()
             ),
         };
-        let suggestion = crate::event_parse::closest(term, candidates)
+        let suggestion = closest(term, candidates)
             .map(|s| format!(" (did you mean '{s}'?)"))
             .unwrap_or_default();
-        SamplerError::UnknownPmuField {
+        EventsError::UnknownPmuField {
             event: event.to_owned(),
             pmu: self.name.clone(),
             term: format!(
