@@ -73,7 +73,7 @@ pub use event_parse::{EventGroup, parse_events};
 pub use launch::TargetExit;
 pub use pmu::{FormatField, Pmu, PmuAlias, Pmus};
 pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
-pub use profil::{Profil, ProfilConfig, ProfilOutcome, ProfilRegion};
+pub use profil::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion};
 pub use recorder::{
     DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES, DEFAULT_STACK_RING_BYTES,
     EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
