@@ -10,8 +10,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use profiler_histogram::{BucketWidth, Scale};
-use profiler_model::Avma;
 use profiler_histogram::{Buckets, Histogram, HistogramConfig, Region};
+use profiler_model::Avma;
 use profiler_sampler::{
     Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion, SamplerError,
 };
@@ -231,8 +231,7 @@ fn counts_already_in_the_buckets_are_added_to() {
     let start_count = 1_u64 << 40;
     let counts = Buckets::from_ne_bytes(BucketWidth::Bits64, &start_count.to_ne_bytes()).unwrap();
     histogram.add_region_with(region, counts).unwrap();
-    let Some(event) = refused_outside_ci(ProfilEvent::new("cpu-clock", THRESHOLD_NS, false))
-    else {
+    let Some(event) = refused_outside_ci(ProfilEvent::new("cpu-clock", THRESHOLD_NS, false)) else {
         return;
     };
     let profil = Profil::start_into(&event, histogram).unwrap();
@@ -256,17 +255,26 @@ fn the_software_fallback_samples_cpu_clock_and_says_why() {
         Some(notice) => {
             assert_eq!(event.name(), "cpu-clock");
             assert!(event.threshold() >= 250_000, "{}", event.threshold());
-            assert!(notice.starts_with("'cycles' cannot be sampled: "), "{notice}");
+            assert!(
+                notice.starts_with("'cycles' cannot be sampled: "),
+                "{notice}"
+            );
             let instead = format!("sampling cpu-clock every {} ns instead", event.threshold());
             assert!(notice.ends_with(&instead), "{notice}");
         }
-        None => assert_eq!((event.name().as_str(), event.threshold()), ("cycles", 1_000_000)),
+        None => assert_eq!(
+            (event.name().as_str(), event.threshold()),
+            ("cycles", 1_000_000)
+        ),
     }
     // A software event is never replaced.
     let Some(event) = refused_outside_ci(ProfilEvent::new("task-clock", 1_000_000, true)) else {
         return;
     };
-    assert_eq!((event.name().as_str(), event.notice()), ("task-clock", None));
+    assert_eq!(
+        (event.name().as_str(), event.notice()),
+        ("task-clock", None)
+    );
 }
 
 #[test]
