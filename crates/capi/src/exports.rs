@@ -9,6 +9,8 @@ use std::ffi::{CStr, c_char, c_int, c_longlong, c_uint, c_void};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Mutex, PoisonError};
 
+use libc::{size_t, uintptr_t};
+
 use crate::caller_buffer::CallerBuffer;
 use crate::encoding::{encode, system_pmus};
 use crate::errors::{CallError, call, describe};
@@ -33,8 +35,8 @@ pub struct ProfSession(Mutex<Session>);
 pub unsafe extern "C" fn prof_profil(
     out: *mut *mut ProfSession,
     buf: *mut c_void,
-    bufsiz: usize,
-    offset: usize,
+    bufsiz: size_t,
+    offset: uintptr_t,
     scale: c_uint,
     event: *const c_char,
     threshold: c_longlong,

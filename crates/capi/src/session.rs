@@ -220,7 +220,7 @@ fn place(request: RegionRequest, width: BucketWidth) -> Result<Placed, CallError
     } = request;
     let buffer = buffer.ok_or_else(|| {
         CallError::invalid(format!(
-            "{name}the buffer is NULL; give one of bufsiz bytes for the buckets"
+            "{name}buf is NULL; give a buffer of bufsiz bytes for the buckets"
         ))
     })?;
     let scale = Scale::new(u64::from(scale))

@@ -3,6 +3,8 @@
 
 use std::ffi::{c_int, c_uint, c_void};
 
+use libc::{size_t, uintptr_t};
+
 /// Flags: PAPI's values and meanings.
 pub const PROF_POSIX: c_int = 0x00;
 pub const PROF_RANDOM: c_int = 0x01;
@@ -31,9 +33,9 @@ pub struct ProfRegion {
     /// The caller's buckets, 16, 32 or 64 bits wide as the flags say.
     pub buf: *mut c_void,
     /// Bytes at `buf`.
-    pub bufsiz: usize,
+    pub bufsiz: size_t,
     /// The lowest address of the region, in the running process.
-    pub offset: usize,
+    pub offset: uintptr_t,
     /// PAPI's scale: 65536 is one bucket per 2 bytes, 131072 one per byte.
     pub scale: c_uint,
 }
