@@ -501,3 +501,40 @@ fn the_example_prints_papis_table_with_function_names() {
     assert!((flops + sums) * 10 >= total * 9, "{text}");
     assert!(flops > sums, "{text}");
 }
+
+#[test]
+fn the_module_serves_fortran() {
+    if Command::new("gfortran").arg("--version").output().is_err() {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "gfortran is missing under CI (.ci/run installs it)"
+        );
+        eprintln!("skipping the Fortran test: gfortran is not installed");
+        return;
+    }
+    if !sampling_allowed() {
+        return;
+    }
+    let output = run_fixture(&capi_fixture("capi-fortran"), &[]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("encoding 1 1 0 1\n"), "{text}");
+    assert!(
+        text.contains("case scale-1 -1 scale 1 is not valid: use 131072"),
+        "{text}"
+    );
+    let number = |prefix: &str, field: usize| -> u64 {
+        text.lines()
+            .find_map(|line| line.strip_prefix(prefix))
+            .and_then(|rest| rest.split_whitespace().nth(field)?.parse().ok())
+            .unwrap_or_else(|| panic!("no '{prefix}' in:\n{text}"))
+    };
+    let (samples, outside, counted) = (
+        number("stats ", 0),
+        number("stats ", 1),
+        number("counted ", 0),
+    );
+    assert!(samples >= 1000, "{text}");
+    assert_eq!(counted + outside, samples, "{text}");
+    // The region holds burn and little else.
+    assert!(counted * 10 >= samples * 9, "{text}");
+}

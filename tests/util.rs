@@ -16,22 +16,18 @@ pub fn fixture(name: &str) -> PathBuf {
     BUILT.get_or_init(|| make_fixtures(&["all"])).join(name)
 }
 
-/// The fixture programs that call libprofiler, linked with the library
-/// cargo built beside the test binary (the C library is a dev-dependency).
+/// A fixture program that calls libprofiler, built (if need be) against
+/// the library cargo built beside the test binary: the C library is a
+/// dev-dependency for that.
 pub fn capi_fixture(name: &str) -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let exe = std::env::current_exe().unwrap();
-            let lib = exe.parent().unwrap();
-            assert!(
-                lib.join("libprofiler.so").exists() && lib.join("libprofiler.a").exists(),
-                "cargo left no libprofiler beside the tests in {}",
-                lib.display()
-            );
-            make_fixtures(&["capi", &format!("LIB={}", lib.display())])
-        })
-        .join(name)
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe.parent().unwrap();
+    assert!(
+        lib.join("libprofiler.so").exists() && lib.join("libprofiler.a").exists(),
+        "cargo left no libprofiler beside the tests in {}",
+        lib.display()
+    );
+    make_fixtures(&[name, &format!("LIB={}", lib.display())]).join(name)
 }
 
 /// Runs the fixtures' Makefile with `args` into target/fixtures.

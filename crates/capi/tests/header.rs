@@ -2,7 +2,8 @@
 //! the ones libprofiler.so and libprofiler.a export, with the parameter
 //! and return types of the Rust definitions; its structs have the Rust
 //! structs' layout, as a C compiler lays them out; its constants have the
-//! Rust constants' values.
+//! Rust constants' values. The Fortran module (include/profiler.f90)
+//! binds the same functions and has the same constants.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::mem::{align_of, offset_of, size_of};
@@ -163,9 +164,9 @@ fn the_header_declares_what_the_libraries_export_with_the_rust_types() {
     assert_eq!(exported(&library("libprofiler.a"), false), names);
 }
 
-#[test]
-fn the_headers_constants_are_the_librarys() {
-    let values: BTreeMap<&str, i32> = BTreeMap::from([
+/// The library's constants, by name.
+fn constants() -> BTreeMap<&'static str, i32> {
+    BTreeMap::from([
         ("PROF_POSIX", PROF_POSIX),
         ("PROF_RANDOM", PROF_RANDOM),
         ("PROF_WEIGHTED", PROF_WEIGHTED),
@@ -182,7 +183,11 @@ fn the_headers_constants_are_the_librarys() {
         ("PROF_ESTATE", PROF_ESTATE),
         ("PROF_EPERM", PROF_EPERM),
         ("PROF_ENOSUPP", PROF_ENOSUPP),
-    ]);
+    ])
+}
+
+#[test]
+fn the_headers_constants_are_the_librarys() {
     let code = code(&header());
     let defined: BTreeMap<&str, i32> = code
         .lines()
@@ -197,7 +202,29 @@ fn the_headers_constants_are_the_librarys() {
             Some((name, value.unwrap()))
         })
         .collect();
-    assert_eq!(defined, values);
+    assert_eq!(defined, constants());
+}
+
+#[test]
+fn the_fortran_module_binds_the_same_functions_and_constants() {
+    let module = std::fs::read_to_string(root().join("include/profiler.f90")).unwrap();
+    let parameters: BTreeMap<&str, i32> = module
+        .lines()
+        .filter_map(|line| {
+            let (_, assignment) = line.split_once("parameter :: ")?;
+            let (name, value) = assignment.split_once(" = ")?;
+            Some((name, value.trim().parse().ok()?))
+        })
+        .collect();
+    assert_eq!(parameters, constants());
+    let bound: BTreeSet<String> = module
+        .split("bind(c, name=\"")
+        .skip(1)
+        .filter_map(|rest| Some(rest.split_once('"')?.0.to_owned()))
+        .filter(|name| name.starts_with("prof_"))
+        .collect();
+    let names: BTreeSet<String> = declared(&header()).into_keys().collect();
+    assert_eq!(bound, names);
 }
 
 #[test]
