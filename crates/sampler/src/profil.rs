@@ -65,7 +65,7 @@ pub struct ProfilConfig {
     /// PAPI's threshold, the counter's preset. At least 1.
     pub threshold: u64,
     /// When the kernel will not sample `event`, sample cpu-clock instead
-    /// (PAPI's `PAPI_PROFIL_FORCE_SW`); [`Profil::event`] says why.
+    /// (PAPI's `PAPI_PROFIL_FORCE_SW`); [`Profil::event`] says so, and why.
     pub software_fallback: bool,
     /// The addresses the buckets cover.
     pub region: ProfilRegion,
@@ -224,6 +224,7 @@ pub struct ProfilOutcome {
 /// it runs. Two profiles at once each count the other's drain thread.
 #[derive(Debug)]
 pub struct Profil {
+    event: ProfilEvent,
     running: Option<Running>,
 }
 
@@ -271,6 +272,7 @@ impl Profil {
                 error,
             })?;
         let profil = Profil {
+            event: event.clone(),
             running: Some(Running {
                 requests,
                 snapshots,
@@ -286,6 +288,11 @@ impl Profil {
         // `profil`'s drop waits for it.
         drop(rings_sender);
         handed_over.map(|()| profil)
+    }
+
+    /// The event sampled: the one asked for, or the software fallback.
+    pub fn event(&self) -> &ProfilEvent {
+        &self.event
     }
 
     /// What the profile has counted so far, every sample taken until now
@@ -426,7 +433,7 @@ fn drain(
             }
         }
     }
-    Ok(sink.outcome())
+    Ok(sink.into_outcome())
 }
 
 /// Samples of this process, into buckets.
@@ -447,9 +454,18 @@ impl HistogramSink {
         }
     }
 
+    /// What has been counted so far.
     fn outcome(&self) -> ProfilOutcome {
         ProfilOutcome {
             histogram: self.histogram.clone(),
+            samples: self.samples,
+            lost: self.lost,
+        }
+    }
+
+    fn into_outcome(self) -> ProfilOutcome {
+        ProfilOutcome {
+            histogram: self.histogram,
             samples: self.samples,
             lost: self.lost,
         }
@@ -518,7 +534,7 @@ mod tests {
         ] {
             sink.push(&record).unwrap();
         }
-        let outcome = sink.outcome();
+        let outcome = sink.into_outcome();
         assert_eq!((outcome.samples, outcome.lost), (3, 7));
         let stats = outcome.histogram.stats();
         assert_eq!((stats.in_region, stats.outside), (2, 1));

@@ -9,8 +9,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use profiler_histogram::{BucketWidth, Scale};
-use profiler_histogram::{Buckets, Histogram, HistogramConfig, Region};
+use profiler_histogram::{BucketWidth, Buckets, Histogram, HistogramConfig, Region, Scale};
 use profiler_model::Avma;
 use profiler_sampler::{
     Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion, SamplerError,
@@ -235,6 +234,7 @@ fn counts_already_in_the_buckets_are_added_to() {
         return;
     };
     let profil = Profil::start_into(&event, histogram).unwrap();
+    assert_eq!(profil.event(), &event);
     black_box(burn(Duration::from_millis(200)));
     let outcome = profil.stop().unwrap();
     let (_, buckets) = outcome.histogram.regions().next().unwrap();
