@@ -43,7 +43,7 @@ use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::error::SamplerError;
 use crate::event::{CPU_CLOCK, EventSpec};
 use crate::recorder::{DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, resolve_sampling};
-use crate::{own_process, refusal, sysinfo, target};
+use crate::{own_process, refusal, signals, sysinfo, target};
 
 /// How long the drain thread sleeps when no ring fills up. A request wakes
 /// it at once; this only bounds how stale the buckets may grow.
@@ -262,7 +262,8 @@ impl Profil {
         let drain = thread::Builder::new()
             .name("profil-drain".into())
             .spawn(move || {
-                block_signals();
+                // The program's signal handlers run on its own threads.
+                signals::block_all_in_this_thread();
                 // The receiver outlives this send: the starter waits for it.
                 let _ = tid_sender.send(own_process::current_tid());
                 drain(rings_receiver, request_reader, snapshot_sender, sink)
@@ -350,18 +351,6 @@ fn drain_thread_lost() -> SamplerError {
     SamplerError::System {
         what: "the profile's drain thread",
         error: io::Error::other("it ended unexpectedly"),
-    }
-}
-
-/// Keeps the signals sent to the process off the drain thread, so that the
-/// program's own handlers run on its own threads.
-fn block_signals() {
-    let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: sigfillset initialises the set it is given; pthread_sigmask
-    // reads it and changes only this thread's mask (no old mask wanted).
-    unsafe {
-        libc::sigfillset(all.as_mut_ptr());
-        libc::pthread_sigmask(libc::SIG_BLOCK, all.as_ptr(), std::ptr::null_mut());
     }
 }
 
