@@ -12,7 +12,7 @@ fn hist_json(dir: &Path, args: &[&str]) -> Value {
 
 /// Sum of the counts (of event column `column`) of the rows whose symbol
 /// belongs to `function`.
-fn function_count(table: &Value, function: &str, column: usize) -> u64 {
+pub(crate) fn function_count(table: &Value, function: &str, column: usize) -> u64 {
     table["rows"]
         .as_array()
         .unwrap()

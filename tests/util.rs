@@ -13,23 +13,40 @@ use serde_json::Value;
 /// directory; a file lock keeps concurrent test processes from racing.
 pub fn fixture(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    let dir = BUILT.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let out = root.join("target").join("fixtures");
-        std::fs::create_dir_all(&out).unwrap();
-        let lock = File::create(out.join(".lock")).unwrap();
-        lock.lock().unwrap();
-        let status = Command::new("make")
-            .arg("-s")
-            .arg("-C")
-            .arg(root.join("fixtures/programs"))
-            .arg(format!("OUT={}", out.display()))
-            .status()
-            .expect("make is needed to build the fixtures");
-        assert!(status.success(), "building the fixtures failed");
-        out
-    });
-    dir.join(name)
+    BUILT.get_or_init(|| make_fixtures(&["all"])).join(name)
+}
+
+/// A fixture program that calls libprofiler, built (if need be) against
+/// the library cargo built beside the test binary: the C library is a
+/// dev-dependency for that.
+pub fn capi_fixture(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe.parent().unwrap();
+    assert!(
+        lib.join("libprofiler.so").exists() && lib.join("libprofiler.a").exists(),
+        "cargo left no libprofiler beside the tests in {}",
+        lib.display()
+    );
+    make_fixtures(&[name, &format!("LIB={}", lib.display())]).join(name)
+}
+
+/// Runs the fixtures' Makefile with `args` into target/fixtures.
+fn make_fixtures(args: &[&str]) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = root.join("target").join("fixtures");
+    std::fs::create_dir_all(&out).unwrap();
+    let lock = File::create(out.join(".lock")).unwrap();
+    lock.lock().unwrap();
+    let status = Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(root.join("fixtures/programs"))
+        .arg(format!("OUT={}", out.display()))
+        .args(args)
+        .status()
+        .expect("make is needed to build the fixtures");
+    assert!(status.success(), "building the fixtures ({args:?}) failed");
+    out
 }
 
 /// A fresh directory for one test's files.

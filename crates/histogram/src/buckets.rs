@@ -118,49 +118,96 @@ impl Buckets {
                 OnFull::Wrap => (old.wrapping_add(amount) & max, false),
             },
         };
-        match self {
-            Buckets::Bits16(b) => b[index] = new as u16,
-            Buckets::Bits32(b) => b[index] = new as u32,
-            Buckets::Bits64(b) => b[index] = new,
-        }
+        self.set(index, new);
         fits
     }
 
     /// The buckets as little-endian bytes, for storage.
     pub fn to_le_bytes(&self) -> Vec<u8> {
-        match self {
-            Buckets::Bits16(b) => b.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            Buckets::Bits32(b) => b.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            Buckets::Bits64(b) => b.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        }
+        let mut bytes = vec![0; self.len() * self.width().bytes()];
+        self.write_bytes(&mut bytes, ByteOrder::Little);
+        bytes
     }
 
     /// Reads buckets written by [`Buckets::to_le_bytes`]; `None` if the
     /// length is not a whole number of buckets.
     pub fn from_le_bytes(width: BucketWidth, bytes: &[u8]) -> Option<Buckets> {
+        Buckets::from_bytes(width, bytes, ByteOrder::Little)
+    }
+
+    /// Reads buckets as a C program holds them in memory (`unsigned short`,
+    /// `unsigned int` or `unsigned long long` in the machine's byte order);
+    /// `None` if the length is not a whole number of buckets.
+    pub fn from_ne_bytes(width: BucketWidth, bytes: &[u8]) -> Option<Buckets> {
+        Buckets::from_bytes(width, bytes, ByteOrder::Native)
+    }
+
+    /// Writes the buckets into `out` as a C program holds them in memory,
+    /// as many as fit.
+    pub fn write_ne_bytes(&self, out: &mut [u8]) {
+        self.write_bytes(out, ByteOrder::Native);
+    }
+
+    fn write_bytes(&self, out: &mut [u8], order: ByteOrder) {
+        let chunks = out.chunks_exact_mut(self.width().bytes());
+        for (chunk, count) in chunks.zip(self.counts()) {
+            order.write(count, chunk);
+        }
+    }
+
+    fn from_bytes(width: BucketWidth, bytes: &[u8], order: ByteOrder) -> Option<Buckets> {
         if !bytes.len().is_multiple_of(width.bytes()) {
             return None;
         }
-        Some(match width {
-            BucketWidth::Bits16 => Buckets::Bits16(
-                bytes
-                    .chunks_exact(2)
-                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                    .collect(),
-            ),
-            BucketWidth::Bits32 => Buckets::Bits32(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect(),
-            ),
-            BucketWidth::Bits64 => Buckets::Bits64(
-                bytes
-                    .chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                    .collect(),
-            ),
-        })
+        let mut buckets = Buckets::new(width, bytes.len() / width.bytes());
+        for (index, chunk) in bytes.chunks_exact(width.bytes()).enumerate() {
+            buckets.set(index, order.read(chunk));
+        }
+        Some(buckets)
+    }
+
+    /// Sets bucket `index` to `value`, which fits the width.
+    fn set(&mut self, index: usize, value: u64) {
+        match self {
+            Buckets::Bits16(b) => b[index] = value as u16,
+            Buckets::Bits32(b) => b[index] = value as u32,
+            Buckets::Bits64(b) => b[index] = value,
+        }
+    }
+}
+
+/// How a bucket's bytes are ordered.
+#[derive(Clone, Copy)]
+enum ByteOrder {
+    Little,
+    Native,
+}
+
+impl ByteOrder {
+    fn is_big_endian(self) -> bool {
+        matches!(self, ByteOrder::Native) && cfg!(target_endian = "big")
+    }
+
+    /// A count from its 2, 4 or 8 bytes.
+    fn read(self, bytes: &[u8]) -> u64 {
+        let mut wide = [0; 8];
+        if self.is_big_endian() {
+            wide[8 - bytes.len()..].copy_from_slice(bytes);
+            u64::from_be_bytes(wide)
+        } else {
+            wide[..bytes.len()].copy_from_slice(bytes);
+            u64::from_le_bytes(wide)
+        }
+    }
+
+    /// Writes a count that fits in `out`'s 2, 4 or 8 bytes.
+    fn write(self, count: u64, out: &mut [u8]) {
+        let n = out.len();
+        if self.is_big_endian() {
+            out.copy_from_slice(&count.to_be_bytes()[8 - n..]);
+        } else {
+            out.copy_from_slice(&count.to_le_bytes()[..n]);
+        }
     }
 }
 
@@ -232,5 +279,28 @@ mod tests {
             assert_eq!(Buckets::from_le_bytes(width, &bytes), Some(buckets));
             assert_eq!(Buckets::from_le_bytes(width, &bytes[1..]), None);
         }
+    }
+
+    #[test]
+    fn buckets_round_trip_through_memory_as_c_holds_it() {
+        let counts: [u16; 3] = [1, 0x1234, u16::MAX];
+        let bytes: Vec<u8> = counts.iter().flat_map(|c| c.to_ne_bytes()).collect();
+        let buckets = Buckets::from_ne_bytes(BucketWidth::Bits16, &bytes).unwrap();
+        assert_eq!(buckets.counts().collect::<Vec<_>>(), [1, 0x1234, 65_535]);
+        let wide: [u64; 2] = [u64::MAX, 7];
+        let bytes: Vec<u8> = wide.iter().flat_map(|c| c.to_ne_bytes()).collect();
+        let buckets = Buckets::from_ne_bytes(BucketWidth::Bits64, &bytes).unwrap();
+        assert_eq!(buckets.counts().collect::<Vec<_>>(), wide);
+        // Written back into a larger buffer: the rest is left alone.
+        let mut out = [0xaa_u8; 20];
+        buckets.write_ne_bytes(&mut out);
+        assert_eq!(out[..16], bytes[..]);
+        assert_eq!(out[16..], [0xaa; 4]);
+        let mut words = [0_u8; 8];
+        Buckets::from_ne_bytes(BucketWidth::Bits32, &7_u32.to_ne_bytes().repeat(2))
+            .unwrap()
+            .write_ne_bytes(&mut words);
+        assert_eq!(words[..4], 7_u32.to_ne_bytes());
+        assert_eq!(Buckets::from_ne_bytes(BucketWidth::Bits32, &[0; 6]), None);
     }
 }

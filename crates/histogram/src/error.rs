@@ -23,4 +23,16 @@ pub enum HistogramError {
         buckets: u64,
         limit: u64,
     },
+
+    #[error(
+        "the region at {offset:#x} has {buckets} {bits}-bit buckets, but {given} {given_bits}-bit \
+         counts were given for it"
+    )]
+    CountsMismatch {
+        offset: u64,
+        buckets: usize,
+        bits: u32,
+        given: usize,
+        given_bits: u32,
+    },
 }

@@ -10,6 +10,7 @@
 //! rule is the well-defined one.
 
 use crate::buckets::{BucketWidth, Buckets, OnFull};
+use crate::error::HistogramError;
 use crate::flags::{Flags, PapiRandom};
 use crate::region::Region;
 
@@ -90,6 +91,38 @@ impl Histogram {
             .partition_point(|&i| self.regions[i].offset <= region.offset);
         self.by_start.insert(at, index);
         index
+    }
+
+    /// Adds a region whose buckets start from `counts` rather than zero, as
+    /// PAPI's and glibc's do from what the caller's buffer holds; returns
+    /// its index. The counts must be as many as the region's buckets, and
+    /// of the histogram's width.
+    pub fn add_region_with(
+        &mut self,
+        region: Region,
+        counts: Buckets,
+    ) -> Result<usize, HistogramError> {
+        if counts.len() != region.bucket_count() || counts.width() != self.config.width {
+            return Err(HistogramError::CountsMismatch {
+                offset: region.offset,
+                buckets: region.bucket_count(),
+                bits: self.config.width.bits(),
+                given: counts.len(),
+                given_bits: counts.width().bits(),
+            });
+        }
+        let index = self.add_region(region);
+        self.buckets[index] = counts;
+        Ok(index)
+    }
+
+    /// Starts the overflow bin, if there is one, from `count` (at most the
+    /// bucket's maximum) rather than zero.
+    pub fn preset_overflow_bin(&mut self, count: u64) {
+        if let Some(bin) = &mut self.overflow_bin {
+            *bin = Buckets::new(self.config.width, 1);
+            bin.add(0, count, OnFull::Saturate);
+        }
     }
 
     /// The region and bucket that `address` belongs to.
@@ -262,6 +295,41 @@ mod tests {
         let (_, buckets) = with_bin.regions().next().unwrap();
         assert_eq!(buckets.get(8), 1);
         assert_eq!(buckets.counts().sum::<u64>(), 1);
+    }
+
+    #[test]
+    fn counts_given_up_front_are_added_to() {
+        let mut h = Histogram::new(HistogramConfig {
+            overflow_bin: true,
+            ..HistogramConfig::default()
+        });
+        let region = Region::new(0x1000, 8, Scale::FULL).unwrap();
+        let start = Buckets::from_ne_bytes(
+            BucketWidth::Bits16,
+            &[5_u16, 0, 65_535, 1]
+                .iter()
+                .flat_map(|c| c.to_ne_bytes())
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert_eq!(h.add_region_with(region, start), Ok(0));
+        h.preset_overflow_bin(70_000);
+        h.record(0x1000, 1);
+        h.record(0x1004, 1);
+        h.record(0x2000, 1);
+        let (_, buckets) = h.regions().next().unwrap();
+        assert_eq!(buckets.counts().collect::<Vec<_>>(), [6, 0, 65_535, 1]);
+        assert_eq!(h.overflow_bin(), Some(65_535));
+        assert_eq!(h.stats().saturated, 2);
+
+        let error = h
+            .add_region_with(region, Buckets::new(BucketWidth::Bits16, 3))
+            .unwrap_err();
+        assert!(error.to_string().contains("4 16-bit buckets"), "{error}");
+        let error = h
+            .add_region_with(region, Buckets::new(BucketWidth::Bits32, 4))
+            .unwrap_err();
+        assert!(error.to_string().contains("4 32-bit counts"), "{error}");
     }
 
     #[test]

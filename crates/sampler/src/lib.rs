@@ -79,7 +79,7 @@ pub use error::SamplerError;
 pub use launch::TargetExit;
 pub use list::probe_events;
 pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
-pub use profil::{Profil, ProfilConfig, ProfilOutcome, ProfilRegion};
+pub use profil::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion};
 pub use recorder::{
     DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES, DEFAULT_STACK_RING_BYTES,
     EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,

@@ -17,35 +17,44 @@
 //! # Ok::<(), profiler_sampler::SamplerError>(())
 //! ```
 //!
+//! [`Profil::start_into`] takes a histogram made by the caller instead:
+//! several regions, an overflow bin, buckets that already hold counts (what
+//! `PAPI_sprofil` and the C library need). [`Profil::read`] returns what has
+//! been counted so far while the profile goes on.
+//!
 //! The counters are the recorder's: one per thread and CPU, inherited by
 //! threads started later, all of a CPU's writing into one ring buffer. A
 //! background thread drains the rings into the histogram as they fill; it is
 //! started before the threads are listed, so that it neither is listed nor
 //! inherits a counter, and it never samples itself.
 
-use std::io::{self, PipeReader, PipeWriter, Write};
+use std::io::{self, PipeReader, PipeWriter, Read, Write};
 use std::os::fd::AsFd;
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use profiler_events::EventSpec;
+use profiler_events::{CPU_CLOCK, EventSpec};
 use profiler_histogram::{
     BucketWidth, Flags, Histogram, HistogramConfig, HistogramError, OnFull, Region, Scale,
 };
 use profiler_model::{Avma, Record, RecordSink, Sampling};
 
-use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
+use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::error::SamplerError;
-use crate::recorder::{DEFAULT_RING_BYTES, resolve_sampling};
-use crate::{own_process, sysinfo, target};
+use crate::recorder::{DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, resolve_sampling};
+use crate::{own_process, refusal, signals, sysinfo, target};
 
-/// How long the drain thread sleeps when no ring fills up. A stop wakes it
-/// at once; this only bounds how stale the buckets may grow.
+/// How long the drain thread sleeps when no ring fills up. A request wakes
+/// it at once; this only bounds how stale the buckets may grow.
 const POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// How many times the counters are opened before the list of threads is
 /// taken as it is (see [`open_on_own_threads`]).
 const OPEN_ATTEMPTS: usize = 4;
+/// Requests to the drain thread, one byte each through its pipe (whose
+/// closing means stop too).
+const READ: u8 = b'r';
+const STOP: u8 = b's';
 
 /// What to profile, and how to count it (`PAPI_profil`'s arguments).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +64,9 @@ pub struct ProfilConfig {
     /// One sample every `threshold` events (nanoseconds for the clocks):
     /// PAPI's threshold, the counter's preset. At least 1.
     pub threshold: u64,
+    /// When the kernel will not sample `event`, sample cpu-clock instead
+    /// (PAPI's `PAPI_PROFIL_FORCE_SW`); [`Profil::event`] says so, and why.
+    pub software_fallback: bool,
     /// The addresses the buckets cover.
     pub region: ProfilRegion,
     pub width: BucketWidth,
@@ -70,12 +82,33 @@ impl ProfilConfig {
         ProfilConfig {
             event: event.into(),
             threshold,
+            software_fallback: false,
             region: ProfilRegion::OwnText,
             width: BucketWidth::default(),
             scale: Scale::FULL,
             on_full: OnFull::default(),
             flags: Flags::default(),
         }
+    }
+
+    /// The empty histogram the configuration describes: one region, no
+    /// overflow bin.
+    pub fn histogram(&self) -> Result<Histogram, SamplerError> {
+        let (start, end) = match self.region {
+            ProfilRegion::OwnText => own_process::own_text()?,
+            ProfilRegion::Range { start, end } => (start.0, end.0),
+        };
+        if end <= start {
+            return Err(HistogramError::EmptyRegion { offset: start }.into());
+        }
+        let mut histogram = Histogram::new(HistogramConfig {
+            width: self.width,
+            on_full: self.on_full,
+            flags: self.flags,
+            overflow_bin: false,
+        });
+        histogram.add_region(Region::new(start, end - start, self.scale)?);
+        Ok(histogram)
     }
 }
 
@@ -89,11 +122,93 @@ pub enum ProfilRegion {
     Range { start: Avma, end: Avma },
 }
 
-/// What a profile counted.
+/// An event checked for profiling this process: parsed, its threshold
+/// checked, and accepted by the kernel (or, with the software fallback,
+/// replaced by cpu-clock).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfilEvent {
+    resolved: ResolvedEvent,
+    threshold: u64,
+    notice: Option<String>,
+}
+
+impl ProfilEvent {
+    /// Checks `event` sampled every `threshold` events, as `record` checks
+    /// `-e` and `-c`, and opens it on this process for a moment. With
+    /// `software_fallback`, an event the kernel refuses is replaced by
+    /// cpu-clock at `record`'s default rate.
+    pub fn new(
+        event: &str,
+        threshold: u64,
+        software_fallback: bool,
+    ) -> Result<ProfilEvent, SamplerError> {
+        let spec = EventSpec::parse(event)?;
+        let requested = Some(Sampling::Period(threshold));
+        let max_rate = sysinfo::max_sample_rate();
+        let sampling = resolve_sampling(&spec.base, requested, max_rate, &mut Vec::new())?;
+        let resolved = ResolvedEvent {
+            spec,
+            sampling,
+            leader: None,
+        };
+        let refusal = match counters::probe(&resolved, Role::Alone, None) {
+            Ok(()) => {
+                return Ok(ProfilEvent {
+                    resolved,
+                    threshold,
+                    notice: None,
+                });
+            }
+            Err(refusal) if software_fallback && !resolved.spec.is_software() => refusal,
+            Err(refusal) => return Err(refusal),
+        };
+        let hz = max_rate.map_or(DEFAULT_FREQUENCY, |max| max.clamp(1, DEFAULT_FREQUENCY));
+        let period = 1_000_000_000 / hz;
+        let fallback = ResolvedEvent {
+            spec: EventSpec {
+                user: resolved.spec.user,
+                kernel: resolved.spec.kernel,
+                hypervisor: resolved.spec.hypervisor,
+                ..EventSpec::user_only(CPU_CLOCK)
+            },
+            sampling: Sampling::Period(period),
+            leader: None,
+        };
+        counters::probe(&fallback, Role::Alone, None)?;
+        let notice = format!(
+            "'{}' cannot be sampled: {}; sampling cpu-clock every {period} ns instead",
+            resolved.spec.name(),
+            refusal::reason(refusal)
+        );
+        Ok(ProfilEvent {
+            resolved: fallback,
+            threshold: period,
+            notice: Some(notice),
+        })
+    }
+
+    /// The event sampled, with its modifiers: `cpu-clock`, `cycles:k`.
+    pub fn name(&self) -> String {
+        self.resolved.spec.name()
+    }
+
+    /// Events per sample (nanoseconds for the clocks).
+    pub fn threshold(&self) -> u64 {
+        self.threshold
+    }
+
+    /// Why another event is sampled than the one asked for, if one is.
+    pub fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
+    }
+}
+
+/// What a profile counted, until it stopped or was read.
 #[derive(Clone, Debug)]
 pub struct ProfilOutcome {
-    /// One region, the configured one; samples outside it are counted in
-    /// its stats, not in a bucket.
+    /// The histogram the profile started from, with the samples added;
+    /// its stats say how many fell outside the regions, saturated a bucket
+    /// or were dropped by a flag.
     pub histogram: Histogram,
     /// Samples of this process. (Counters are inherited by child processes
     /// too; their samples are left out.)
@@ -109,14 +224,17 @@ pub struct ProfilOutcome {
 /// it runs. Two profiles at once each count the other's drain thread.
 #[derive(Debug)]
 pub struct Profil {
+    event: ProfilEvent,
     running: Option<Running>,
 }
 
 #[derive(Debug)]
 struct Running {
-    /// A byte written into it (or its closing) wakes the drain thread and
-    /// tells it to finish.
-    stop: PipeWriter,
+    /// Each byte written into it asks the drain thread for something
+    /// ([`READ`], [`STOP`]); its closing means stop too.
+    requests: PipeWriter,
+    /// The drain thread's answers to [`READ`].
+    snapshots: Receiver<ProfilOutcome>,
     drain: JoinHandle<Result<ProfilOutcome, SamplerError>>,
 }
 
@@ -124,33 +242,48 @@ impl Profil {
     /// Checks the configuration, then starts counting on every thread of
     /// the calling process at once.
     pub fn start(config: ProfilConfig) -> Result<Profil, SamplerError> {
-        let event = resolve_event(&config)?;
-        let sink = HistogramSink::new(&config)?;
+        let event = ProfilEvent::new(&config.event, config.threshold, config.software_fallback)?;
+        Profil::start_into(&event, config.histogram()?)
+    }
+
+    /// Starts counting `event` on every thread of the calling process at
+    /// once, into `histogram`: its regions, its flags, and the counts its
+    /// buckets already hold.
+    pub fn start_into(event: &ProfilEvent, histogram: Histogram) -> Result<Profil, SamplerError> {
+        let sink = HistogramSink::new(histogram);
         let cpus = target::online_cpus()?;
-        let (stop_reader, stop) = io::pipe().map_err(|error| SamplerError::System {
-            what: "creating the stop pipe",
+        let (request_reader, requests) = io::pipe().map_err(|error| SamplerError::System {
+            what: "creating the request pipe",
             error,
         })?;
         let (tid_sender, tid_receiver) = mpsc::channel();
         let (rings_sender, rings_receiver) = mpsc::channel();
+        let (snapshot_sender, snapshots) = mpsc::channel();
         let drain = thread::Builder::new()
             .name("profil-drain".into())
             .spawn(move || {
+                // The program's signal handlers run on its own threads.
+                signals::block_all_in_this_thread();
                 // The receiver outlives this send: the starter waits for it.
                 let _ = tid_sender.send(own_process::current_tid());
-                drain(rings_receiver, stop_reader, sink)
+                drain(rings_receiver, request_reader, snapshot_sender, sink)
             })
             .map_err(|error| SamplerError::System {
                 what: "starting the drain thread",
                 error,
             })?;
         let profil = Profil {
-            running: Some(Running { stop, drain }),
+            event: event.clone(),
+            running: Some(Running {
+                requests,
+                snapshots,
+                drain,
+            }),
         };
         let handed_over = tid_receiver
             .recv()
             .map_err(|_| drain_thread_lost())
-            .and_then(|drain_tid| open_on_own_threads(&event, &cpus, drain_tid))
+            .and_then(|drain_tid| open_on_own_threads(&event.resolved, &cpus, drain_tid))
             .and_then(|rings| rings_sender.send(rings).map_err(|_| drain_thread_lost()));
         // On an error the drain thread must see the channel closed before
         // `profil`'s drop waits for it.
@@ -158,8 +291,33 @@ impl Profil {
         handed_over.map(|()| profil)
     }
 
-    /// Stops counting and returns the histogram, with every sample taken
-    /// until now.
+    /// The event sampled: the one asked for, or the software fallback.
+    pub fn event(&self) -> &ProfilEvent {
+        &self.event
+    }
+
+    /// What the profile has counted so far, every sample taken until now
+    /// included; it goes on counting.
+    pub fn read(&mut self) -> Result<ProfilOutcome, SamplerError> {
+        let running = self.running.as_mut().ok_or_else(drain_thread_lost)?;
+        let snapshot = running
+            .requests
+            .write_all(&[READ])
+            .ok()
+            .and_then(|()| running.snapshots.recv().ok());
+        match (snapshot, self.running.take()) {
+            (Some(snapshot), running) => {
+                self.running = running;
+                Ok(snapshot)
+            }
+            // The drain thread has ended, on an error: that error.
+            (None, Some(running)) => Err(running.finish().err().unwrap_or_else(drain_thread_lost)),
+            (None, None) => Err(drain_thread_lost()),
+        }
+    }
+
+    /// Stops counting and returns what the profile counted, every sample
+    /// taken until now included.
     pub fn stop(mut self) -> Result<ProfilOutcome, SamplerError> {
         self.running
             .take()
@@ -181,8 +339,8 @@ impl Running {
     fn finish(mut self) -> Result<ProfilOutcome, SamplerError> {
         // A byte, not just the hang-up: a child forked without exec holds
         // the writer open too. If the write fails, the hang-up still wakes.
-        let _ = self.stop.write_all(&[1]);
-        drop(self.stop);
+        let _ = self.requests.write_all(&[STOP]);
+        drop(self.requests);
         self.drain
             .join()
             .unwrap_or_else(|_| Err(drain_thread_lost()))
@@ -194,24 +352,6 @@ fn drain_thread_lost() -> SamplerError {
         what: "the profile's drain thread",
         error: io::Error::other("it ended unexpectedly"),
     }
-}
-
-/// The event with the threshold as its period, checked as `record` checks
-/// `-e` and `-c`.
-fn resolve_event(config: &ProfilConfig) -> Result<ResolvedEvent, SamplerError> {
-    let spec = EventSpec::parse(&config.event)?;
-    let requested = Some(Sampling::Period(config.threshold));
-    let sampling = resolve_sampling(
-        &spec.base,
-        requested,
-        sysinfo::max_sample_rate(),
-        &mut Vec::new(),
-    )?;
-    Ok(ResolvedEvent {
-        spec,
-        sampling,
-        leader: None,
-    })
 }
 
 /// Opens the counters on every thread but the drain thread.
@@ -256,23 +396,33 @@ fn open_on_own_threads(
 }
 
 /// The drain thread: waits for the rings, then empties them into the
-/// histogram until `stop` hangs up, and once more after that.
+/// histogram whenever they fill or a request comes, answering each
+/// [`READ`] with what has been counted, until told to stop.
 fn drain(
     rings: Receiver<Rings>,
-    stop: PipeReader,
+    requests: PipeReader,
+    snapshots: Sender<ProfilOutcome>,
     mut sink: HistogramSink,
 ) -> Result<ProfilOutcome, SamplerError> {
     // A closed channel: the counters could not be opened, nobody waits.
     if let Ok(mut rings) = rings.recv() {
         loop {
-            let stopping = rings.wait_or_stop(POLL_INTERVAL, stop.as_fd())?;
+            let asked = rings.wait_or_stop(POLL_INTERVAL, requests.as_fd())?;
             rings.drain(&mut sink)?;
-            if stopping {
-                break;
+            if !asked {
+                continue;
+            }
+            let mut request = [STOP];
+            // A hang-up reads as the end of the pipe: stop.
+            let _ = (&requests).read_exact(&mut request);
+            match request[0] {
+                // The reader waits for the answer.
+                READ => drop(snapshots.send(sink.outcome())),
+                _ => break,
             }
         }
     }
-    Ok(sink.outcome())
+    Ok(sink.into_outcome())
 }
 
 /// Samples of this process, into buckets.
@@ -284,30 +434,25 @@ struct HistogramSink {
 }
 
 impl HistogramSink {
-    fn new(config: &ProfilConfig) -> Result<HistogramSink, SamplerError> {
-        let (start, end) = match config.region {
-            ProfilRegion::OwnText => own_process::own_text()?,
-            ProfilRegion::Range { start, end } => (start.0, end.0),
-        };
-        if end <= start {
-            return Err(HistogramError::EmptyRegion { offset: start }.into());
-        }
-        let mut histogram = Histogram::new(HistogramConfig {
-            width: config.width,
-            on_full: config.on_full,
-            flags: config.flags,
-            overflow_bin: false,
-        });
-        histogram.add_region(Region::new(start, end - start, config.scale)?);
-        Ok(HistogramSink {
+    fn new(histogram: Histogram) -> HistogramSink {
+        HistogramSink {
             histogram,
             pid: std::process::id(),
             samples: 0,
             lost: 0,
-        })
+        }
     }
 
-    fn outcome(self) -> ProfilOutcome {
+    /// What has been counted so far.
+    fn outcome(&self) -> ProfilOutcome {
+        ProfilOutcome {
+            histogram: self.histogram.clone(),
+            samples: self.samples,
+            lost: self.lost,
+        }
+    }
+
+    fn into_outcome(self) -> ProfilOutcome {
         ProfilOutcome {
             histogram: self.histogram,
             samples: self.samples,
@@ -342,7 +487,7 @@ mod tests {
             start: Avma(start),
             end: Avma(end),
         };
-        HistogramSink::new(&config)
+        config.histogram().map(HistogramSink::new)
     }
 
     fn sample(pid: u32, ip: u64) -> Record {
@@ -378,7 +523,7 @@ mod tests {
         ] {
             sink.push(&record).unwrap();
         }
-        let outcome = sink.outcome();
+        let outcome = sink.into_outcome();
         assert_eq!((outcome.samples, outcome.lost), (3, 7));
         let stats = outcome.histogram.stats();
         assert_eq!((stats.in_region, stats.outside), (2, 1));

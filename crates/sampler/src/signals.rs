@@ -1,6 +1,6 @@
 //! Ctrl-C and friends during a recording: note the signal, let the recorder
-//! finish cleanly, never die with a half-written file; and the `poll` that
-//! such a signal cuts short.
+//! finish cleanly, never die with a half-written file; the `poll` that such
+//! a signal cuts short; and keeping signals off a helper thread.
 
 use std::io;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -72,6 +72,19 @@ pub(crate) fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> Result<(), Sa
         }
     }
     Ok(())
+}
+
+/// Blocks every signal in the calling thread, so that those sent to the
+/// process go to its other threads: a library's helper thread keeps out of
+/// the way of the program's own handlers.
+pub(crate) fn block_all_in_this_thread() {
+    let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigfillset initialises the set it is given; pthread_sigmask
+    // reads it and changes only this thread's mask (no old mask wanted).
+    unsafe {
+        libc::sigfillset(all.as_mut_ptr());
+        libc::pthread_sigmask(libc::SIG_BLOCK, all.as_ptr(), std::ptr::null_mut());
+    }
 }
 
 impl Drop for InterruptGuard {

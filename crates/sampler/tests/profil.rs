@@ -9,9 +9,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use profiler_histogram::{BucketWidth, Scale};
+use profiler_histogram::{BucketWidth, Buckets, Histogram, HistogramConfig, Region, Scale};
 use profiler_model::Avma;
-use profiler_sampler::{Profil, ProfilConfig, ProfilOutcome, ProfilRegion, SamplerError};
+use profiler_sampler::{
+    Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion, SamplerError,
+};
 
 /// One sample per 100 µs of CPU time: 10,000 per busy second.
 const THRESHOLD_NS: u64 = 100_000;
@@ -57,8 +59,13 @@ fn config() -> ProfilConfig {
 
 /// Starts a profile, or explains why the kernel will not sample.
 fn start(config: ProfilConfig) -> Option<Profil> {
-    match Profil::start(config) {
-        Ok(profil) => Some(profil),
+    refused_outside_ci(Profil::start(config))
+}
+
+/// The profile, or `None` outside CI when the kernel refuses to sample.
+fn refused_outside_ci<T>(result: Result<T, SamplerError>) -> Option<T> {
+    match result {
+        Ok(value) => Some(value),
         Err(
             error @ (SamplerError::PermissionDenied { .. }
             | SamplerError::EventNotSupported { .. }
@@ -71,7 +78,7 @@ fn start(config: ProfilConfig) -> Option<Profil> {
             eprintln!("skipping a live sampling test: {error}");
             None
         }
-        Err(error) => panic!("Profil::start failed: {error}"),
+        Err(error) => panic!("starting a profile failed: {error}"),
     }
 }
 
@@ -185,6 +192,89 @@ fn a_range_holds_only_its_own_addresses() {
     let stats = outcome.histogram.stats();
     assert_eq!(stats.in_region + stats.outside, outcome.samples);
     assert!(stats.in_region >= 500, "{stats:?}");
+}
+
+#[test]
+fn a_profile_read_while_running_goes_on_counting() {
+    let _live = live();
+    let Some(mut profil) = start(config()) else {
+        return;
+    };
+    black_box(burn(Duration::from_millis(200)));
+    let first = profil.read().unwrap();
+    assert!(first.samples >= 500, "{} samples", first.samples);
+    let (inside, total, _) = hot_share(&first, burn_address());
+    assert!(inside * 10 >= total * 8, "{inside} of {total} in burn");
+    black_box(burn(Duration::from_millis(200)));
+    let last = profil.stop().unwrap();
+    assert!(
+        last.samples >= first.samples + 500,
+        "{} then {}",
+        first.samples,
+        last.samples
+    );
+    let in_region = |outcome: &ProfilOutcome| outcome.histogram.stats().in_region;
+    assert!(in_region(&last) > in_region(&first));
+    assert_eq!(profil_threads(), 0);
+}
+
+#[test]
+fn counts_already_in_the_buckets_are_added_to() {
+    let _live = live();
+    let from = burn_address();
+    let region = Region::new(from, HOT_BYTES, Scale::SINGLE).unwrap();
+    let mut histogram = Histogram::new(HistogramConfig {
+        width: BucketWidth::Bits64,
+        ..HistogramConfig::default()
+    });
+    let start_count = 1_u64 << 40;
+    let counts = Buckets::from_ne_bytes(BucketWidth::Bits64, &start_count.to_ne_bytes()).unwrap();
+    histogram.add_region_with(region, counts).unwrap();
+    let Some(event) = refused_outside_ci(ProfilEvent::new("cpu-clock", THRESHOLD_NS, false)) else {
+        return;
+    };
+    let profil = Profil::start_into(&event, histogram).unwrap();
+    assert_eq!(profil.event(), &event);
+    black_box(burn(Duration::from_millis(200)));
+    let outcome = profil.stop().unwrap();
+    let (_, buckets) = outcome.histogram.regions().next().unwrap();
+    let added = buckets.get(0) - start_count;
+    assert_eq!(added, outcome.histogram.stats().in_region);
+    assert!(added >= 500, "{added} samples in burn");
+}
+
+#[test]
+fn the_software_fallback_samples_cpu_clock_and_says_why() {
+    let _live = live();
+    let Some(event) = refused_outside_ci(ProfilEvent::new("cycles", 1_000_000, true)) else {
+        return;
+    };
+    match event.notice() {
+        // No PMU here: cpu-clock, at record's default rate or the kernel's
+        // lower limit.
+        Some(notice) => {
+            assert_eq!(event.name(), "cpu-clock");
+            assert!(event.threshold() >= 250_000, "{}", event.threshold());
+            assert!(
+                notice.starts_with("'cycles' cannot be sampled: "),
+                "{notice}"
+            );
+            let instead = format!("sampling cpu-clock every {} ns instead", event.threshold());
+            assert!(notice.ends_with(&instead), "{notice}");
+        }
+        None => assert_eq!(
+            (event.name().as_str(), event.threshold()),
+            ("cycles", 1_000_000)
+        ),
+    }
+    // A software event is never replaced.
+    let Some(event) = refused_outside_ci(ProfilEvent::new("task-clock", 1_000_000, true)) else {
+        return;
+    };
+    assert_eq!(
+        (event.name().as_str(), event.notice()),
+        ("task-clock", None)
+    );
 }
 
 #[test]
