@@ -11,8 +11,23 @@ pub(crate) fn current_tid() -> libc::pid_t {
     unsafe { libc::gettid() }
 }
 
-/// Every thread of the calling process now, but `except`.
+/// Every thread of the calling process now, but `except`. Reading
+/// /proc/self/task while other threads exit can skip live entries (the
+/// kernel resumes the listing by position), so the listing is taken again
+/// until two agree.
 pub(crate) fn threads_except(except: libc::pid_t) -> Result<Vec<libc::pid_t>, SamplerError> {
+    let mut previous = list_threads(except)?;
+    for _ in 0..8 {
+        let now = list_threads(except)?;
+        if now == previous {
+            break;
+        }
+        previous = now;
+    }
+    Ok(previous)
+}
+
+fn list_threads(except: libc::pid_t) -> Result<Vec<libc::pid_t>, SamplerError> {
     let listing = |error| SamplerError::System {
         what: "listing the threads of this process (/proc/self/task)",
         error,
