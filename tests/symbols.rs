@@ -39,7 +39,7 @@ fn symbols_of(binary: &std::path::Path) -> Vec<String> {
 }
 
 #[test]
-fn inlined_code_is_named_after_its_function_unless_folded() {
+fn code_counts_for_its_function_and_for_the_inlined_one_with_inline() {
     if !sampling_allowed() {
         return;
     }
@@ -60,18 +60,29 @@ fn inlined_code_is_named_after_its_function_unless_folded() {
                 .any(|s| s == name || s.starts_with(&format!("{name}.")))
     };
 
-    let folded = rows(
-        &report_json_with(&dir, "inlining.data", &["--no-inline"]),
-        "inlining",
-    );
-    assert!(folded.len() >= 5, "{folded:?}");
-    for (name, _) in &folded {
+    let report = report_json(&dir, "inlining.data");
+    let holders = rows(&report, "inlining");
+    assert!(holders.len() >= 5, "{holders:?}");
+    for (name, _) in &holders {
         assert!(
             is_symbol(name),
-            "--no-inline names {name}, which is no function symbol"
+            "the report names {name}, which is no function symbol"
         );
     }
-    let inlined = rows(&report_json(&dir, "inlining.data"), "inlining");
+    // What was inlined is told on the rows of the functions holding it.
+    let inlined_self: u64 = (report["functions"].as_array().unwrap().iter())
+        .map(|f| f["inlined_self"].as_u64().unwrap())
+        .sum();
+    assert!(
+        inlined_self * 10 >= samples(&report),
+        "{inlined_self} of {} samples in inlined code",
+        samples(&report)
+    );
+
+    let inlined = rows(
+        &report_json_with(&dir, "inlining.data", &["--inline"]),
+        "inlining",
+    );
     let only_inlined: Vec<&(String, f64)> = inlined
         .iter()
         .filter(|(name, _)| !is_symbol(name))
@@ -83,7 +94,7 @@ fn inlined_code_is_named_after_its_function_unless_folded() {
     );
     let total = |rows: &[(String, f64)]| rows.iter().map(|(_, p)| p).sum::<f64>();
     assert!(
-        (total(&folded) - total(&inlined)).abs() < 0.01,
+        (total(&holders) - total(&inlined)).abs() < 0.01,
         "the module's share changed"
     );
 }
@@ -223,7 +234,7 @@ fn debug_info_in_a_separate_file_names_a_stripped_program() {
         &["-F", "10000"],
         &[program.to_str().unwrap(), "400000"],
     );
-    let report = report_json_with(&dir, "debuglink.data", &["--no-inline"]);
+    let report = report_json(&dir, "debuglink.data");
     let named = rows(&report, "inlining-debuglink");
     let unnamed: f64 = named
         .iter()

@@ -111,7 +111,9 @@ impl StackProfile {
     fn sampled_functions(&self) -> Vec<Sampled<'_>> {
         let mut by_function: HashMap<u32, (u64, HashMap<Svma, u64>)> = HashMap::new();
         for stack in self.events.iter().flatten() {
-            let (Some(&function), Some(place)) = (stack.frames.first(), stack.place) else {
+            // The function holding the code, past any inlined frames.
+            let holder = stack.frames.iter().find(|&&f| !self.is_inlined(f));
+            let (Some(&function), Some(place)) = (holder, stack.place) else {
                 continue;
             };
             let Some(svma) = self.places[place as usize].1.svma else {

@@ -1,9 +1,11 @@
 //! Naming sampled locations: the deduplicated offsets of each module go to
 //! the symbolizer once (modules in parallel, each module's answer turned
 //! into names as soon as it comes, then dropped), and every location gets the
-//! function it belongs to: by default the innermost inlined function the
-//! instruction came from, or the function that contains it. Function names
-//! are kept once each; locations refer to them by index. Where reports go
+//! function that contains it (the symbol or unwind-table function, as `perf
+//! report` and gprof name code) and, when asked for, the chain of functions
+//! inlined into it down to the one the instruction came from, each marked as
+//! inlined. Function names are kept once each; locations refer to them by
+//! index. Where reports go
 //! below functions (by source line, by address, annotated listings), each
 //! location also keeps its place: its address and source line.
 
@@ -25,11 +27,14 @@ pub enum ModuleKey {
     Unmapped,
 }
 
-/// A function as reports group samples: by module and display name.
+/// A function as reports group samples: by module and display name, and
+/// whether it is a frame of code inlined into another function (which has
+/// no code of its own there) or the function holding the code.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FunctionKey {
     pub module: ModuleKey,
     pub name: String,
+    pub inlined: bool,
 }
 
 /// Where a location is, below its function.
@@ -51,7 +56,7 @@ pub(crate) struct Place {
 #[derive(Default)]
 pub(crate) struct Names {
     of_location: HashMap<Location, u32>,
-    /// Where code was inlined (and inline attribution is on): the whole
+    /// Where code was inlined (and inline frames were asked for): the whole
     /// chain, innermost first, the containing function last.
     chains: HashMap<Location, Box<[u32]>>,
     functions: Vec<FunctionKey>,
@@ -95,9 +100,10 @@ impl Names {
     }
 }
 
-/// Names every location. With `inline`, code inlined into a function is
-/// named after the function it was inlined from (its innermost frame).
-/// With `places`, each location of a module also keeps its [`Place`]
+/// Names every location after the function holding its code. With
+/// `inline`, code inlined into that function also gets the chain of inlined
+/// functions it came from, as frames of their own (marked inlined) before
+/// the holder. With `places`, each location of a module also keeps its [`Place`]
 /// (with its source line only for [`Places::Lines`]).
 pub(crate) fn name_locations<'a>(
     modules: &ModuleTable,
@@ -123,6 +129,7 @@ pub(crate) fn name_locations<'a>(
                     FunctionKey {
                         module: ModuleKey::Unmapped,
                         name: "[unknown]".into(),
+                        inlined: false,
                     },
                 );
             }
@@ -140,6 +147,7 @@ pub(crate) fn name_locations<'a>(
             FunctionKey {
                 module: ModuleKey::Kernel,
                 name,
+                inlined: false,
             },
         );
     }
@@ -157,9 +165,10 @@ pub(crate) fn name_locations<'a>(
         |id, offsets, symbols| {
             names.problems.extend(symbols.problem);
             let module = modules.get(id);
-            let key = |name: &str| FunctionKey {
+            let key = |name: &str, inlined: bool| FunctionKey {
                 module: ModuleKey::Module(id),
                 name: name.to_owned(),
+                inlined,
             };
             for (offset, symbol) in offsets.iter().zip(&symbols.addresses) {
                 let location = Location::Module {
@@ -169,26 +178,22 @@ pub(crate) fn name_locations<'a>(
                 if places != Places::None {
                     names.places.insert(location, place(symbol));
                 }
-                let chain: Vec<&str> = match inline {
-                    true => symbol
-                        .frames
-                        .iter()
-                        .filter_map(|f| f.function.as_deref())
-                        .collect(),
-                    false => Vec::new(),
+                let holder = key(&display_name(module.name(), *offset, symbol), false);
+                // The frames inlined into the holder: all but the outermost,
+                // which is the holder itself.
+                let inlined = match (inline, symbol.frames.split_last()) {
+                    (true, Some((_, inlined))) => inlined,
+                    _ => &[][..],
                 };
-                match chain.as_slice() {
-                    [] => {
-                        names.insert(location, key(&display_name(module.name(), *offset, symbol)))
-                    }
-                    [only] => names.insert(location, key(only)),
-                    [innermost, ..] => {
-                        let chain: Box<[u32]> =
-                            chain.iter().map(|name| names.intern(key(name))).collect();
-                        names.insert(location, key(innermost));
-                        names.chains.insert(location, chain);
-                    }
+                let mut chain: Vec<u32> = (inlined.iter())
+                    .filter_map(|frame| frame.function.as_deref())
+                    .map(|name| names.intern(key(name, true)))
+                    .collect();
+                if !chain.is_empty() {
+                    chain.push(names.intern(holder.clone()));
+                    names.chains.insert(location, chain.into());
                 }
+                names.insert(location, holder);
             }
         },
     );
