@@ -319,3 +319,62 @@ fn symbolize_refuses_bad_input_in_one_line() {
         "not a readable ELF file",
     );
 }
+
+/// Without --inlines, an address in inlined code is named after the
+/// function holding it, with the instruction's own line, as
+/// `llvm-symbolizer --no-inlines` names it; with --inlines, the chain.
+#[test]
+fn symbolize_names_the_holding_function_unless_asked_for_inlines() {
+    let dir = scratch("symbolize-holder");
+    let binary = fixture("inlinesplit");
+    let (address, _) = crate::synthetic::inlined_and_own(&binary, "hot_a", "burn");
+    let symbolize = |extra: &[&str]| -> Vec<String> {
+        let mut command = profiler();
+        command
+            .current_dir(&dir)
+            .arg("symbolize")
+            .args(extra)
+            .arg("--exe")
+            .arg(&binary);
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{address:#x}").unwrap();
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let llvm = Command::new("llvm-symbolizer")
+        .arg("--no-inlines")
+        .arg(format!("--obj={}", binary.display()))
+        .arg(format!("{address:#x}"))
+        .output()
+        .unwrap();
+    let llvm: Vec<String> = String::from_utf8(llvm.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let ours = symbolize(&[]);
+    assert_eq!(ours[0], "hot_a");
+    assert_eq!(ours[0], llvm[0]);
+    // llvm-symbolizer adds the column: `file:line:column`.
+    assert!(
+        llvm[1].starts_with(&format!("{}:", ours[1])),
+        "{ours:?} {llvm:?}"
+    );
+    let chain = symbolize(&["--inlines"]);
+    assert_eq!(
+        (chain[0].as_str(), chain[2].as_str()),
+        ("burn", "hot_a"),
+        "{chain:?}"
+    );
+}

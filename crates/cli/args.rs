@@ -42,7 +42,8 @@ pub enum Command {
     Diff(DiffArgs),
     /// Write a recording in another tool's format
     Export(ExportArgs),
-    /// Name addresses of an executable or library read from stdin, like addr2line -f -C
+    /// Name addresses of an executable or library read from stdin, like llvm-symbolizer or
+    /// addr2line -f -C
     Symbolize(SymbolizeArgs),
     /// List the events this machine knows, and whether each can be counted now
     #[command(after_help = LIST_AFTER_HELP)]
@@ -671,7 +672,8 @@ pub struct SymbolizeArgs {
     pub exe: PathBuf,
 
     /// Print the whole inline chain of each address, innermost first, each caller with
-    /// the line of the call (addr2line -i)
+    /// the line of the call (addr2line -i) [default: the function holding the code, with
+    /// the instruction's own line, as llvm-symbolizer --no-inlines prints it]
     #[arg(long)]
     pub inlines: bool,
 
