@@ -332,3 +332,56 @@ fn views_say_why_they_have_nothing_to_show() {
     let text = self::text(&dir, &["report", "flat.data", "--format", "json"]);
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), positional);
 }
+
+#[test]
+fn annotate_takes_every_name_a_view_prints() {
+    let dir = scratch("views-annotate");
+    write_60_30_10(&dir, "inlined.data", false);
+
+    // An inlined function: the places it was inlined, with their samples.
+    for name in ["burn", "burn (inlined)"] {
+        let text = text(&dir, &["annotate", "-i", "inlined.data", name]);
+        assert!(text.contains("burn has no code of its own"), "{text}");
+        assert!(text.contains("`profiler annotate hot_a`"), "{text}");
+        let row = text.lines().find(|l| l.contains(" hot_a ")).unwrap();
+        assert!(row.trim_start().starts_with("570 "), "{text}");
+    }
+    let sites = run_json(
+        &dir,
+        &["annotate", "-i", "inlined.data", "burn", "--format", "json"],
+    );
+    let sites: Vec<(&str, u64)> = (sites["sites"].as_array().unwrap().iter())
+        .map(|s| {
+            (
+                s["function"].as_str().unwrap(),
+                s["samples"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(sites, [("hot_a", 570), ("hot_b", 300), ("hot_c", 100)]);
+
+    // A function, and a place in it as rows by address print it.
+    let json = run_json(
+        &dir,
+        &[
+            "annotate",
+            "-i",
+            "inlined.data",
+            "hot_a+0x4",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(
+        (json["symbol"].as_str(), json["samples"].as_u64()),
+        (Some("hot_a"), Some(600))
+    );
+
+    let error = run(&dir, &["annotate", "-i", "inlined.data", "nothing"]);
+    assert_eq!(error.status.code(), Some(1));
+    assert!(
+        stderr(&error).contains("the hottest: hot_a"),
+        "{}",
+        stderr(&error)
+    );
+}

@@ -82,9 +82,11 @@ pub struct ListArgs {
 }
 
 const ANNOTATE_AFTER_HELP: &str = "\
-SYMBOL is a function with samples, by its demangled name or by a prefix only one such function \
-has; or MODULE:ADDRESS for any function, the address as nm and objdump print it (e.g. \
-app:0x1139, libc.so.6:9a0f0).";
+SYMBOL is a function with samples, by its demangled name (as any view prints it: `burn \
+(inlined)`, `hot_a+0x1c`) or by a prefix only one such function has; or MODULE:ADDRESS for any \
+function, the address as nm and objdump print it (e.g. app:0x1139, libc.so.6:9a0f0). A \
+function inlined into others has no code of its own: then the places it was inlined are \
+listed, each with its samples.";
 
 #[derive(Debug, Args)]
 pub struct AnnotateArgs {

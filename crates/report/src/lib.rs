@@ -29,6 +29,7 @@ mod group_counts;
 mod hist_render;
 mod hist_table;
 mod histograms;
+mod inline_sites;
 mod json;
 mod live_histograms;
 mod module_histograms;
@@ -58,6 +59,9 @@ pub use gmon::{GmonSummary, write_gmon};
 pub use hist_render::{render_hist_csv, render_hist_json, render_hist_text};
 pub use hist_table::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
 pub use histograms::recording_histograms;
+pub use inline_sites::{
+    InlineSite, InlineSites, inline_sites, render_inline_sites_json, render_inline_sites_text,
+};
 pub use json::render_json;
 pub use live_histograms::HistogramRecorder;
 pub use module_histograms::{
