@@ -141,6 +141,100 @@ fn plt_stubs_are_named_func_at_plt() {
     );
 }
 
+/// Every PLT stub of libc, named as objdump names it, and the stubs of its
+/// calls to its own ifuncs (objdump's `*ABS*+0x9f550@plt`, perf's
+/// `strnlen@plt`) after the ifunc the relocation resolves.
+#[test]
+fn libc_plt_stubs_are_named_as_perf_names_them() {
+    let dir = scratch("plt-libc");
+    let libc = std::path::Path::new("/usr/lib/x86_64-linux-gnu/libc.so.6");
+    if !libc.exists() {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "no libc.so.6"
+        );
+        return;
+    }
+    let disassembly = Command::new("objdump")
+        .args([
+            "-d",
+            "--no-show-raw-insn",
+            "-j",
+            ".plt",
+            "-j",
+            ".plt.sec",
+            "-j",
+            ".plt.got",
+        ])
+        .arg(libc)
+        .output()
+        .unwrap();
+    let stubs: Vec<(u64, String)> = String::from_utf8(disassembly.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let (address, name) = l.strip_suffix(">:")?.split_once(" <")?;
+            let name = name.strip_suffix("@plt")?;
+            Some((u64::from_str_radix(address, 16).ok()?, name.to_owned()))
+        })
+        .collect();
+    assert!(stubs.len() > 20, "{stubs:?}");
+    // The ifuncs, by address, as nm -D lists them (type i).
+    let nm = Command::new("nm").arg("-D").arg(libc).output().unwrap();
+    let ifuncs: Vec<(u64, String)> = String::from_utf8(nm.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [address, "i", name] => Some((
+                u64::from_str_radix(address, 16).ok()?,
+                name.split('@').next()?.to_owned(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let input: String = stubs
+        .iter()
+        .map(|(a, _)| format!("{:#x}\n", a + 4))
+        .collect();
+    let mut child = profiler()
+        .current_dir(&dir)
+        .args(["symbolize", "--exe"])
+        .arg(libc)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let ours: Vec<&str> = output.lines().step_by(2).collect();
+    assert_eq!(ours.len(), stubs.len());
+    let mut irelative = 0;
+    for ((address, theirs), ours) in stubs.iter().zip(ours) {
+        match theirs.strip_prefix("*ABS*+0x") {
+            Some(resolver) => {
+                let resolver = u64::from_str_radix(resolver, 16).unwrap();
+                let name = ours.strip_suffix("@plt").unwrap_or(ours);
+                assert!(
+                    ifuncs.iter().any(|(a, n)| *a == resolver && n == name),
+                    "{address:#x}: {ours}, which is no ifunc at {resolver:#x}"
+                );
+                irelative += 1;
+            }
+            None => assert_eq!(ours, format!("{theirs}@plt"), "{address:#x}"),
+        }
+    }
+    assert!(
+        irelative > 0,
+        "libc calls no ifunc of its own through its PLT"
+    );
+}
+
 #[test]
 fn jit_code_is_named_from_the_perf_map() {
     if !sampling_allowed() {

@@ -60,6 +60,10 @@ pub fn inline_sites(
     Some(sites)
 }
 
+/// A copy of an inlined function: the function holding it, its module, and
+/// the file and line of the call.
+type SiteKey = (String, ModuleId, Option<Arc<str>>, Option<u32>);
+
 impl StackProfile {
     fn inline_sites(&self, symbol: &str, symbolizer: &dyn Symbolizer) -> Option<InlineSites> {
         let event = self.wanted.iter().position(|&w| w)?;
@@ -83,8 +87,7 @@ impl StackProfile {
                 by_module.entry(module).or_default().push((offset, samples));
             }
         }
-        let mut sites: HashMap<(String, ModuleId, Option<Arc<str>>, Option<u32>), u64> =
-            HashMap::new();
+        let mut sites: HashMap<SiteKey, u64> = HashMap::new();
         for (module, mut offsets) in by_module {
             offsets.sort_unstable();
             let wanted: Vec<FileOffset> = offsets.iter().map(|(o, _)| *o).collect();

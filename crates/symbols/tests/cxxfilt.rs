@@ -70,7 +70,12 @@ fn cpp_names_read_as_cxxfilt_prints_them() {
     );
     for library in present {
         let names = cpp_symbols(library);
-        assert!(names.len() > 1000, "{}: {} names", library.display(), names.len());
+        assert!(
+            names.len() > 1000,
+            "{}: {} names",
+            library.display(),
+            names.len()
+        );
         for (full, options) in [(true, &["-i"][..]), (false, &["-i", "-p"][..])] {
             let theirs = cxxfilt(&names, options);
             assert_eq!(theirs.len(), names.len());
@@ -89,7 +94,11 @@ fn cpp_names_read_as_cxxfilt_prints_them() {
                 differ.len(),
                 names.len()
             );
-            assert!(agree >= 99.9, "{}: only {agree:.3}% agree", library.display());
+            assert!(
+                agree >= 99.9,
+                "{}: only {agree:.3}% agree",
+                library.display()
+            );
         }
     }
 }
