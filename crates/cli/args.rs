@@ -750,7 +750,8 @@ pub struct StatArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Write the counts to FILE instead of the standard error
+    /// Write the counts to FILE [default: text to the standard error, as perf stat writes
+    /// it; JSON to the standard output]
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
