@@ -200,6 +200,16 @@ fn call_stacks_keep_inlined_functions_as_frames_marked_inlined() {
         "{tree}"
     );
 
+    // Every number ends where its heading does.
+    let table = text(&dir, &["report", "-i", "stacks.data", "--children"]);
+    let heading = table.lines().find(|l| l.starts_with("# Children")).unwrap();
+    let main = table.lines().find(|l| l.ends_with(" main")).unwrap();
+    for title in ["Children", "Self %", "Samples"] {
+        let end = heading.find(title).unwrap() + title.len();
+        let cell_end = main[..end].trim_end().len();
+        assert_eq!(cell_end, end, "{title} misaligned:\n{heading}\n{main}");
+        assert!(main[end..].starts_with("  "), "{heading}\n{main}");
+    }
     let children = report_json_with(&dir, "stacks.data", &["--children"]);
     assert_eq!(row(&children, "main")["total_percent"], 100.0);
     assert_eq!(row(&children, "hot_a")["total_percent"], 60.0);

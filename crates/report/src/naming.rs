@@ -185,8 +185,13 @@ pub(crate) fn name_locations<'a>(
                     (true, Some((_, inlined))) => inlined,
                     _ => &[][..],
                 };
+                // A function's body inlined into its own out-of-line copy
+                // (GCC's clones and split parts: `f.isra.0`, `f.part.0`) is
+                // its own code.
+                let clone_of = holder.name.split_once('.').map(|(name, _)| name);
                 let mut chain: Vec<u32> = (inlined.iter())
                     .filter_map(|frame| frame.function.as_deref())
+                    .filter(|&name| name != holder.name && Some(name) != clone_of)
                     .map(|name| names.intern(key(name, true)))
                     .collect();
                 if !chain.is_empty() {
@@ -268,7 +273,62 @@ fn display_name(module: &str, offset: FileOffset, symbol: &AddressSymbol) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use profiler_model::{FunctionSymbol, RelativeAddress};
+    use profiler_model::{Frame, FunctionSymbol, Module, RelativeAddress};
+
+    /// Every address is in `scan.isra.0`, whose code came from `parse`
+    /// inlined into `scan` inlined into its own clone.
+    struct Clone;
+
+    impl Symbolizer for Clone {
+        fn symbolize(&self, _: &Module, offsets: &[FileOffset], _: Detail) -> ModuleSymbols {
+            let frame = |name: &str| Frame {
+                function: Some(name.into()),
+                file: None,
+                line: None,
+            };
+            let symbol = AddressSymbol {
+                svma: None,
+                relative: Some(RelativeAddress(0x1010)),
+                function: Some(FunctionSymbol {
+                    name: Some("scan.isra.0".into()),
+                    start: RelativeAddress(0x1000),
+                }),
+                frames: vec![frame("parse"), frame("scan"), frame("scan.isra.0")],
+            };
+            ModuleSymbols {
+                problem: None,
+                addresses: vec![symbol; offsets.len()],
+            }
+        }
+    }
+
+    #[test]
+    fn inline_chains_end_in_the_holder_without_its_own_body() {
+        let mut modules = ModuleTable::default();
+        let app = modules.intern("/bin/app", None, None);
+        let location = Location::Module {
+            module: app,
+            offset: FileOffset(0x1010),
+        };
+        let names = |inline| {
+            let names = name_locations(&modules, [location].iter(), &Clone, inline, Places::None);
+            let frames: Vec<(String, bool)> = (names.frames(&location).iter())
+                .map(|&f| {
+                    let key = &names.functions()[f as usize];
+                    (key.name.clone(), key.inlined)
+                })
+                .collect();
+            frames
+        };
+        assert_eq!(
+            names(true),
+            [
+                ("parse".to_owned(), true),
+                ("scan.isra.0".to_owned(), false)
+            ]
+        );
+        assert_eq!(names(false), [("scan.isra.0".to_owned(), false)]);
+    }
 
     #[test]
     fn unnamed_code_is_shown_as_module_plus_offset() {
