@@ -22,6 +22,8 @@ pub struct Synthetic {
     records: Vec<Record>,
     time: u64,
     call_graph: Option<CallGraph>,
+    /// The program the command was, as `record` resolves it.
+    pub program: Option<String>,
 }
 
 impl Synthetic {
@@ -132,7 +134,7 @@ impl Synthetic {
                 leader: None,
             }],
             command: command.iter().map(|s| s.to_string()).collect(),
-            program: None,
+            program: self.program.clone(),
             histogram: None,
             call_graph: self.call_graph,
             host: HostInfo {
