@@ -2,6 +2,7 @@
 //! file (JIT, vdso, kernel), debug info in a separate file, and a binary
 //! that changed since the recording.
 
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
@@ -24,8 +25,23 @@ fn rows(report: &Value, module: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// `profiler symbolize` of `addresses` of `binary`, with `extra` options:
+/// its lines.
+fn symbolize(dir: &Path, binary: &Path, addresses: &[u64], extra: &[&str]) -> Vec<String> {
+    let input: String = addresses.iter().map(|a| format!("{a:#x}\n")).collect();
+    let binary = binary.to_str().unwrap();
+    let args = [&["symbolize", "--exe", binary], extra].concat();
+    let output = run_with_input(dir, &args, &input);
+    assert!(output.status.success(), "{}", stderr(&output));
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The function symbols of a binary, demangled, as nm lists them.
-fn symbols_of(binary: &std::path::Path) -> Vec<String> {
+fn symbols_of(binary: &Path) -> Vec<String> {
     let output = Command::new("nm")
         .args(["-C", "--defined-only"])
         .arg(binary)
@@ -116,29 +132,8 @@ fn plt_stubs_are_named_func_at_plt() {
                 .map(|a| u64::from_str_radix(a, 16).unwrap())
         })
         .expect("split calls printf through the PLT");
-    let mut command = profiler();
-    command
-        .current_dir(&dir)
-        .args(["symbolize", "--exe"])
-        .arg(&split);
-    let output = command
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(format!("{:#x}\n", stub + 4).as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
-    assert_eq!(
-        String::from_utf8(output.stdout).unwrap().lines().next(),
-        Some("printf@plt")
-    );
+    let output = symbolize(&dir, &split, &[stub + 4], &[]);
+    assert_eq!(output[0], "printf@plt");
 }
 
 /// Every PLT stub of libc, named as objdump names it, and the stubs of its
@@ -147,7 +142,7 @@ fn plt_stubs_are_named_func_at_plt() {
 #[test]
 fn libc_plt_stubs_are_named_as_perf_names_them() {
     let dir = scratch("plt-libc");
-    let libc = std::path::Path::new("/usr/lib/x86_64-linux-gnu/libc.so.6");
+    let libc = Path::new("/usr/lib/x86_64-linux-gnu/libc.so.6");
     if !libc.exists() {
         assert!(
             std::env::var("CI").map_or(true, |v| v != "true"),
@@ -192,27 +187,9 @@ fn libc_plt_stubs_are_named_as_perf_names_them() {
             _ => None,
         })
         .collect();
-    let input: String = stubs
-        .iter()
-        .map(|(a, _)| format!("{:#x}\n", a + 4))
-        .collect();
-    let mut child = profiler()
-        .current_dir(&dir)
-        .args(["symbolize", "--exe"])
-        .arg(libc)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-    let ours: Vec<&str> = output.lines().step_by(2).collect();
+    let addresses: Vec<u64> = stubs.iter().map(|(a, _)| a + 4).collect();
+    let output = symbolize(&dir, libc, &addresses, &[]);
+    let ours: Vec<&str> = output.iter().step_by(2).map(String::as_str).collect();
     assert_eq!(ours.len(), stubs.len());
     let mut irelative = 0;
     for ((address, theirs), ours) in stubs.iter().zip(ours) {
@@ -422,30 +399,6 @@ fn symbolize_names_the_holding_function_unless_asked_for_inlines() {
     let dir = scratch("symbolize-holder");
     let binary = fixture("inlinesplit");
     let (address, _) = crate::synthetic::inlined_and_own(&binary, "hot_a", "burn");
-    let symbolize = |extra: &[&str]| -> Vec<String> {
-        let mut command = profiler();
-        command
-            .current_dir(&dir)
-            .arg("symbolize")
-            .args(extra)
-            .arg("--exe")
-            .arg(&binary);
-        let mut child = command
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        let mut stdin = child.stdin.take().unwrap();
-        writeln!(stdin, "{address:#x}").unwrap();
-        drop(stdin);
-        let output = child.wait_with_output().unwrap();
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    };
     let llvm = Command::new("llvm-symbolizer")
         .arg("--no-inlines")
         .arg(format!("--obj={}", binary.display()))
@@ -457,7 +410,7 @@ fn symbolize_names_the_holding_function_unless_asked_for_inlines() {
         .lines()
         .map(str::to_owned)
         .collect();
-    let ours = symbolize(&[]);
+    let ours = symbolize(&dir, &binary, &[address], &[]);
     assert_eq!(ours[0], "hot_a");
     assert_eq!(ours[0], llvm[0]);
     // llvm-symbolizer adds the column: `file:line:column`.
@@ -465,7 +418,7 @@ fn symbolize_names_the_holding_function_unless_asked_for_inlines() {
         llvm[1].starts_with(&format!("{}:", ours[1])),
         "{ours:?} {llvm:?}"
     );
-    let chain = symbolize(&["--inlines"]);
+    let chain = symbolize(&dir, &binary, &[address], &["--inlines"]);
     assert_eq!(
         (chain[0].as_str(), chain[2].as_str()),
         ("burn", "hot_a"),

@@ -207,21 +207,16 @@ pub fn function_range(binary: &Path, function: &str) -> (u64, u64) {
 pub fn inline_chains(binary: &Path, function: &str) -> Vec<(u64, Vec<String>)> {
     let (start, size) = function_range(binary, function);
     let input: String = (start..start + size).map(|a| format!("{a:#x}\n")).collect();
-    let mut child = profiler()
-        .args(["symbolize", "--inlines", "--format", "json", "--exe"])
-        .arg(binary)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let binary = binary.to_str().unwrap();
+    let args = [
+        "symbolize",
+        "--inlines",
+        "--format",
+        "json",
+        "--exe",
+        binary,
+    ];
+    let output = run_with_input(Path::new("."), &args, &input);
     let entries: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     entries
         .as_array()
