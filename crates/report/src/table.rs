@@ -103,15 +103,7 @@ pub(crate) fn render_table(
     let children = profile.children && kind == RowKind::Functions;
     let rows = rows(event, kind, &columns, children, profile.inline);
     if rows.is_empty() {
-        let why = match (event.stats.samples, profile.percent_limit > 0.0) {
-            (0, _) => "No samples to show".to_owned(),
-            (_, true) => format!(
-                "Every row is below --percent-limit {}%; give a lower one to see them",
-                profile.percent_limit
-            ),
-            (_, false) => "No samples to show in the rows chosen".to_owned(),
-        };
-        return writeln!(out, "# {why}");
+        return writeln!(out, "# {}", why_empty(event, profile));
     }
     let group: &[String] = match kind {
         RowKind::Functions => &event.group,
@@ -182,6 +174,18 @@ pub(crate) fn render_table(
         writeln!(out, "{}", line(cells))?;
     }
     Ok(())
+}
+
+/// Why a table has no rows.
+fn why_empty(event: &EventProfile, profile: &FlatProfile) -> String {
+    match (event.stats.samples, profile.percent_limit > 0.0) {
+        (0, _) => "No samples to show".to_owned(),
+        (_, true) => format!(
+            "Every row is below --percent-limit {}%; give a lower one to see them",
+            profile.percent_limit
+        ),
+        (_, false) => "No samples to show in the rows chosen".to_owned(),
+    }
 }
 
 /// The rows of `event` of `kind`, with their cells for `columns`.
