@@ -368,4 +368,22 @@ fn usage_errors_are_one_line_too() {
         fails(&dir, &all, 2, &[needle]);
     }
     assert_files(&dir, &[]);
+    // One pointer to the subcommand's help, not clap's as well.
+    let message = fails(
+        &dir,
+        &["report", "--sort", "cpu"],
+        2,
+        &["unknown sort key 'cpu'", "see `profiler report --help`"],
+    );
+    assert!(!message.contains("For more information"), "{message}");
+    let message = fails(&dir, &["report", "--bogus"], 2, &["'--bogus'"]);
+    assert!(!message.contains("tip:"), "{message}");
+    // A recording named without -i, where only -i names one.
+    std::fs::write(dir.join("old.data"), b"").unwrap();
+    fails(
+        &dir,
+        &["hist", "old.data"],
+        2,
+        &["to read a recording, give -i old.data"],
+    );
 }

@@ -191,8 +191,13 @@ fn call_trees_children_and_threads_in_text() {
     // Per thread, and filtered by a pid that is not there.
     let threads = report(&["--threads"]);
     assert!(threads.contains("# Thread:   recurse (pid"), "{threads}");
-    let none = report(&["--pid", "1"]);
-    assert!(!none.contains("leaf"), "{none}");
+    let none = run(&dir, &["report", "-i", "r.data", "--pid", "1"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        stderr(&none).contains("no samples of pid 1;"),
+        "{}",
+        stderr(&none)
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! End-to-end tests: the real `profiler` binary on the fixture programs.
 
+mod synthetic;
 mod util;
 
 mod annotate;
@@ -17,3 +18,4 @@ mod stat;
 mod symbolization;
 mod symbols;
 mod targets;
+mod views;

@@ -391,3 +391,104 @@ fn several_events_are_sampled_side_by_side() {
         .unwrap();
     assert_eq!(burn["event"], "cpu-clock");
 }
+
+/// hot_a, hot_b and hot_c spend 60/30/10 of the time in one `static
+/// inline` loop inlined into each: the report gives the functions holding
+/// the code their shares, as perf report and gprof do, and `--inline` the
+/// helper.
+#[test]
+fn a_shared_inlined_loop_splits_60_30_10_by_function() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("inlinesplit");
+    let program = fixture("inlinesplit");
+    let report = record_and_report(
+        &dir,
+        "inlinesplit",
+        &["-e", "cpu-clock"],
+        &[program.to_str().unwrap()],
+    );
+    assert!(
+        samples(&report) >= 2000,
+        "too few samples: {}",
+        samples(&report)
+    );
+    for (name, share) in [("hot_a", 60.0), ("hot_b", 30.0), ("hot_c", 10.0)] {
+        assert_near(name, percent(&report, name), share, 3.0, &report);
+        let row = function(&report, name).unwrap();
+        assert_eq!(row["inlined"][0]["name"], "burn", "{row}");
+        assert!(
+            row["inlined"][0]["percent"].as_f64().unwrap() >= 90.0,
+            "{row}"
+        );
+    }
+    assert!(
+        function(&report, "burn").is_none(),
+        "{}",
+        report["functions"]
+    );
+
+    let inline = report_json_with(&dir, "inlinesplit.data", &["--inline"]);
+    assert!(percent(&inline, "burn") >= 95.0, "{}", inline["functions"]);
+}
+
+/// A shell loop of 600 short processes: who spent the time is told by
+/// command, as `perf report --sort comm` tells it.
+#[test]
+fn a_loop_of_short_processes_is_split_by_command() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("shell-loop");
+    let services = dir.join("words");
+    let words: String = (0..20_000)
+        .map(|i| format!("word{i} line {}\n", i * 7))
+        .collect();
+    std::fs::write(&services, words).unwrap();
+    let script = format!(
+        "for i in $(seq 300); do grep -c 1 {0} | sed s/1/2/ >/dev/null; done",
+        services.display()
+    );
+    record(
+        &dir,
+        "loop.data",
+        &["-e", "cpu-clock"],
+        &["sh", "-c", &script],
+    );
+    let report = report_json_with(&dir, "loop.data", &["--sort", "comm"]);
+    assert!(
+        report["processes"].as_u64() >= Some(600),
+        "{}",
+        report["processes"]
+    );
+    let share = |name: &str| {
+        (report["tasks"].as_array().unwrap().iter())
+            .find(|t| t["comm"] == name)
+            .map_or(0.0, |t| t["self_percent"].as_f64().unwrap())
+    };
+    for name in ["grep", "sed", "sh"] {
+        assert!(
+            share(name) > 0.0,
+            "no samples of {name}: {}",
+            report["tasks"]
+        );
+    }
+    assert!(
+        share("grep") + share("sed") + share("sh") > 95.0,
+        "{}",
+        report["tasks"]
+    );
+
+    // The text report names the command on every row, and their shares.
+    let text = run_ok(&dir, &["report", "-i", "loop.data"]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    let commands = text
+        .lines()
+        .find(|l| l.starts_with("# Commands: "))
+        .unwrap_or("");
+    for name in ["grep ", "sed ", "sh "] {
+        assert!(commands.contains(name), "{text}");
+    }
+    assert!(text.contains("Command  Module"), "{text}");
+}

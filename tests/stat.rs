@@ -540,3 +540,20 @@ fn bad_input_is_refused_in_one_line() {
         .collect();
     assert!(files.is_empty(), "{files:?}");
 }
+
+/// JSON is for programs: it goes to the standard output, and notices (the
+/// events this machine cannot count) stay on the standard error.
+#[test]
+fn stat_json_goes_to_standard_output() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("stat-json-stdout");
+    let output = run_ok(&dir, &["stat", "--format", "json", "--", "true"]);
+    let totals: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(totals["exit_status"], 0, "{totals}");
+    assert!(!stderr(&output).contains('{'), "{}", stderr(&output));
+    let text = run_ok(&dir, &["stat", "-e", "task-clock", "--", "true"]);
+    assert!(text.stdout.is_empty());
+    assert!(stderr(&text).contains("task-clock"), "{}", stderr(&text));
+}

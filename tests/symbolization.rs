@@ -219,7 +219,8 @@ fn llvm(binary: &Path, addresses: &[u64]) -> Vec<Vec<Frame>> {
 }
 
 /// A name without whitespace, with integer template arguments spelled as
-/// libiberty spells them (`2ul`, where cpp_demangle writes `(unsigned long)2`).
+/// libiberty spells them (`2ul`, where other demanglers write `(unsigned
+/// long)2`).
 fn spelled_alike(name: &str) -> String {
     let mut name: String = name.split_whitespace().collect();
     for (cast, suffix) in [

@@ -2,6 +2,7 @@
 //! file (JIT, vdso, kernel), debug info in a separate file, and a binary
 //! that changed since the recording.
 
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
@@ -24,8 +25,23 @@ fn rows(report: &Value, module: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// `profiler symbolize` of `addresses` of `binary`, with `extra` options:
+/// its lines.
+fn symbolize(dir: &Path, binary: &Path, addresses: &[u64], extra: &[&str]) -> Vec<String> {
+    let input: String = addresses.iter().map(|a| format!("{a:#x}\n")).collect();
+    let binary = binary.to_str().unwrap();
+    let args = [&["symbolize", "--exe", binary], extra].concat();
+    let output = run_with_input(dir, &args, &input);
+    assert!(output.status.success(), "{}", stderr(&output));
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The function symbols of a binary, demangled, as nm lists them.
-fn symbols_of(binary: &std::path::Path) -> Vec<String> {
+fn symbols_of(binary: &Path) -> Vec<String> {
     let output = Command::new("nm")
         .args(["-C", "--defined-only"])
         .arg(binary)
@@ -39,7 +55,7 @@ fn symbols_of(binary: &std::path::Path) -> Vec<String> {
 }
 
 #[test]
-fn inlined_code_is_named_after_its_function_unless_folded() {
+fn code_counts_for_its_function_and_for_the_inlined_one_with_inline() {
     if !sampling_allowed() {
         return;
     }
@@ -60,18 +76,29 @@ fn inlined_code_is_named_after_its_function_unless_folded() {
                 .any(|s| s == name || s.starts_with(&format!("{name}.")))
     };
 
-    let folded = rows(
-        &report_json_with(&dir, "inlining.data", &["--no-inline"]),
-        "inlining",
-    );
-    assert!(folded.len() >= 5, "{folded:?}");
-    for (name, _) in &folded {
+    let report = report_json(&dir, "inlining.data");
+    let holders = rows(&report, "inlining");
+    assert!(holders.len() >= 5, "{holders:?}");
+    for (name, _) in &holders {
         assert!(
             is_symbol(name),
-            "--no-inline names {name}, which is no function symbol"
+            "the report names {name}, which is no function symbol"
         );
     }
-    let inlined = rows(&report_json(&dir, "inlining.data"), "inlining");
+    // What was inlined is told on the rows of the functions holding it.
+    let inlined_self: u64 = (report["functions"].as_array().unwrap().iter())
+        .map(|f| f["inlined_self"].as_u64().unwrap())
+        .sum();
+    assert!(
+        inlined_self * 10 >= samples(&report),
+        "{inlined_self} of {} samples in inlined code",
+        samples(&report)
+    );
+
+    let inlined = rows(
+        &report_json_with(&dir, "inlining.data", &["--inline"]),
+        "inlining",
+    );
     let only_inlined: Vec<&(String, f64)> = inlined
         .iter()
         .filter(|(name, _)| !is_symbol(name))
@@ -83,7 +110,7 @@ fn inlined_code_is_named_after_its_function_unless_folded() {
     );
     let total = |rows: &[(String, f64)]| rows.iter().map(|(_, p)| p).sum::<f64>();
     assert!(
-        (total(&folded) - total(&inlined)).abs() < 0.01,
+        (total(&holders) - total(&inlined)).abs() < 0.01,
         "the module's share changed"
     );
 }
@@ -105,28 +132,83 @@ fn plt_stubs_are_named_func_at_plt() {
                 .map(|a| u64::from_str_radix(a, 16).unwrap())
         })
         .expect("split calls printf through the PLT");
-    let mut command = profiler();
-    command
-        .current_dir(&dir)
-        .args(["symbolize", "--exe"])
-        .arg(&split);
-    let output = command
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(format!("{:#x}\n", stub + 4).as_bytes())?;
-            child.wait_with_output()
-        })
+    let output = symbolize(&dir, &split, &[stub + 4], &[]);
+    assert_eq!(output[0], "printf@plt");
+}
+
+/// Every PLT stub of libc, named as objdump names it, and the stubs of its
+/// calls to its own ifuncs (objdump's `*ABS*+0x9f550@plt`, perf's
+/// `strnlen@plt`) after the ifunc the relocation resolves.
+#[test]
+fn libc_plt_stubs_are_named_as_perf_names_them() {
+    let dir = scratch("plt-libc");
+    let libc = Path::new("/usr/lib/x86_64-linux-gnu/libc.so.6");
+    if !libc.exists() {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "no libc.so.6"
+        );
+        return;
+    }
+    let disassembly = Command::new("objdump")
+        .args([
+            "-d",
+            "--no-show-raw-insn",
+            "-j",
+            ".plt",
+            "-j",
+            ".plt.sec",
+            "-j",
+            ".plt.got",
+        ])
+        .arg(libc)
+        .output()
         .unwrap();
-    assert_eq!(
-        String::from_utf8(output.stdout).unwrap().lines().next(),
-        Some("printf@plt")
+    let stubs: Vec<(u64, String)> = String::from_utf8(disassembly.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let (address, name) = l.strip_suffix(">:")?.split_once(" <")?;
+            let name = name.strip_suffix("@plt")?;
+            Some((u64::from_str_radix(address, 16).ok()?, name.to_owned()))
+        })
+        .collect();
+    assert!(stubs.len() > 20, "{stubs:?}");
+    // The ifuncs, by address, as nm -D lists them (type i).
+    let nm = Command::new("nm").arg("-D").arg(libc).output().unwrap();
+    let ifuncs: Vec<(u64, String)> = String::from_utf8(nm.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [address, "i", name] => Some((
+                u64::from_str_radix(address, 16).ok()?,
+                name.split('@').next()?.to_owned(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let addresses: Vec<u64> = stubs.iter().map(|(a, _)| a + 4).collect();
+    let output = symbolize(&dir, libc, &addresses, &[]);
+    let ours: Vec<&str> = output.iter().step_by(2).map(String::as_str).collect();
+    assert_eq!(ours.len(), stubs.len());
+    let mut irelative = 0;
+    for ((address, theirs), ours) in stubs.iter().zip(ours) {
+        match theirs.strip_prefix("*ABS*+0x") {
+            Some(resolver) => {
+                let resolver = u64::from_str_radix(resolver, 16).unwrap();
+                let name = ours.strip_suffix("@plt").unwrap_or(ours);
+                assert!(
+                    ifuncs.iter().any(|(a, n)| *a == resolver && n == name),
+                    "{address:#x}: {ours}, which is no ifunc at {resolver:#x}"
+                );
+                irelative += 1;
+            }
+            None => assert_eq!(ours, format!("{theirs}@plt"), "{address:#x}"),
+        }
+    }
+    assert!(
+        irelative > 0,
+        "libc calls no ifunc of its own through its PLT"
     );
 }
 
@@ -223,7 +305,7 @@ fn debug_info_in_a_separate_file_names_a_stripped_program() {
         &["-F", "10000"],
         &[program.to_str().unwrap(), "400000"],
     );
-    let report = report_json_with(&dir, "debuglink.data", &["--no-inline"]);
+    let report = report_json(&dir, "debuglink.data");
     let named = rows(&report, "inlining-debuglink");
     let unnamed: f64 = named
         .iter()
@@ -306,5 +388,40 @@ fn symbolize_refuses_bad_input_in_one_line() {
         &["symbolize", "--exe", "/etc/passwd"],
         "0x1000\n",
         "not a readable ELF file",
+    );
+}
+
+/// Without --inlines, an address in inlined code is named after the
+/// function holding it, with the instruction's own line, as
+/// `llvm-symbolizer --no-inlines` names it; with --inlines, the chain.
+#[test]
+fn symbolize_names_the_holding_function_unless_asked_for_inlines() {
+    let dir = scratch("symbolize-holder");
+    let binary = fixture("inlinesplit");
+    let (address, _) = crate::synthetic::inlined_and_own(&binary, "hot_a", "burn");
+    let llvm = Command::new("llvm-symbolizer")
+        .arg("--no-inlines")
+        .arg(format!("--obj={}", binary.display()))
+        .arg(format!("{address:#x}"))
+        .output()
+        .unwrap();
+    let llvm: Vec<String> = String::from_utf8(llvm.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let ours = symbolize(&dir, &binary, &[address], &[]);
+    assert_eq!(ours[0], "hot_a");
+    assert_eq!(ours[0], llvm[0]);
+    // llvm-symbolizer adds the column: `file:line:column`.
+    assert!(
+        llvm[1].starts_with(&format!("{}:", ours[1])),
+        "{ours:?} {llvm:?}"
+    );
+    let chain = symbolize(&dir, &binary, &[address], &["--inlines"]);
+    assert_eq!(
+        (chain[0].as_str(), chain[2].as_str()),
+        ("burn", "hot_a"),
+        "{chain:?}"
     );
 }

@@ -68,6 +68,26 @@ pub fn run(dir: &Path, args: &[&str]) -> Output {
     profiler().current_dir(dir).args(args).output().unwrap()
 }
 
+/// Runs the profiler with `args` in `dir`, `input` on its standard input.
+pub fn run_with_input(dir: &Path, args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = profiler()
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_owned();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    output
+}
+
 /// Runs the profiler with `args` in `dir` and asserts success.
 pub fn run_ok(dir: &Path, args: &[&str]) -> Output {
     let output = run(dir, args);

@@ -1,15 +1,17 @@
 //! `profiler annotate`: args -> read_stacks with places -> the function
 //! SYMBOL names -> its listing from the disassembler -> annotate -> text or
-//! JSON.
+//! JSON. An inlined function has no code of its own: then the places it was
+//! inlined, with their samples.
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
-use profiler_model::{AsmSyntax, Disassembler, Recording};
+use profiler_model::{AsmSyntax, Disassembler, FunctionListing, Recording};
 use profiler_report::{
-    AnnotateOptions, AnnotateView, Places, StackOptions, annotate, read_stacks,
-    render_annotation_json, render_annotation_text,
+    AnnotateOptions, AnnotateTarget, AnnotateView, InlineSites, Places, ReportError, StackOptions,
+    StackProfile, annotate, inline_sites, read_stacks, render_annotation_json,
+    render_annotation_text, render_inline_sites_json, render_inline_sites_text,
 };
 use profiler_symbols::SourceFiles;
 
@@ -30,16 +32,35 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         AsmSyntaxArg::Att => AsmSyntax::Att,
         AsmSyntaxArg::Intel => AsmSyntax::Intel,
     };
-    let (stacks, target, listing) =
-        with_symbolizer(&args.symbols, &recording, |symbolizer, unwinder| {
-            let stacks = read_stacks(&recording, symbolizer, unwinder, &stack_options)?;
-            let target = stacks.find_function(&args.symbol)?;
-            let listing = symbolizer
-                .inner
-                .listing(&target.module, target.address, syntax)
-                .map_err(|problem| anyhow!("cannot annotate {}: {problem}", args.symbol))?;
-            anyhow::Ok((stacks, target, listing))
-        })?;
+    let found = with_symbolizer(&args.symbols, &recording, |symbolizer, unwinder| {
+        let stacks = read_stacks(&recording, symbolizer, unwinder, &stack_options)?;
+        let target = match stacks.find_function(&args.symbol) {
+            Ok(target) => target,
+            Err(error @ ReportError::NoFunction { .. }) => {
+                // Perhaps a function inlined into others: read the
+                // inline chains (only now, as they cost more).
+                let options = StackOptions {
+                    fold_inline: false,
+                    ..stack_options.clone()
+                };
+                let stacks = read_stacks(&recording, symbolizer, unwinder, &options)?;
+                return match inline_sites(&recording, &stacks, &args.symbol, symbolizer) {
+                    Some(sites) => Ok(Found::Inlined(sites)),
+                    None => Err(error.into()),
+                };
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let listing = symbolizer
+            .inner
+            .listing(&target.module, target.address, syntax)
+            .map_err(|problem| anyhow!("cannot annotate {}: {problem}", args.symbol))?;
+        anyhow::Ok(Found::Function(Box::new((stacks, target, listing))))
+    })?;
+    let (stacks, target, listing) = match found {
+        Found::Function(found) => *found,
+        Found::Inlined(sites) => return print_sites(&sites, args.format),
+    };
     let options = AnnotateOptions {
         view: match (args.source, args.asm) {
             (true, _) => AnnotateView::Source,
@@ -60,6 +81,22 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     match args.format {
         Format::Text => render_annotation_text(&annotation, color, &mut out)?,
         Format::Json => render_annotation_json(&annotation, &mut out)?,
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What SYMBOL names: a function with its listing, or an inlined function.
+enum Found {
+    Function(Box<(StackProfile, AnnotateTarget, FunctionListing)>),
+    Inlined(InlineSites),
+}
+
+fn print_sites(sites: &InlineSites, format: Format) -> Result<ExitCode> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    match format {
+        Format::Text => render_inline_sites_text(sites, &mut out)?,
+        Format::Json => render_inline_sites_json(sites, &mut out)?,
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use profiler_model::CallGraph;
-use profiler_report::SampleFilter;
+use profiler_report::{SampleFilter, SortKey};
 use profiler_sampler::DEFAULT_STACK_BYTES;
 
 #[derive(Debug, Parser)]
@@ -42,7 +42,8 @@ pub enum Command {
     Diff(DiffArgs),
     /// Write a recording in another tool's format
     Export(ExportArgs),
-    /// Name addresses of an executable or library read from stdin, like addr2line -f -C
+    /// Name addresses of an executable or library read from stdin, like llvm-symbolizer or
+    /// addr2line -f -C
     Symbolize(SymbolizeArgs),
     /// List the events this machine knows, and whether each can be counted now
     #[command(after_help = LIST_AFTER_HELP)]
@@ -81,9 +82,11 @@ pub struct ListArgs {
 }
 
 const ANNOTATE_AFTER_HELP: &str = "\
-SYMBOL is a function with samples, by its demangled name or by a prefix only one such function \
-has; or MODULE:ADDRESS for any function, the address as nm and objdump print it (e.g. \
-app:0x1139, libc.so.6:9a0f0).";
+SYMBOL is a function with samples, by its demangled name (as any view prints it: `burn \
+(inlined)`, `hot_a+0x1c`) or by a prefix only one such function has; or MODULE:ADDRESS for any \
+function, the address as nm and objdump print it (e.g. app:0x1139, libc.so.6:9a0f0). A \
+function inlined into others has no code of its own: then the places it was inlined are \
+listed, each with its samples.";
 
 #[derive(Debug, Args)]
 pub struct AnnotateArgs {
@@ -307,18 +310,26 @@ fn parse_mmap_pages(text: &str) -> Result<usize, String> {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = REPORT_AFTER_HELP)]
 pub struct ReportArgs {
     #[command(flatten)]
     pub input: InputArgs,
+
+    /// The recording to read, as with -i
+    #[arg(value_name = "FILE", conflicts_with = "path")]
+    pub file: Option<PathBuf>,
 
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Rows: one per function (symbol), per module, per source line, or per instruction
-    /// address
-    #[arg(long, value_enum, default_value_t = SortKey::Symbol)]
-    pub sort: SortKey,
+    /// What rows are told apart by, each a column: comm (command name), pid, dso (or
+    /// module), sym (or symbol), line (or srcline), address; several separated by commas,
+    /// e.g. comm,dso,sym [default: sym]
+    // The full path keeps clap from taking a `Vec` for many values: the
+    // whole list is one value.
+    #[arg(short = 's', long, value_name = "KEY[,KEY...]", value_parser = SortKey::parse_list)]
+    pub sort: Option<::std::vec::Vec<SortKey>>,
 
     /// Hide rows below P percent of the samples
     #[arg(long, value_name = "P", default_value_t = 0.0)]
@@ -328,9 +339,14 @@ pub struct ReportArgs {
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
 
-    /// Count code inlined into a function as that function's [default: as the function it
-    /// was inlined from, the innermost frame of its debug info]
+    /// Count code inlined into a function as the function it was inlined from (the innermost
+    /// frame of the debug info) [default: as the function holding the code, as perf report
+    /// and gprof count it, with the inlined functions named on its row]
     #[arg(long)]
+    pub inline: bool,
+
+    /// The default: code inlined into a function counts as that function's
+    #[arg(long, hide = true, conflicts_with = "inline")]
     pub no_inline: bool,
 
     /// Add a Children column, each function's share with its callees (inclusive time, each
@@ -353,6 +369,12 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub symbols: SymbolArgs,
 }
+
+const REPORT_AFTER_HELP: &str = "\
+Each sample counts for the function holding its code, as perf report --no-children and gprof \
+count it; a function whose samples lie mostly in code inlined into it says so on its row, e.g. \
+`hot_a  (92% in inlined burn)`. With more than one command name in the recording, the text \
+report adds a Command column and a line with each command's share.";
 
 #[derive(Debug, Args)]
 pub struct FlamegraphArgs {
@@ -392,8 +414,9 @@ pub struct FlamegraphArgs {
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
 
-    /// Name inlined code after the function it was inlined into [default: inlined
-    /// functions are frames of their own]
+    /// Leave out the frames of inlined functions, naming their code after the function it
+    /// was inlined into [default: inlined functions are frames of their own, in violet,
+    /// named NAME (inlined)]
     #[arg(long)]
     pub no_inline: bool,
 
@@ -431,8 +454,13 @@ pub struct DiffArgs {
     #[arg(long, value_name = "OUT.svg")]
     pub flamegraph: Option<PathBuf>,
 
-    /// Count code inlined into a function as that function's
+    /// Count code inlined into a function as the function it was inlined from [default: as
+    /// the function holding the code]
     #[arg(long)]
+    pub inline: bool,
+
+    /// The default: code inlined into a function counts as that function's
+    #[arg(long, hide = true, conflicts_with = "inline")]
     pub no_inline: bool,
 
     #[command(flatten)]
@@ -470,14 +498,6 @@ impl FilterArgs {
 pub enum Format {
     Text,
     Json,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SortKey {
-    Symbol,
-    Module,
-    Line,
-    Address,
 }
 
 /// PAPI_profil's mode of `record`.
@@ -596,7 +616,13 @@ pub struct ExportArgs {
     #[arg(long)]
     pub tid: bool,
 
-    /// The module to export (its file name or path) [default: the profiled program]
+    /// folded: leave out the frames of inlined functions [default: each is a frame of its
+    /// own, named `NAME (inlined)`]
+    #[arg(long)]
+    pub no_inline: bool,
+
+    /// gmon: the module to export (its file name or path) [default: the one with the most
+    /// samples]
     #[arg(long, value_name = "MODULE")]
     pub module: Option<String>,
 
@@ -653,7 +679,8 @@ pub struct SymbolizeArgs {
     pub exe: PathBuf,
 
     /// Print the whole inline chain of each address, innermost first, each caller with
-    /// the line of the call (addr2line -i)
+    /// the line of the call (addr2line -i) [default: the function holding the code, with
+    /// the instruction's own line, as llvm-symbolizer --no-inlines prints it]
     #[arg(long)]
     pub inlines: bool,
 
@@ -735,7 +762,8 @@ pub struct StatArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Write the counts to FILE instead of the standard error
+    /// Write the counts to FILE [default: text to the standard error, as perf stat writes
+    /// it; JSON to the standard output]
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 

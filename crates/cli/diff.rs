@@ -22,7 +22,6 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
     let new = Recording::open(&args.new)?;
     let options = StackOptions {
         event: Some(args.event.clone().unwrap_or_else(|| "0".into())),
-        fold_inline: args.no_inline,
         ..StackOptions::default()
     };
     // One symbolizer for both: the same files are named once. Whether the
@@ -36,8 +35,8 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
             Ok::<_, anyhow::Error>((read(&base, &args.base)?, read(&new, &args.new)?))
         })?;
     let diff = diff_profiles(
-        &event_profile(&base, &base_stacks, &args.base)?,
-        &event_profile(&new, &new_stacks, &args.new)?,
+        &event_profile(&base, &base_stacks, &args.base, args.inline)?,
+        &event_profile(&new, &new_stacks, &args.new, args.inline)?,
         args.percent_limit,
     );
     let mut out = BufWriter::new(io::stdout().lock());
@@ -70,9 +69,11 @@ fn event_profile(
     recording: &Recording,
     stacks: &StackProfile,
     path: &Path,
+    inline: bool,
 ) -> Result<EventProfile> {
     let options = ReportOptions {
         children: true,
+        inline,
         ..ReportOptions::default()
     };
     flat_profile(recording, stacks, &options)

@@ -38,8 +38,15 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         0 => String::new(),
         n => format!(" ({n} bins capped at 65535)"),
     };
+    let picked = match summary.picked {
+        true => format!(
+            " (the module with the most samples, {:.1}% of them; another with --module)",
+            summary.samples as f64 * 100.0 / summary.event_samples.max(1) as f64
+        ),
+        false => String::new(),
+    };
     eprintln!(
-        "profiler: wrote {}: {} samples of {} in {} in {} bins{capped}; read it with \
+        "profiler: wrote {}: {} samples of {} in {}{picked} in {} bins{capped}; read it with \
          `gprof -p -b {} {}`",
         output.display(),
         summary.samples,
@@ -55,6 +62,7 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
 fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     let options = StackOptions {
         event: args.event.clone(),
+        fold_inline: args.no_inline,
         ..StackOptions::default()
     };
     let thread_frames = ThreadFrames {

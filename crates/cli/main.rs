@@ -81,9 +81,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// Help and version go to stdout; a usage error is one line and exit 2.
+/// Help and version go to stdout; a usage error is one line and exit 2,
+/// ending with where to read more.
 fn usage_error(error: clap::Error) -> ExitCode {
-    use clap::error::ErrorKind;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(
         error.kind(),
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
@@ -96,28 +97,46 @@ fn usage_error(error: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         };
     }
-    if error.kind() == ErrorKind::ArgumentConflict
-        && let Some(message) = conflict(&error)
-    {
-        let _ = writeln!(io::stderr(), "profiler: {message}; see `profiler --help`");
-        return ExitCode::from(2);
-    }
+    let command = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .filter(|a| Cli::command().find_subcommand(a).is_some());
+    // Only record and stat run a command that `--` would set apart.
+    let runs_command = matches!(command.as_deref(), Some("record" | "stat"));
     let text = error.to_string();
     let mut message = String::new();
-    for line in text
-        .lines()
-        .map(str::trim)
-        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-    {
-        if line.is_empty() {
-            continue;
-        }
+    // clap's own pointer to --help is replaced by ours, naming the
+    // subcommand.
+    let lines = (text.lines().map(str::trim))
+        .take_while(|l| !l.starts_with("Usage:"))
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .filter(|l| runs_command || !l.starts_with("tip: to pass"));
+    for line in lines {
         if !message.is_empty() {
             message.push_str(if message.ends_with(':') { " " } else { "; " });
         }
         message.push_str(line.trim_start_matches("error: "));
     }
-    let _ = writeln!(io::stderr(), "profiler: {message}; see `profiler --help`");
+    // Flags that exclude each other, named as the user typed them.
+    if error.kind() == ErrorKind::ArgumentConflict
+        && let Some(conflict) = conflict(&error)
+    {
+        message = conflict;
+    }
+    // `profiler report perf.data`, as perf users type it elsewhere.
+    if let (ErrorKind::UnknownArgument, Some(ContextValue::String(argument))) =
+        (error.kind(), error.get(ContextKind::InvalidArg))
+        && std::path::Path::new(argument).is_file()
+        && !argument.starts_with('-')
+    {
+        message =
+            format!("unexpected argument '{argument}'; to read a recording, give -i {argument}");
+    }
+    let help = match command {
+        Some(command) => format!("profiler {command} --help"),
+        None => "profiler --help".to_owned(),
+    };
+    let _ = writeln!(io::stderr(), "profiler: {message}; see `{help}`");
     ExitCode::from(2)
 }
 

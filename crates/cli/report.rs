@@ -15,23 +15,31 @@ use crate::args::{self, Format, ReportArgs};
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
-    let recording = Recording::open(&args.input.path)?;
-    let sort = match args.sort {
-        args::SortKey::Symbol => SortKey::Symbol,
-        args::SortKey::Module => SortKey::Module,
-        args::SortKey::Line => SortKey::Line,
-        args::SortKey::Address => SortKey::Address,
-    };
+    let path = args.file.as_ref().unwrap_or(&args.input.path);
+    let recording = Recording::open(path)?;
+    let given = args.sort.clone();
+    let mut sort = given.clone().unwrap_or_else(|| vec![SortKey::Symbol]);
     let stack_options = StackOptions {
         event: args.event,
-        fold_inline: args.no_inline,
-        places: match sort {
-            SortKey::Line => Places::Lines,
-            SortKey::Address => Places::Addresses,
-            SortKey::Symbol | SortKey::Module => Places::None,
+        fold_inline: false,
+        places: if sort.contains(&SortKey::Line) {
+            Places::Lines
+        } else if sort.contains(&SortKey::Address) {
+            Places::Addresses
+        } else {
+            Places::None
         },
         filter: args.filter.filter(),
     };
+    let stacks = with_symbolizer(&args.symbols, &recording, |symbolizer, unwinder| {
+        read_stacks(&recording, symbolizer, unwinder, &stack_options)
+    })?;
+    // As perf's default sort (comm,dso,sym): who ran the code is a column
+    // as soon as more than one command did.
+    let tells_tasks = sort.contains(&SortKey::Command) || sort.contains(&SortKey::Pid);
+    if args.format == Format::Text && !tells_tasks && stacks.command_count() > 1 {
+        sort.insert(0, SortKey::Command);
+    }
     let options = ReportOptions {
         sort,
         percent_limit: args.percent_limit,
@@ -41,10 +49,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             args::TreeDirection::Callee => TreeDirection::Callee,
         }),
         split_threads: args.threads,
+        inline: args.inline,
     };
-    let stacks = with_symbolizer(&args.symbols, &recording, |symbolizer, unwinder| {
-        read_stacks(&recording, symbolizer, unwinder, &stack_options)
-    })?;
     let profile = flat_profile(&recording, &stacks, &options);
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {

@@ -2,9 +2,10 @@
 //! rates and running shares (text like `perf stat`, or JSON), and the counts
 //! of every interval as they come.
 //!
-//! The counts go to the standard error, as `perf stat` writes them, so that
-//! they never mix with the command's own output; `-o FILE` writes them to a
-//! file instead.
+//! The text goes to the standard error, as `perf stat` writes it, so that
+//! it never mixes with the command's own output; JSON, which a program
+//! reads, to the standard output (notices stay on the standard error); `-o
+//! FILE` writes either to a file instead.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -49,6 +50,7 @@ pub fn run(args: StatArgs) -> Result<ExitCode> {
                 path.display()
             )
         })?)),
+        None if args.format == Format::Json => Box::new(io::stdout()),
         None => Box::new(io::stderr()),
     };
     let target = stat.target().to_owned();

@@ -1,6 +1,8 @@
 //! `profiler symbolize`: addresses of one file (hexadecimal, one per line, as
 //! the file states them, like addr2line's) read from stdin, named the way
-//! `addr2line -f -C [-i]` names them, or as JSON.
+//! `llvm-symbolizer --no-inlines` names them (the function holding the code,
+//! with the instruction's own line) or, with `--inlines`, as `addr2line -f
+//! -C -i` does; or as JSON.
 
 use std::collections::HashMap;
 use std::io::{self, BufWriter, Read, Write};
@@ -43,7 +45,10 @@ pub fn run(args: SymbolizeArgs) -> Result<ExitCode> {
         Format::Json => {
             let entries: Vec<_> = addresses
                 .iter()
-                .map(|address| json!({"address": address.0, "frames": json_frames(by_address[address])}))
+                .map(|address| {
+                    let frames = frames(by_address[address], args.inlines);
+                    json!({"address": address.0, "frames": frames.iter().map(json_frame).collect::<Vec<_>>()})
+                })
                 .collect();
             serde_json::to_writer_pretty(&mut out, &entries)?;
             writeln!(out)?;
@@ -77,16 +82,29 @@ fn parse_addresses(input: &str) -> Result<Vec<Svma>> {
     Ok(addresses)
 }
 
-/// The inline chain (or only its innermost frame), or the symbol table's
-/// function when there is no debug info: each as `function` then
-/// `file:line`, with addr2line's `??` for what is unknown.
-fn write_text(out: &mut impl Write, symbol: &AddressSymbol, inlines: bool) -> io::Result<()> {
-    if symbol.frames.is_empty() {
-        let function = symbol.function.as_ref().and_then(|f| f.name.as_deref());
-        return write_frame(out, function, None, None);
+/// The inline chain, innermost first; or, without `inlines`, one frame:
+/// the function holding the code (the symbol table's, or the outermost of
+/// the debug info's chain) with the instruction's own line.
+fn frames(symbol: &AddressSymbol, inlines: bool) -> Vec<Frame> {
+    let holder = symbol.function.as_ref().and_then(|f| f.name.clone());
+    match (symbol.frames.first(), inlines) {
+        (None, _) => vec![Frame {
+            function: holder,
+            file: None,
+            line: None,
+        }],
+        (Some(_), true) => symbol.frames.clone(),
+        (Some(innermost), false) => vec![Frame {
+            function: holder.or_else(|| symbol.frames.last().and_then(|f| f.function.clone())),
+            ..innermost.clone()
+        }],
     }
-    let count = if inlines { symbol.frames.len() } else { 1 };
-    for frame in &symbol.frames[..count] {
+}
+
+/// Each frame as `function` then `file:line`, with addr2line's `??` for
+/// what is unknown.
+fn write_text(out: &mut impl Write, symbol: &AddressSymbol, inlines: bool) -> io::Result<()> {
+    for frame in frames(symbol, inlines) {
         write_frame(
             out,
             frame.function.as_deref(),
@@ -112,13 +130,6 @@ fn write_frame(
     }
 }
 
-/// Every frame of the chain as JSON (the symbol table's function when there
-/// is no debug info).
-fn json_frames(symbol: &AddressSymbol) -> Vec<serde_json::Value> {
-    if symbol.frames.is_empty() {
-        let function = symbol.function.as_ref().and_then(|f| f.name.as_deref());
-        return vec![json!({"function": function, "file": null, "line": null})];
-    }
-    let frame = |f: &Frame| json!({"function": f.function.as_deref(), "file": f.file.as_deref(), "line": f.line});
-    symbol.frames.iter().map(frame).collect()
+fn json_frame(frame: &Frame) -> serde_json::Value {
+    json!({"function": frame.function.as_deref(), "file": frame.file.as_deref(), "line": frame.line})
 }

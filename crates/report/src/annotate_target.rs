@@ -42,6 +42,12 @@ impl StackProfile {
             return Ok(target);
         }
         let sampled = self.sampled_functions();
+        // `app+0x1130` names a function without a symbol; `hot_a+0x1c` a
+        // place in hot_a.
+        let symbol = match sampled.iter().any(|f| f.name == symbol) {
+            true => symbol,
+            false => plain_name(symbol),
+        };
         let exact: Vec<&Sampled> = sampled.iter().filter(|f| f.name == symbol).collect();
         let mut prefixed: Vec<&Sampled> = sampled
             .iter()
@@ -111,7 +117,9 @@ impl StackProfile {
     fn sampled_functions(&self) -> Vec<Sampled<'_>> {
         let mut by_function: HashMap<u32, (u64, HashMap<Svma, u64>)> = HashMap::new();
         for stack in self.events.iter().flatten() {
-            let (Some(&function), Some(place)) = (stack.frames.first(), stack.place) else {
+            // The function holding the code, past any inlined frames.
+            let holder = stack.frames.iter().find(|&&f| !self.is_inlined(f));
+            let (Some(&function), Some(place)) = (holder, stack.place) else {
                 continue;
             };
             let Some(svma) = self.places[place as usize].1.svma else {
@@ -179,6 +187,23 @@ impl StackProfile {
     }
 }
 
+/// A function's name as views print it, less what they add: a flame
+/// graph's or folded stack's ` (inlined)`, the `+0x1c` of a row by address
+/// or of the histogram table.
+pub(crate) fn plain_name(symbol: &str) -> &str {
+    let symbol = symbol
+        .strip_suffix(crate::folded::INLINED_SUFFIX)
+        .unwrap_or(symbol);
+    match symbol.rsplit_once("+0x") {
+        Some((name, offset))
+            if !name.is_empty() && offset.chars().all(|c| c.is_ascii_hexdigit()) =>
+        {
+            name
+        }
+        _ => symbol,
+    }
+}
+
 /// A name without the path before it: `spin` of `work::Engine::spin`,
 /// `crunch<a::b>` of `work::crunch<a::b>`.
 fn unqualified(name: &str) -> &str {
@@ -199,6 +224,14 @@ fn unqualified(name: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_as_views_print_them_are_functions() {
+        assert_eq!(plain_name("burn (inlined)"), "burn");
+        assert_eq!(plain_name("hot_a+0x1c"), "hot_a");
+        assert_eq!(plain_name("operator+"), "operator+");
+        assert_eq!(plain_name("main"), "main");
+    }
 
     #[test]
     fn names_lose_their_path_but_not_their_template_arguments() {

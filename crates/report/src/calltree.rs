@@ -1,7 +1,8 @@
 //! The call tree of `report --call-graph`: callers first (from the roots
 //! down to what they call, `caller`) or callees first (from the functions
 //! samples were taken in up through their callers, `callee`), each node
-//! with the share of the event's samples that went through it.
+//! with the share of the event's samples that went through it. Functions
+//! inlined into their callers are nodes of their own, marked inlined.
 
 use std::collections::HashMap;
 
@@ -28,6 +29,8 @@ pub struct CallTree {
 pub struct CallNode {
     pub name: String,
     pub module: String,
+    /// A function inlined into its caller: the same code, no call.
+    pub inlined: bool,
     /// The samples whose stacks pass through this path.
     pub weight: Weight,
     /// Their share of the event's period, in percent.
@@ -113,6 +116,7 @@ impl Builder<'_> {
                 Some(CallNode {
                     name: key.name.clone(),
                     module: self.stacks.module_names(key.module).0,
+                    inlined: key.inlined,
                     weight: node.weight,
                     percent,
                     children: self.children(child),

@@ -49,6 +49,8 @@ pub struct ProfileDiff {
     pub base_samples: u64,
     pub new_samples: u64,
     pub rows: Vec<DiffRow>,
+    /// Functions that changed by less than this many points are left out.
+    pub percent_limit: f64,
 }
 
 /// Compares `new` with `base`, leaving out functions whose self and total
@@ -92,6 +94,7 @@ pub fn diff_profiles(base: &EventProfile, new: &EventProfile, percent_limit: f64
         base_samples: base.stats.samples,
         new_samples: new.stats.samples,
         rows,
+        percent_limit,
     }
 }
 
@@ -107,6 +110,13 @@ pub fn render_diff_text(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<
         "# Shares are of each recording's own total; deltas in points, most changed first."
     )?;
     writeln!(out, "#")?;
+    if diff.rows.is_empty() && diff.percent_limit > 0.0 {
+        return writeln!(
+            out,
+            "# No function's share changed by --percent-limit {} points or more",
+            diff.percent_limit
+        );
+    }
     let module_width = column_width(diff.rows.iter().map(|r| r.module.len()), "Module");
     writeln!(
         out,

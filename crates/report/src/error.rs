@@ -31,6 +31,9 @@ pub enum ReportError {
     )]
     AmbiguousFunction { symbol: String, candidates: String },
 
+    #[error("the recording has no samples of {filter}; it has samples of {available}")]
+    NoMatchingSamples { filter: String, available: String },
+
     #[error("{}: {what}", path.display())]
     Histogram {
         path: std::path::PathBuf,

@@ -45,8 +45,9 @@ impl Default for FlameOptions {
 
 /// Draws `stacks` as an SVG flame graph. Frames of the program are in warm
 /// reds, of shared libraries in aqua, of the kernel in orange,
-/// and others (JIT code, the vdso, unknown) in green; each name keeps one
-/// shade, so that the same function looks the same everywhere.
+/// and others (JIT code, the vdso, unknown) in green; functions inlined into
+/// their caller in violet, named `NAME (inlined)` in their tooltips. Each
+/// name keeps one shade, so that the same function looks the same everywhere.
 pub fn render_flamegraph(
     stacks: &FoldedStacks,
     options: &FlameOptions,
@@ -155,13 +156,6 @@ fn diff_lines(base: &FoldedStacks, new: &FoldedStacks) -> BTreeMap<String, (u64,
     merged
 }
 
-/// A frame's name as it appears in a folded line: `;` becomes `:` (as in
-/// [`FoldedStacks::lines`]), and a name ending in a space and a number gets a
-/// no-break space instead, lest inferno take the number for a count.
-fn frame_label(name: &str) -> String {
-    protect_number(&name.replace(';', ":"))
-}
-
 fn protect_number(name: &str) -> String {
     match name.rsplit_once(' ') {
         Some((head, tail))
@@ -173,21 +167,23 @@ fn protect_number(name: &str) -> String {
     }
 }
 
-/// A colour for every frame name, by the kind of its module. A name found
-/// in modules of several kinds takes the first kind in `FrameKind`'s order.
+/// A colour for every frame name, by the kind of its module (or its being
+/// inlined). A name found in modules of several kinds takes the first kind
+/// in `FrameKind`'s order. Names are the frames' labels as inferno reads
+/// them from the folded lines (see [`flame_lines`]).
 fn module_palette(stacks: &FoldedStacks) -> PaletteMap {
-    let mut kinds: HashMap<String, FrameKind> = HashMap::new();
+    let mut kinds: HashMap<String, (FrameKind, bool)> = HashMap::new();
     for frame in &stacks.frames {
         kinds
-            .entry(frame_label(&frame.name))
-            .and_modify(|kind| *kind = (*kind).min(frame.kind))
-            .or_insert(frame.kind);
+            .entry(protect_number(&frame.label()))
+            .and_modify(|(kind, _)| *kind = (*kind).min(frame.kind))
+            .or_insert((frame.kind, frame.inlined));
     }
     let mut palette = PaletteMap::default();
     // inferno names the root frame, "all", with an empty string.
-    palette.insert("", kind_color(FrameKind::Program, "all"));
-    for (name, kind) in kinds {
-        palette.insert(&name, kind_color(kind, &name));
+    palette.insert("", kind_color(FrameKind::Program, false, "all"));
+    for (name, (kind, inlined)) in kinds {
+        palette.insert(&name, kind_color(kind, inlined, &name));
     }
     palette
 }
@@ -195,13 +191,18 @@ fn module_palette(stacks: &FoldedStacks) -> PaletteMap {
 /// The colour of `name` within the hues of `kind`: inferno's "hot" (less
 /// its orange and yellow end, which the kernel's orange would blur with),
 /// "aqua", "orange" and "green" palettes, with the shade taken from a hash
-/// of the name rather than at random.
-fn kind_color(kind: FrameKind, name: &str) -> Color {
+/// of the name rather than at random; inlined functions in violets.
+fn kind_color(kind: FrameKind, inlined: bool, name: &str) -> Color {
     let hash = name_hash(name);
     let shade = |byte: u32| f32::from((hash >> (8 * byte)) as u8) / 255.0;
     let tint = |base: u8, range: f32, shade: f32| base + (range * shade) as u8;
     let (v1, v2, v3) = (shade(0), shade(1), shade(2));
     let (r, g, b) = match kind {
+        _ if inlined => (
+            tint(160, 50.0, v1),
+            tint(110, 50.0, v2),
+            tint(215, 40.0, v1),
+        ),
         FrameKind::Program => (tint(205, 50.0, v3), tint(0, 80.0, v1), tint(0, 55.0, v2)),
         FrameKind::Library => (tint(50, 60.0, v1), tint(165, 55.0, v1), tint(165, 55.0, v1)),
         FrameKind::Kernel => (tint(190, 65.0, v1), tint(90, 65.0, v1), 0),
@@ -283,6 +284,7 @@ mod tests {
             name: name.into(),
             module: module.into(),
             kind,
+            inlined: false,
         }
     }
 
@@ -407,6 +409,21 @@ mod tests {
         }
         // Stable: the same graph again is the same bytes.
         assert_eq!(svg, render(&sample_stacks(50, 30, 10, 10), &options()));
+    }
+
+    #[test]
+    fn inlined_functions_are_violet_and_say_so_in_their_tooltips() {
+        let mut stacks = sample_stacks(50, 30, 10, 10);
+        stacks.frames.push(FoldedFrame {
+            inlined: true,
+            ..frame("mix", FrameKind::Program)
+        });
+        stacks.stacks.push((vec![0, 1, 5], 40));
+        let svg = render(&stacks, &options());
+        assert_well_formed(&svg);
+        let (r, g, b) = fill_of(&svg, "mix (inlined)");
+        assert!(b >= 215 && r >= 160 && g < r, "violet: {:?}", (r, g, b));
+        assert_ne!(fill_of(&svg, "compute"), (r, g, b));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Named call stacks with their weights: what flame graphs and the
 //! collapsed-stack export (Brendan Gregg's `root;...;leaf count`) are made
-//! of. Frames are kept once each; stacks refer to them by index.
+//! of. Frames are kept once each; stacks refer to them by index. A function
+//! inlined into its caller is a frame of its own, named with an
+//! ` (inlined)` suffix as `perf report` marks it.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -25,6 +27,24 @@ pub struct FoldedFrame {
     /// The module's short name (file name), or a bracketed pseudo-module.
     pub module: String,
     pub kind: FrameKind,
+    /// A function inlined into the frame below it (no call happened).
+    pub inlined: bool,
+}
+
+/// What a folded line appends to the name of an inlined function.
+pub const INLINED_SUFFIX: &str = " (inlined)";
+
+impl FoldedFrame {
+    /// The frame as a folded line names it: its name, with ` (inlined)` for
+    /// an inlined function, and `:` for any `;` (rare: C++ and Rust names
+    /// have none), so that readers split frames where they should.
+    pub fn label(&self) -> String {
+        let name = self.name.replace(';', ":");
+        match self.inlined {
+            true => name + INLINED_SUFFIX,
+            false => name,
+        }
+    }
 }
 
 /// Distinct stacks, root first, with what they weigh.
@@ -47,9 +67,8 @@ impl FoldedStacks {
         self.stacks.iter().map(|(_, w)| w).sum()
     }
 
-    /// Writes one `root;...;leaf weight` line per stack, sorted; a `;` in
-    /// a name (rare: C++ and Rust names do not have one) becomes `:`, so
-    /// that readers split frames where they should.
+    /// Writes one `root;...;leaf weight` line per stack, sorted, each frame
+    /// named by [`FoldedFrame::label`].
     pub fn write(&self, out: &mut impl Write) -> io::Result<()> {
         for (line, weight) in self.lines() {
             writeln!(out, "{line} {weight}")?;
@@ -60,11 +79,7 @@ impl FoldedStacks {
     /// The stacks as folded lines, sorted, with their weights; stacks that
     /// fold to the same line are merged.
     pub fn lines(&self) -> Vec<(String, u64)> {
-        let names: Vec<String> = self
-            .frames
-            .iter()
-            .map(|f| f.name.replace(';', ":"))
-            .collect();
+        let names: Vec<String> = self.frames.iter().map(FoldedFrame::label).collect();
         let mut merged: HashMap<String, u64> = HashMap::new();
         for (stack, weight) in &self.stacks {
             let line = stack
@@ -89,26 +104,32 @@ mod tests {
             name: name.into(),
             module: "app".into(),
             kind: FrameKind::Program,
+            inlined: false,
         }
     }
 
     #[test]
     fn stacks_fold_to_sorted_merged_lines() {
+        let burn = FoldedFrame {
+            inlined: true,
+            ..frame("burn")
+        };
         let stacks = FoldedStacks {
-            frames: vec![frame("main"), frame("work"), frame("a;b")],
+            frames: vec![frame("main"), frame("work"), frame("a;b"), burn],
             stacks: vec![
                 (vec![0, 2], 3),
                 (vec![0, 1], 5),
                 (vec![0], 1),
                 (vec![0, 2], 2),
+                (vec![0, 1, 3], 4),
             ],
         };
         let mut out = Vec::new();
         stacks.write(&mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "main 1\nmain;a:b 5\nmain;work 5\n"
+            "main 1\nmain;a:b 5\nmain;work 5\nmain;work;burn (inlined) 4\n"
         );
-        assert_eq!(stacks.total(), 11);
+        assert_eq!(stacks.total(), 15);
     }
 }

@@ -9,6 +9,7 @@
 //! the machine's byte order. Addresses are the module's stated addresses,
 //! which for a PIE are relative to its load address, as glibc writes them.
 
+use std::collections::HashMap;
 use std::io::Write;
 
 use profiler_histogram::{BucketWidth, Scale};
@@ -32,10 +33,14 @@ pub struct GmonSummary {
     pub samples: u64,
     /// Bins that held more than 16 bits can and were capped at 65535.
     pub capped: usize,
+    /// Samples of the event in every module's histograms.
+    pub event_samples: u64,
+    /// The module was chosen as the one with the most samples, not named.
+    pub picked: bool,
 }
 
-/// Writes the histogram of one module (`options.module`, or the profiled
-/// program) for one event (`options.event`, or the first) as a `gmon.out`.
+/// Writes the histogram of one module (`options.module`, or the one with
+/// the most samples) for one event (`options.event`, or the first) as a `gmon.out`.
 /// The scale must give every bin the same whole number of bytes (a power of
 /// two: 65536 by default).
 pub fn write_gmon(
@@ -58,7 +63,7 @@ pub fn write_gmon(
         ));
     }
     let set = recording_histograms(recording, BucketWidth::Bits16, scale)?;
-    let module = pick_module(&set, recording, options.module.as_deref())?;
+    let module = pick_module(&set, event, options.module.as_deref())?;
     let info = set.modules.get(module);
 
     let regions: Vec<_> = set
@@ -88,6 +93,11 @@ pub fn write_gmon(
         bins: 0,
         samples: 0,
         capped: 0,
+        event_samples: (set.regions.iter())
+            .filter(|r| usize::from(r.event) == event)
+            .map(|r| r.buckets.counts().sum::<u64>())
+            .sum(),
+        picked: options.module.is_none(),
     };
     let (rate, dimension, abbreviation) = rate_and_dimension(description);
     for (region, symbol) in regions.iter().zip(&symbols.addresses) {
@@ -135,12 +145,10 @@ fn rate_and_dimension(event: &EventDescription) -> (u32, [u8; 15], u8) {
     (rate, dimension, name.as_bytes()[0])
 }
 
-/// The module named, or the program that was profiled.
-fn pick_module(
-    set: &HistogramSet,
-    recording: &Recording,
-    wanted: Option<&str>,
-) -> Result<u32, ReportError> {
+/// The module named, or the one with the most samples of `event` (a
+/// program that is a script shim, or that spends its time in a library,
+/// has few or none).
+fn pick_module(set: &HistogramSet, event: usize, wanted: Option<&str>) -> Result<u32, ReportError> {
     let with_regions = || set.regions.iter().map(|r| r.module);
     let found = match wanted {
         Some(wanted) => with_regions().find(|&id| {
@@ -148,8 +156,14 @@ fn pick_module(
             module.name() == wanted || module.path == wanted
         }),
         None => {
-            let program = recording.header.program.as_deref();
-            with_regions().find(|&id| Some(set.modules.get(id).path.as_str()) == program)
+            let mut samples: HashMap<u32, u64> = HashMap::new();
+            for r in set.regions.iter().filter(|r| usize::from(r.event) == event) {
+                *samples.entry(r.module).or_default() += r.buckets.counts().sum::<u64>();
+            }
+            (samples.into_iter())
+                .filter(|&(_, n)| n > 0)
+                .max_by_key(|&(id, n)| (n, std::cmp::Reverse(id)))
+                .map(|(id, _)| id)
         }
     };
     found.ok_or_else(|| {
@@ -159,7 +173,7 @@ fn pick_module(
         names.sort();
         names.dedup();
         ReportError::UnknownModule {
-            requested: wanted.unwrap_or("(the profiled program)").to_owned(),
+            requested: wanted.unwrap_or("with samples").to_owned(),
             available: names.join(", "),
         }
     })

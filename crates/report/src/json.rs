@@ -1,9 +1,12 @@
 //! The flat profile as JSON:
 //! `{"events":[{"name","samples","lost",...}], "functions":[{"name","module","self",
-//! "self_percent","total","total_percent",...}], ...}`, and sorted by line
-//! or address `"lines"` or `"addresses"`: `[{"module","function","file",
-//! "line","address","offset","self","self_percent",...}]`. Without call
-//! graphs, `total` equals `self`.
+//! "self_percent","total","total_percent","inlined_self","inlined":[{"name","samples",
+//! "percent","innermost","direct"}],...}], "commands":[{"comm","self","self_percent",...}],
+//! ...}`, and sorted by line or address `"lines"` or `"addresses"`:
+//! `[{"module","function","file","line","address","offset","self","self_percent",...}]`,
+//! by command or process alone `"tasks"`. Rows carry `"comm"` and `"pid"`
+//! when the sort keys tell commands and processes apart. Without call graphs,
+//! `total` is `self` and the code inlined into the function.
 
 use std::io::{self, Write};
 
@@ -11,7 +14,10 @@ use serde_json::{Value, json};
 
 use profiler_model::Sampling;
 
-use crate::profile::{FlatProfile, SortKey};
+use crate::places::PlaceKind;
+use crate::profile::{FlatProfile, FunctionRow};
+use crate::sort::{RowKind, row_kind};
+use crate::tasks::Task;
 
 pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()> {
     let events: Vec<Value> = profile
@@ -52,7 +58,10 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
                     "total": f.total.samples,
                     "total_percent": round(f.total_percent),
                     "period": f.weight.period,
+                    "inlined_self": f.inlined_weight.samples,
+                    "inlined": inlined_json(f),
                 });
+                add_task(&mut row, &f.task);
                 if !e.group.is_empty() {
                     let counted: serde_json::Map<String, Value> = (e.group.iter())
                         .zip(&f.group)
@@ -73,14 +82,16 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
         .iter()
         .flat_map(|e| {
             e.modules.iter().map(|m| {
-                json!({
+                let mut row = json!({
                     "module": m.module,
                     "path": m.path,
                     "event": e.description.name,
                     "self": m.weight.samples,
                     "self_percent": round(m.percent),
                     "period": m.weight.period,
-                })
+                });
+                add_task(&mut row, &m.task);
+                row
             })
         })
         .collect();
@@ -89,7 +100,7 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
         .iter()
         .flat_map(|e| {
             e.places.iter().map(|p| {
-                json!({
+                let mut row = json!({
                     "module": p.module,
                     "function": p.function,
                     "file": p.file.as_deref(),
@@ -100,10 +111,28 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
                     "self": p.weight.samples,
                     "self_percent": round(p.percent),
                     "period": p.weight.period,
-                })
+                });
+                add_task(&mut row, &p.task);
+                row
             })
         })
         .collect();
+    let task_rows = |rows: fn(&crate::EventProfile) -> &Vec<crate::TaskRow>| -> Vec<Value> {
+        (profile.events.iter())
+            .flat_map(|e| {
+                rows(e).iter().map(|t| {
+                    let mut row = json!({
+                        "event": e.description.name,
+                        "self": t.weight.samples,
+                        "self_percent": round(t.percent),
+                        "period": t.weight.period,
+                    });
+                    add_task(&mut row, &t.task);
+                    row
+                })
+            })
+            .collect()
+    };
     let threads: Vec<Value> = profile
         .threads
         .iter()
@@ -118,6 +147,7 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
         "events": events,
         "functions": functions,
         "modules": modules,
+        "commands": task_rows(|e| &e.commands),
         "threads": threads,
         "problems": profile.problems,
         "histogram": profile.histogram.as_ref().map(|(settings, totals)| json!({
@@ -126,13 +156,43 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
             "outside": totals.iter().map(|t| t.outside).collect::<Vec<_>>(),
         })),
     });
-    match profile.sort {
-        SortKey::Line => document["lines"] = Value::Array(places),
-        SortKey::Address => document["addresses"] = Value::Array(places),
-        SortKey::Symbol | SortKey::Module => {}
+    match row_kind(&profile.sort) {
+        RowKind::Places(PlaceKind::Line) => document["lines"] = Value::Array(places),
+        RowKind::Places(PlaceKind::Address) => document["addresses"] = Value::Array(places),
+        RowKind::Tasks => document["tasks"] = Value::Array(task_rows(|e| &e.tasks)),
+        RowKind::Functions | RowKind::Modules => {}
     }
     serde_json::to_writer_pretty(&mut *out, &document)?;
     writeln!(out)
+}
+
+/// The functions inlined into `row`'s, with their samples and share of
+/// its own.
+fn inlined_json(row: &FunctionRow) -> Vec<Value> {
+    let own = row.weight.period.max(1) as f64;
+    (row.inlined.iter())
+        .map(|i| {
+            json!({
+                "name": i.name,
+                "samples": i.weight.samples,
+                "percent": round(i.weight.period as f64 * 100.0 / own),
+                "innermost": i.innermost.samples,
+                "direct": i.direct.samples,
+            })
+        })
+        .collect()
+}
+
+/// `"comm"`, and `"pid"` with `"process"` (its name), where the sort keys
+/// tell them apart.
+fn add_task(row: &mut Value, task: &Task) {
+    if let Some(command) = &task.command {
+        row["comm"] = json!(command);
+    }
+    if let Some((pid, process)) = &task.process {
+        row["pid"] = json!(pid);
+        row["process"] = json!(process);
+    }
 }
 
 /// Percentages with four decimals: enough, and stable in golden files.

@@ -17,6 +17,7 @@
 mod annotate;
 mod annotate_render;
 mod annotate_target;
+mod attribution;
 mod calltree;
 mod diff;
 mod error;
@@ -28,6 +29,7 @@ mod group_counts;
 mod hist_render;
 mod hist_table;
 mod histograms;
+mod inline_sites;
 mod json;
 mod live_histograms;
 mod module_histograms;
@@ -35,7 +37,10 @@ mod naming;
 mod places;
 mod profile;
 mod samples;
+mod sort;
 mod stacks;
+mod table;
+mod tasks;
 mod text;
 mod walk;
 
@@ -49,11 +54,14 @@ pub use calltree::{CallNode, CallTree, TreeDirection};
 pub use diff::{DiffRow, ProfileDiff, Share, diff_profiles, render_diff_json, render_diff_text};
 pub use error::ReportError;
 pub use flamegraph::{FlameOptions, render_diff_flamegraph, render_flamegraph};
-pub use folded::{FoldedFrame, FoldedStacks, FrameKind};
+pub use folded::{FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX};
 pub use gmon::{GmonSummary, write_gmon};
 pub use hist_render::{render_hist_csv, render_hist_json, render_hist_text};
 pub use hist_table::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
 pub use histograms::recording_histograms;
+pub use inline_sites::{
+    InlineSite, InlineSites, inline_sites, render_inline_sites_json, render_inline_sites_text,
+};
 pub use json::render_json;
 pub use live_histograms::HistogramRecorder;
 pub use module_histograms::{
@@ -61,12 +69,14 @@ pub use module_histograms::{
 };
 pub use places::{PlaceKind, PlaceRow};
 pub use profile::{
-    EventProfile, FlatProfile, FunctionRow, ModuleRow, ReportOptions, SortKey, ThreadRow,
+    EventProfile, FlatProfile, FunctionRow, InlinedRow, ModuleRow, ReportOptions, ThreadRow,
     flat_profile,
 };
 pub use samples::{SampleFilter, Weight};
+pub use sort::SortKey;
 pub use stacks::{
     Places, StackCompleteness, StackOptions, StackProfile, ThreadFrames, read_stacks,
     stack_completeness,
 };
+pub use tasks::{Task, TaskRow};
 pub use text::{loss_advice, render_text, stack_advice, stack_phrase};

@@ -1,9 +1,11 @@
 //! Naming sampled locations: the deduplicated offsets of each module go to
 //! the symbolizer once (modules in parallel, each module's answer turned
 //! into names as soon as it comes, then dropped), and every location gets the
-//! function it belongs to: by default the innermost inlined function the
-//! instruction came from, or the function that contains it. Function names
-//! are kept once each; locations refer to them by index. Where reports go
+//! function that contains it (the symbol or unwind-table function, as `perf
+//! report` and gprof name code) and, when asked for, the chain of functions
+//! inlined into it down to the one the instruction came from, each marked as
+//! inlined. Function names are kept once each; locations refer to them by
+//! index. Where reports go
 //! below functions (by source line, by address, annotated listings), each
 //! location also keeps its place: its address and source line.
 
@@ -25,11 +27,14 @@ pub enum ModuleKey {
     Unmapped,
 }
 
-/// A function as reports group samples: by module and display name.
+/// A function as reports group samples: by module and display name, and
+/// whether it is a frame of code inlined into another function (which has
+/// no code of its own there) or the function holding the code.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FunctionKey {
     pub module: ModuleKey,
     pub name: String,
+    pub inlined: bool,
 }
 
 /// Where a location is, below its function.
@@ -51,7 +56,7 @@ pub(crate) struct Place {
 #[derive(Default)]
 pub(crate) struct Names {
     of_location: HashMap<Location, u32>,
-    /// Where code was inlined (and inline attribution is on): the whole
+    /// Where code was inlined (and inline frames were asked for): the whole
     /// chain, innermost first, the containing function last.
     chains: HashMap<Location, Box<[u32]>>,
     functions: Vec<FunctionKey>,
@@ -95,9 +100,10 @@ impl Names {
     }
 }
 
-/// Names every location. With `inline`, code inlined into a function is
-/// named after the function it was inlined from (its innermost frame).
-/// With `places`, each location of a module also keeps its [`Place`]
+/// Names every location after the function holding its code. With
+/// `inline`, code inlined into that function also gets the chain of inlined
+/// functions it came from, as frames of their own (marked inlined) before
+/// the holder. With `places`, each location of a module also keeps its [`Place`]
 /// (with its source line only for [`Places::Lines`]).
 pub(crate) fn name_locations<'a>(
     modules: &ModuleTable,
@@ -123,6 +129,7 @@ pub(crate) fn name_locations<'a>(
                     FunctionKey {
                         module: ModuleKey::Unmapped,
                         name: "[unknown]".into(),
+                        inlined: false,
                     },
                 );
             }
@@ -140,6 +147,7 @@ pub(crate) fn name_locations<'a>(
             FunctionKey {
                 module: ModuleKey::Kernel,
                 name,
+                inlined: false,
             },
         );
     }
@@ -157,9 +165,10 @@ pub(crate) fn name_locations<'a>(
         |id, offsets, symbols| {
             names.problems.extend(symbols.problem);
             let module = modules.get(id);
-            let key = |name: &str| FunctionKey {
+            let key = |name: &str, inlined: bool| FunctionKey {
                 module: ModuleKey::Module(id),
                 name: name.to_owned(),
+                inlined,
             };
             for (offset, symbol) in offsets.iter().zip(&symbols.addresses) {
                 let location = Location::Module {
@@ -169,26 +178,27 @@ pub(crate) fn name_locations<'a>(
                 if places != Places::None {
                     names.places.insert(location, place(symbol));
                 }
-                let chain: Vec<&str> = match inline {
-                    true => symbol
-                        .frames
-                        .iter()
-                        .filter_map(|f| f.function.as_deref())
-                        .collect(),
-                    false => Vec::new(),
+                let holder = key(&display_name(module.name(), *offset, symbol), false);
+                // The frames inlined into the holder: all but the outermost,
+                // which is the holder itself.
+                let inlined = match (inline, symbol.frames.split_last()) {
+                    (true, Some((_, inlined))) => inlined,
+                    _ => &[][..],
                 };
-                match chain.as_slice() {
-                    [] => {
-                        names.insert(location, key(&display_name(module.name(), *offset, symbol)))
-                    }
-                    [only] => names.insert(location, key(only)),
-                    [innermost, ..] => {
-                        let chain: Box<[u32]> =
-                            chain.iter().map(|name| names.intern(key(name))).collect();
-                        names.insert(location, key(innermost));
-                        names.chains.insert(location, chain);
-                    }
+                // A function's body inlined into its own out-of-line copy
+                // (GCC's clones and split parts: `f.isra.0`, `f.part.0`) is
+                // its own code.
+                let clone_of = holder.name.split_once('.').map(|(name, _)| name);
+                let mut chain: Vec<u32> = (inlined.iter())
+                    .filter_map(|frame| frame.function.as_deref())
+                    .filter(|&name| name != holder.name && Some(name) != clone_of)
+                    .map(|name| names.intern(key(name, true)))
+                    .collect();
+                if !chain.is_empty() {
+                    chain.push(names.intern(holder.clone()));
+                    names.chains.insert(location, chain.into());
                 }
+                names.insert(location, holder);
             }
         },
     );
@@ -263,7 +273,62 @@ fn display_name(module: &str, offset: FileOffset, symbol: &AddressSymbol) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use profiler_model::{FunctionSymbol, RelativeAddress};
+    use profiler_model::{Frame, FunctionSymbol, Module, RelativeAddress};
+
+    /// Every address is in `scan.isra.0`, whose code came from `parse`
+    /// inlined into `scan` inlined into its own clone.
+    struct Clone;
+
+    impl Symbolizer for Clone {
+        fn symbolize(&self, _: &Module, offsets: &[FileOffset], _: Detail) -> ModuleSymbols {
+            let frame = |name: &str| Frame {
+                function: Some(name.into()),
+                file: None,
+                line: None,
+            };
+            let symbol = AddressSymbol {
+                svma: None,
+                relative: Some(RelativeAddress(0x1010)),
+                function: Some(FunctionSymbol {
+                    name: Some("scan.isra.0".into()),
+                    start: RelativeAddress(0x1000),
+                }),
+                frames: vec![frame("parse"), frame("scan"), frame("scan.isra.0")],
+            };
+            ModuleSymbols {
+                problem: None,
+                addresses: vec![symbol; offsets.len()],
+            }
+        }
+    }
+
+    #[test]
+    fn inline_chains_end_in_the_holder_without_its_own_body() {
+        let mut modules = ModuleTable::default();
+        let app = modules.intern("/bin/app", None, None);
+        let location = Location::Module {
+            module: app,
+            offset: FileOffset(0x1010),
+        };
+        let names = |inline| {
+            let names = name_locations(&modules, [location].iter(), &Clone, inline, Places::None);
+            let frames: Vec<(String, bool)> = (names.frames(&location).iter())
+                .map(|&f| {
+                    let key = &names.functions()[f as usize];
+                    (key.name.clone(), key.inlined)
+                })
+                .collect();
+            frames
+        };
+        assert_eq!(
+            names(true),
+            [
+                ("parse".to_owned(), true),
+                ("scan.isra.0".to_owned(), false)
+            ]
+        );
+        assert_eq!(names(false), [("scan.isra.0".to_owned(), false)]);
+    }
 
     #[test]
     fn unnamed_code_is_shown_as_module_plus_offset() {

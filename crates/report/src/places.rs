@@ -7,8 +7,10 @@ use std::sync::Arc;
 use profiler_model::{Location, Svma};
 
 use crate::naming::ModuleKey;
+use crate::profile::Leaf;
 use crate::samples::Weight;
-use crate::stacks::{NamedStack, StackProfile};
+use crate::stacks::StackProfile;
+use crate::tasks::{Task, TaskKey};
 
 /// What one row of a line or address profile stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,11 +22,14 @@ pub enum PlaceKind {
 /// One source line, or one instruction address, with its self samples.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlaceRow {
+    /// The command or process, when the sort keys tell them apart.
+    pub task: Task,
     /// The module's short name (file name).
     pub module: String,
     /// The function the samples are in: by line, named as function rows
-    /// are (by default the function inlined there); by address, the
-    /// function holding the address.
+    /// are (by default the function holding the code; with `--inline`, the
+    /// function inlined there); by address, the function holding the
+    /// address.
     pub function: String,
     /// The source file and line (by line: the row's; by address: the
     /// instruction's); `None` without debug info.
@@ -49,18 +54,18 @@ enum RowKey {
     Address(u32),
 }
 
-/// The rows of `part` (stacks read with places), most samples first; rows
-/// below `percent_limit` percent of `total_period` are left out.
+/// The rows of `leaves` (stacks read with places), most samples first;
+/// rows below `percent_limit` percent of `total_period` are left out.
 pub(crate) fn place_rows(
     stacks: &StackProfile,
-    part: &[&NamedStack],
+    leaves: &[Leaf],
     kind: PlaceKind,
     total_period: u64,
     percent_limit: f64,
 ) -> Vec<PlaceRow> {
-    let mut by_key: HashMap<RowKey, (u32, u32, Weight)> = HashMap::new();
-    for stack in part {
-        let (Some(&function), Some(place_id)) = (stack.frames.first(), stack.place) else {
+    let mut by_key: HashMap<(TaskKey, RowKey), (u32, u32, Weight)> = HashMap::new();
+    for leaf in leaves {
+        let (function, Some(place_id)) = (leaf.row, leaf.stack.place) else {
             continue;
         };
         let place = &stacks.places[place_id as usize].1;
@@ -69,15 +74,16 @@ pub(crate) fn place_rows(
             PlaceKind::Line => RowKey::Line(module, place.file.clone(), place.line, function),
             PlaceKind::Address => RowKey::Address(place_id),
         };
-        let entry = by_key
-            .entry(key)
-            .or_insert((function, place_id, Weight::default()));
-        entry.2.add(stack.weight);
+        let entry =
+            by_key
+                .entry((leaf.task, key))
+                .or_insert((function, place_id, Weight::default()));
+        entry.2.add(leaf.stack.weight);
     }
     let total = total_period.max(1) as f64;
     let mut rows: Vec<PlaceRow> = by_key
-        .into_values()
-        .map(|(function, place_id, weight)| {
+        .into_iter()
+        .map(|((task, _), (function, place_id, weight))| {
             let key = &stacks.functions[function as usize];
             let (location, place) = &stacks.places[place_id as usize];
             let address = match (kind, location) {
@@ -86,6 +92,7 @@ pub(crate) fn place_rows(
                 (_, _) => place.svma.map(|Svma(a)| a),
             };
             PlaceRow {
+                task: stacks.task(task),
                 module: stacks.module_names(key.module).0,
                 function: match (kind, &place.function) {
                     (PlaceKind::Address, Some(holder)) => holder.to_string(),
@@ -111,7 +118,7 @@ pub(crate) fn place_rows(
                 (&a.module, &a.file, a.line, a.address)
                     .cmp(&(&b.module, &b.file, b.line, b.address))
             })
-            .then_with(|| a.function.cmp(&b.function))
+            .then_with(|| (&a.function, &a.task).cmp(&(&b.function, &b.task)))
     });
     rows
 }
@@ -120,6 +127,7 @@ pub(crate) fn place_rows(
 mod tests {
     use super::*;
     use crate::naming::{FunctionKey, Place};
+    use crate::stacks::NamedStack;
     use profiler_model::{FileOffset, ModuleTable};
 
     fn profile() -> StackProfile {
@@ -141,6 +149,7 @@ mod tests {
             vec![FunctionKey {
                 module: ModuleKey::Module(app),
                 name: "work".into(),
+                inlined: false,
             }],
             vec![
                 (location(0x1110), place(0x1110, Some(20))),
@@ -155,6 +164,7 @@ mod tests {
         NamedStack {
             pid: 1,
             tid: 1,
+            command: 0,
             frames: vec![0],
             place: Some(place),
             weight: Weight {
@@ -168,7 +178,13 @@ mod tests {
     fn lines_add_up_their_addresses_and_addresses_stay_apart() {
         let stacks = profile();
         let part = [stack(0, 5), stack(1, 3), stack(2, 1), stack(3, 1)];
-        let part: Vec<&NamedStack> = part.iter().collect();
+        let part: Vec<Leaf> = (part.iter())
+            .map(|stack| Leaf {
+                stack,
+                task: (None, None),
+                row: 0,
+            })
+            .collect();
         let lines = place_rows(&stacks, &part, PlaceKind::Line, 10, 0.0);
         let summary: Vec<(Option<u32>, u64)> =
             lines.iter().map(|r| (r.line, r.weight.samples)).collect();

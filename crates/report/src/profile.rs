@@ -7,25 +7,14 @@ use profiler_model::{
     EventDescription, EventStats, HistogramSettings, HistogramTotals, Recording, RecordingHeader,
 };
 
+use crate::attribution::{Attribution, InlineTally};
 use crate::calltree::{CallTree, TreeDirection, call_tree};
 use crate::naming::ModuleKey;
-use crate::places::{PlaceKind, PlaceRow, place_rows};
+use crate::places::{PlaceRow, place_rows};
 use crate::samples::Weight;
+use crate::sort::{RowKind, SortKey, row_kind};
 use crate::stacks::{NamedStack, StackProfile};
-
-/// What the rows of a text report are.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SortKey {
-    /// One row per function (the default).
-    #[default]
-    Symbol,
-    /// One row per module.
-    Module,
-    /// One row per source line (read with [`StackOptions::places`](crate::StackOptions::places)).
-    Line,
-    /// One row per instruction address (read with places, too).
-    Address,
-}
+use crate::tasks::{Task, TaskKey, TaskKeys, TaskRow, task_rows};
 
 /// Choices for [`flat_profile`] (which samples, and how they are named,
 /// are [`StackOptions`](crate::StackOptions) of the stacks read).
@@ -37,9 +26,16 @@ pub struct ReportOptions {
     pub call_graph: Option<TreeDirection>,
     /// One section per thread instead of one per event.
     pub split_threads: bool,
-    pub sort: SortKey,
+    /// What rows are told apart by, in column order (`perf report
+    /// --sort`); empty: by function. Line and address rows need stacks
+    /// read with [`StackOptions::places`](crate::StackOptions::places).
+    pub sort: Vec<SortKey>,
     /// Rows below this percentage of their event are left out.
     pub percent_limit: f64,
+    /// Count code inlined into a function as the inlined function's (the
+    /// innermost frame of its debug info) rather than as the function's
+    /// holding it.
+    pub inline: bool,
 }
 
 /// A flat profile of a recording.
@@ -60,9 +56,15 @@ pub struct FlatProfile {
     /// For a histogram recording: its settings, and per event what became
     /// of the samples (those outside the histograms are not in the rows).
     pub histogram: Option<(HistogramSettings, Vec<HistogramTotals>)>,
-    pub sort: SortKey,
+    pub sort: Vec<SortKey>,
     /// Rows are sorted by total share (`--children`).
     pub children: bool,
+    /// Rows are the innermost inlined functions (`--inline`).
+    pub inline: bool,
+    /// A call tree was asked for.
+    pub call_graph: bool,
+    /// Rows below this share were left out.
+    pub percent_limit: f64,
 }
 
 /// The rows of one event.
@@ -87,10 +89,16 @@ pub struct EventProfile {
     /// Sorted by line or address: source lines or addresses by share of
     /// the event, most first.
     pub places: Vec<PlaceRow>,
+    /// Sorted by command or process alone: those by share of the event.
+    pub tasks: Vec<TaskRow>,
+    /// Every command name the samples were taken under, by share.
+    pub commands: Vec<TaskRow>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FunctionRow {
+    /// The command or process, when the sort keys tell them apart.
+    pub task: Task,
     pub name: String,
     /// The module's short name (file name).
     pub module: String,
@@ -104,10 +112,30 @@ pub struct FunctionRow {
     /// What each member of the event's group counted in the function's
     /// samples.
     pub group: Vec<u64>,
+    /// Of the self weight, what fell in code inlined into the function
+    /// (none with `--inline`, where that code is its inlined function's).
+    pub inlined_weight: Weight,
+    /// The functions inlined into it, most samples first.
+    pub inlined: Vec<InlinedRow>,
+}
+
+/// A function inlined into a row's function, and the row's samples in it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InlinedRow {
+    pub name: String,
+    /// Samples in its code, and in what was inlined into it in turn.
+    pub weight: Weight,
+    /// Samples where it is the innermost function.
+    pub innermost: Weight,
+    /// Samples in it where it was inlined into the row's function itself
+    /// rather than into another inlined function: these partition
+    /// [`FunctionRow::inlined_weight`].
+    pub direct: Weight,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleRow {
+    pub task: Task,
     pub module: String,
     /// The module's path, or its bracketed name.
     pub path: String,
@@ -133,6 +161,7 @@ pub fn flat_profile(
 ) -> FlatProfile {
     let events = &recording.header.events;
     let mut profiles = Vec::new();
+    let counter = Counter::new(stacks, options);
     // Group members are columns of their leader's rows, not events of their own.
     let leaders = events
         .iter()
@@ -151,9 +180,8 @@ pub fn flat_profile(
             .copied()
             .unwrap_or_default();
         let (rooted, with_stacks) = stacks.rooted(index);
-        let split = options.split_threads;
         let counted: Vec<_> = (members.iter())
-            .map(|&member| member_counts(stacks, member, split))
+            .map(|&member| counter.member_counts(member, options.split_threads))
             .collect();
         // The whole event, or each thread's share of it.
         let mut parts: Vec<(Option<Thread>, Vec<&NamedStack>)> = Vec::new();
@@ -176,11 +204,10 @@ pub fn flat_profile(
         }
         for (thread, part) in parts {
             let none = HashMap::new();
-            let counted: Vec<&HashMap<u32, u64>> = (counted.iter())
+            let counted: Vec<&HashMap<RowKey, u64>> = (counted.iter())
                 .map(|by_thread| by_thread.get(&thread).unwrap_or(&none))
                 .collect();
-            let mut profile =
-                event_profile(stacks, &part, &counted, options, description.clone(), stats);
+            let mut profile = counter.event_profile(&part, &counted, description.clone(), stats);
             profile.group = (members.iter())
                 .map(|&member| events[member].name.clone())
                 .collect();
@@ -224,140 +251,249 @@ pub fn flat_profile(
                 .collect();
             (settings, totals)
         }),
-        sort: options.sort,
+        sort: options.sort.clone(),
         children: options.children,
+        inline: options.inline,
+        call_graph: options.call_graph.is_some(),
+        percent_limit: options.percent_limit,
+    }
+}
+
+/// A sample's row, before naming: its task and the function (or row id)
+/// its self weight counts for.
+type RowKey = (TaskKey, u32);
+
+/// A stack with the row its samples count for.
+pub(crate) struct Leaf<'a> {
+    pub stack: &'a NamedStack,
+    pub task: TaskKey,
+    pub row: u32,
+}
+
+/// Counts stacks into rows as the options say.
+struct Counter<'a> {
+    stacks: &'a StackProfile,
+    options: &'a ReportOptions,
+    attribution: Attribution,
+    tasks: TaskKeys,
+}
+
+/// What a function row adds up while counting.
+#[derive(Default)]
+struct FunctionTally {
+    weight: Weight,
+    total: Weight,
+    inlined: InlineTally,
+}
+
+impl<'a> Counter<'a> {
+    fn new(stacks: &'a StackProfile, options: &'a ReportOptions) -> Counter<'a> {
+        Counter {
+            stacks,
+            options,
+            attribution: Attribution::new(&stacks.functions, options.inline),
+            tasks: TaskKeys::new(&options.sort),
+        }
+    }
+
+    /// What a group member counted in each row (where its leader's
+    /// samples were taken): per thread when `split_threads`, else under
+    /// `None`.
+    fn member_counts(
+        &self,
+        member: usize,
+        split_threads: bool,
+    ) -> HashMap<Option<Thread>, HashMap<RowKey, u64>> {
+        let mut counts: HashMap<Option<Thread>, HashMap<RowKey, u64>> = HashMap::new();
+        for stack in &self.stacks.events[member] {
+            let thread = split_threads.then_some((stack.pid, stack.tid));
+            if let Some(row) = self.attribution.leaf(&stack.frames) {
+                let key = (self.tasks.of(stack), row);
+                *counts.entry(thread).or_default().entry(key).or_default() += stack.weight.period;
+            }
+        }
+        counts
+    }
+
+    /// The rows of one event (or of one thread's share of it).
+    fn event_profile(
+        &self,
+        part: &[&NamedStack],
+        members: &[&HashMap<RowKey, u64>],
+        description: EventDescription,
+        stats: EventStats,
+    ) -> EventProfile {
+        let leaves: Vec<Leaf> = part
+            .iter()
+            .filter_map(|&stack| {
+                let row = self.attribution.leaf(&stack.frames)?;
+                let task = self.tasks.of(stack);
+                Some(Leaf { stack, task, row })
+            })
+            .collect();
+        let total = leaves.iter().map(|l| l.stack.weight.period).sum::<u64>();
+        let total = total.max(1) as f64;
+        let (stacks, limit) = (self.stacks, self.options.percent_limit);
+        let kind = row_kind(&self.options.sort);
+        let places = match kind {
+            RowKind::Places(kind) => place_rows(stacks, &leaves, kind, total as u64, limit),
+            _ => Vec::new(),
+        };
+        let tasks = match kind {
+            RowKind::Tasks => task_rows(stacks, self.weights(&leaves, self.tasks), total, limit),
+            _ => Vec::new(),
+        };
+        let commands = task_rows(
+            stacks,
+            self.weights(&leaves, TaskKeys::commands()),
+            total,
+            0.0,
+        );
+        let tree =
+            (self.options.call_graph).map(|direction| call_tree(stacks, part, direction, limit));
+        EventProfile {
+            description,
+            stats,
+            thread: None,
+            call_stacks: None,
+            functions: self.function_rows(&leaves, members, total),
+            modules: self.module_rows(&leaves, total),
+            places,
+            tasks,
+            commands,
+            tree,
+            group: Vec::new(),
+        }
+    }
+
+    /// Each leaf's weight under the task `keys` make of it.
+    fn weights<'l>(
+        &'l self,
+        leaves: &'l [Leaf],
+        keys: TaskKeys,
+    ) -> impl Iterator<Item = (TaskKey, Weight)> + 'l {
+        leaves
+            .iter()
+            .map(move |l| (keys.of(l.stack), l.stack.weight))
+    }
+
+    /// Each function's self weight (samples it holds the leaf's code of)
+    /// and total weight (samples where it is anywhere on the stack, counted
+    /// once however deep it recurses), sorted and limited.
+    fn function_rows(
+        &self,
+        leaves: &[Leaf],
+        members: &[&HashMap<RowKey, u64>],
+        total: f64,
+    ) -> Vec<FunctionRow> {
+        let mut tallies: HashMap<RowKey, FunctionTally> = HashMap::new();
+        let mut seen: Vec<u32> = Vec::new();
+        for leaf in leaves {
+            let (frames, weight) = (&leaf.stack.frames, leaf.stack.weight);
+            let tally = tallies.entry((leaf.task, leaf.row)).or_default();
+            tally.weight.add(weight);
+            (tally.inlined).add(self.attribution.inlined_frames(frames), weight);
+            seen.clear();
+            for row in self.attribution.rows(frames) {
+                if !seen.contains(&row) {
+                    seen.push(row);
+                    tallies
+                        .entry((leaf.task, row))
+                        .or_default()
+                        .total
+                        .add(weight);
+                }
+            }
+        }
+        let percent = |w: &Weight| w.period as f64 * 100.0 / total;
+        let mut rows: Vec<FunctionRow> = tallies
+            .into_iter()
+            .map(|((task, function), tally)| {
+                let key = &self.stacks.functions[function as usize];
+                FunctionRow {
+                    task: self.stacks.task(task),
+                    name: key.name.clone(),
+                    module: self.stacks.module_names(key.module).0,
+                    percent: percent(&tally.weight),
+                    weight: tally.weight,
+                    total_percent: percent(&tally.total),
+                    total: tally.total,
+                    group: (members.iter())
+                        .map(|m| m.get(&(task, function)).copied().unwrap_or(0))
+                        .collect(),
+                    inlined_weight: tally.inlined.weight,
+                    inlined: self.inlined_rows(&tally.inlined),
+                }
+            })
+            .filter(|row| {
+                let shown = match self.options.children {
+                    true => row.total_percent,
+                    false => row.percent,
+                };
+                shown >= self.options.percent_limit
+            })
+            .collect();
+        let by_children = self.options.children;
+        rows.sort_by(|a, b| {
+            let key = |r: &FunctionRow| match by_children {
+                true => (r.total.period, r.weight.period, r.total.samples),
+                false => (r.weight.period, r.total.period, r.weight.samples),
+            };
+            key(b)
+                .cmp(&key(a))
+                .then_with(|| (&a.task, &a.name, &a.module).cmp(&(&b.task, &b.name, &b.module)))
+        });
+        rows
+    }
+
+    fn inlined_rows(&self, tally: &InlineTally) -> Vec<InlinedRow> {
+        let mut rows: Vec<InlinedRow> = (tally.by_function.iter())
+            .map(|(&function, &[weight, innermost, direct])| InlinedRow {
+                name: self.stacks.functions[function as usize].name.clone(),
+                weight,
+                innermost,
+                direct,
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            (b.weight.period, b.weight.samples, &a.name).cmp(&(
+                a.weight.period,
+                a.weight.samples,
+                &b.name,
+            ))
+        });
+        rows
+    }
+
+    /// Each module's self weight, sorted and limited.
+    fn module_rows(&self, leaves: &[Leaf], total: f64) -> Vec<ModuleRow> {
+        let mut by_module: HashMap<(TaskKey, ModuleKey), Weight> = HashMap::new();
+        for leaf in leaves {
+            let module = self.stacks.functions[leaf.row as usize].module;
+            (by_module.entry((leaf.task, module)).or_default()).add(leaf.stack.weight);
+        }
+        let mut rows: Vec<ModuleRow> = by_module
+            .into_iter()
+            .map(|((task, key), weight)| {
+                let (module, path) = self.stacks.module_names(key);
+                ModuleRow {
+                    task: self.stacks.task(task),
+                    module,
+                    path,
+                    percent: weight.period as f64 * 100.0 / total,
+                    weight,
+                }
+            })
+            .filter(|row| row.percent >= self.options.percent_limit)
+            .collect();
+        rows.sort_by(|a, b| {
+            (b.weight.period, b.weight.samples)
+                .cmp(&(a.weight.period, a.weight.samples))
+                .then_with(|| (&a.task, &a.path).cmp(&(&b.task, &b.path)))
+        });
+        rows
     }
 }
 
 /// A thread as `(pid, tid)`.
 type Thread = (u32, u32);
-
-/// What a group member counted in each function (where its leader's
-/// samples were taken): per thread when `split_threads`, else under `None`.
-fn member_counts(
-    stacks: &StackProfile,
-    member: usize,
-    split_threads: bool,
-) -> HashMap<Option<Thread>, HashMap<u32, u64>> {
-    let mut counts: HashMap<Option<Thread>, HashMap<u32, u64>> = HashMap::new();
-    for stack in &stacks.events[member] {
-        let thread = split_threads.then_some((stack.pid, stack.tid));
-        if let Some(&leaf) = stack.frames.first() {
-            *counts.entry(thread).or_default().entry(leaf).or_default() += stack.weight.period;
-        }
-    }
-    counts
-}
-
-/// The rows of one event (or of one thread's share of it): each function's
-/// self weight (samples where it is the leaf) and total weight (samples
-/// where it is anywhere on the stack, counted once however deep it
-/// recurses).
-fn event_profile(
-    stacks: &StackProfile,
-    part: &[&NamedStack],
-    members: &[&HashMap<u32, u64>],
-    options: &ReportOptions,
-    description: EventDescription,
-    stats: EventStats,
-) -> EventProfile {
-    let mut self_weight: HashMap<u32, Weight> = HashMap::new();
-    let mut total_weight: HashMap<u32, Weight> = HashMap::new();
-    let mut by_module: HashMap<ModuleKey, Weight> = HashMap::new();
-    let mut seen: Vec<u32> = Vec::new();
-    for stack in part {
-        let Some(&leaf) = stack.frames.first() else {
-            continue;
-        };
-        self_weight.entry(leaf).or_default().add(stack.weight);
-        let module = stacks.functions[leaf as usize].module;
-        by_module.entry(module).or_default().add(stack.weight);
-        seen.clear();
-        for &function in &stack.frames {
-            if !seen.contains(&function) {
-                seen.push(function);
-                total_weight.entry(function).or_default().add(stack.weight);
-            }
-        }
-    }
-    let total = by_module.values().map(|w| w.period).sum::<u64>().max(1) as f64;
-    let percent = |w: &Weight| w.period as f64 * 100.0 / total;
-    let mut functions: Vec<FunctionRow> = total_weight
-        .into_iter()
-        .map(|(function, total_weight)| {
-            let key = &stacks.functions[function as usize];
-            let weight = self_weight.get(&function).copied().unwrap_or_default();
-            FunctionRow {
-                name: key.name.clone(),
-                module: stacks.module_names(key.module).0,
-                percent: percent(&weight),
-                weight,
-                total_percent: percent(&total_weight),
-                total: total_weight,
-                group: (members.iter())
-                    .map(|m| m.get(&function).copied().unwrap_or(0))
-                    .collect(),
-            }
-        })
-        .filter(|row| {
-            let shown = match options.children {
-                true => row.total_percent,
-                false => row.percent,
-            };
-            shown >= options.percent_limit
-        })
-        .collect();
-    let by_children = options.children;
-    functions.sort_by(|a, b| {
-        let key = |r: &FunctionRow| match by_children {
-            true => (r.total.period, r.weight.period, r.total.samples),
-            false => (r.weight.period, r.total.period, r.weight.samples),
-        };
-        key(b)
-            .cmp(&key(a))
-            .then_with(|| (&a.name, &a.module).cmp(&(&b.name, &b.module)))
-    });
-    let mut modules: Vec<ModuleRow> = by_module
-        .into_iter()
-        .map(|(key, weight)| {
-            let (module, path) = stacks.module_names(key);
-            ModuleRow {
-                module,
-                path,
-                percent: percent(&weight),
-                weight,
-            }
-        })
-        .filter(|row| row.percent >= options.percent_limit)
-        .collect();
-    modules.sort_by(|a, b| {
-        (b.weight.period, b.weight.samples, &a.path).cmp(&(
-            a.weight.period,
-            a.weight.samples,
-            &b.path,
-        ))
-    });
-    let place_kind = match options.sort {
-        SortKey::Line => Some(PlaceKind::Line),
-        SortKey::Address => Some(PlaceKind::Address),
-        SortKey::Symbol | SortKey::Module => None,
-    };
-    let places = place_kind.map_or_else(Vec::new, |kind| {
-        let total = total as u64;
-        place_rows(stacks, part, kind, total, options.percent_limit)
-    });
-    let tree = options
-        .call_graph
-        .map(|direction| call_tree(stacks, part, direction, options.percent_limit));
-    EventProfile {
-        description,
-        stats,
-        thread: None,
-        call_stacks: None,
-        functions,
-        modules,
-        places,
-        tree,
-        group: Vec::new(),
-    }
-}

@@ -4,7 +4,7 @@
 //! or from the buckets of a histogram recording (each bucket's count at its
 //! first address).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
@@ -39,6 +39,28 @@ pub struct SampleFilter {
 }
 
 impl SampleFilter {
+    /// Whether the filter admits every sample.
+    pub fn is_empty(&self) -> bool {
+        self.pids.is_empty() && self.tids.is_empty()
+    }
+
+    /// `pid 4242`, `pids 1, 2 and tid 3`: what the filter asks for.
+    pub fn describe(&self) -> String {
+        let list = |one: &str, ids: &[u32]| match ids {
+            [] => None,
+            [id] => Some(format!("{one} {id}")),
+            ids => {
+                let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+                Some(format!("{one}s {}", ids.join(", ")))
+            }
+        };
+        [list("pid", &self.pids), list("tid", &self.tids)]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" and ")
+    }
+
     pub fn admits(&self, pid: u32, tid: u32) -> bool {
         (self.pids.is_empty() || self.pids.contains(&pid))
             && (self.tids.is_empty() || self.tids.contains(&tid))
@@ -50,6 +72,9 @@ impl SampleFilter {
 pub(crate) struct ThreadStack {
     pub pid: u32,
     pub tid: u32,
+    /// The thread's command name when the sample was taken, an index into
+    /// [`SampleCounts::commands`].
+    pub command: u32,
     pub frames: Box<[Location]>,
 }
 
@@ -62,6 +87,10 @@ pub(crate) struct SampleCounts {
     pub by_stack: Vec<HashMap<ThreadStack, Weight>>,
     /// Per thread: samples of every event, and the thread's name.
     pub threads: Vec<ThreadCount>,
+    /// The command names samples were taken under ("" where unknown).
+    pub commands: Vec<String>,
+    /// The threads whose samples the filter left out, with their names.
+    pub excluded: BTreeMap<(u32, u32), String>,
 }
 
 pub(crate) struct ThreadCount {
@@ -105,6 +134,7 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
             let stack = ThreadStack {
                 pid: 0,
                 tid: 0,
+                command: 0,
                 frames: Box::new([location]),
             };
             let weight: &mut Weight = by_stack[event].entry(stack).or_default();
@@ -118,6 +148,8 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
         modules: set.modules,
         by_stack,
         threads: Vec::new(),
+        commands: vec![String::new()],
+        excluded: BTreeMap::new(),
     })
 }
 
@@ -137,18 +169,28 @@ fn count_sample_records(
     let mut threads: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
     let mut walker = StackWalker::new(&model, unwinder);
     let mut members = MemberDeltas::default();
+    let mut commands = Commands::default();
+    let mut excluded = BTreeMap::new();
     for record in recording.records()? {
         let Record::Sample(sample) = record? else {
             continue;
         };
         let event = usize::from(sample.event);
         let deltas = members.of(&sample);
-        if !wanted.get(event).copied().unwrap_or(false) || !filter.admits(sample.pid, sample.tid) {
+        if !wanted.get(event).copied().unwrap_or(false) {
+            continue;
+        }
+        if !filter.admits(sample.pid, sample.tid) {
+            excluded.entry((sample.pid, sample.tid)).or_insert_with(|| {
+                let name = model.thread_name(sample.tid, sample.time);
+                name.unwrap_or("").to_owned()
+            });
             continue;
         }
         let stack = ThreadStack {
             pid: sample.pid,
             tid: sample.tid,
+            command: commands.id(model.thread_name(sample.tid, sample.time).unwrap_or("")),
             frames: walker.frames(&sample).into(),
         };
         // Group members count where their leader's sample was taken.
@@ -183,9 +225,42 @@ fn count_sample_records(
             .then(a.tid.cmp(&b.tid))
     });
     drop(walker);
+    let commands = commands.names;
     Ok(SampleCounts {
         modules: model.into_modules(),
         by_stack,
         threads,
+        commands,
+        excluded,
     })
+}
+
+/// Command names, each kept once. The names the process model hands out
+/// stay put while it lives, so a name is found by where it lies, without
+/// hashing its text for every sample.
+#[derive(Default)]
+struct Commands {
+    names: Vec<String>,
+    ids: HashMap<(usize, usize), u32>,
+    by_text: HashMap<String, u32>,
+}
+
+impl Commands {
+    fn id(&mut self, name: &str) -> u32 {
+        let at = (name.as_ptr() as usize, name.len());
+        if let Some(&id) = self.ids.get(&at) {
+            return id;
+        }
+        let id = match self.by_text.get(name) {
+            Some(&id) => id,
+            None => {
+                self.names.push(name.to_owned());
+                let id = self.names.len() as u32 - 1;
+                self.by_text.insert(name.to_owned(), id);
+                id
+            }
+        };
+        self.ids.insert(at, id);
+        id
+    }
 }

@@ -1,7 +1,7 @@
 //! Samples as named call stacks: every view with call graphs (inclusive
 //! time, the call tree, folded stacks and flame graphs, diffs) starts here.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use profiler_model::{Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
 
@@ -16,7 +16,11 @@ use crate::samples::{SampleFilter, ThreadCount, Weight, count_samples};
 pub(crate) struct NamedStack {
     pub pid: u32,
     pub tid: u32,
-    /// Indices into [`StackProfile::functions`], leaf first.
+    /// The command name the samples were taken under, an index into
+    /// [`StackProfile::commands`].
+    pub command: u32,
+    /// Indices into [`StackProfile::functions`], leaf first: inlined
+    /// functions as frames of their own, before the function holding them.
     pub frames: Vec<u32>,
     /// With [`StackOptions::places`]: the leaf's index into
     /// [`StackProfile::places`].
@@ -37,6 +41,8 @@ pub struct StackProfile {
     pub(crate) events: Vec<Vec<NamedStack>>,
     pub(crate) wanted: Vec<bool>,
     pub(crate) threads: Vec<ThreadCount>,
+    /// The command names samples were taken under.
+    pub(crate) commands: Vec<String>,
     /// `threads` by `(pid, tid)`.
     thread_index: HashMap<(u32, u32), usize>,
     /// Why some modules' code is unnamed.
@@ -50,14 +56,17 @@ pub struct StackProfile {
 pub struct StackOptions {
     /// Only this event (by name or index); `None`: every event.
     pub event: Option<String>,
-    /// Name inlined code after the function it was inlined into, rather
-    /// than as frames of its own.
+    /// Leave out the frames of inlined functions: each location is only
+    /// the function holding its code (cheaper: no inline chains to read).
     pub fold_inline: bool,
     /// Keep each sample's address (and source line), for views below
     /// functions (by line, by address, annotated listings).
     pub places: Places,
     pub filter: SampleFilter,
 }
+
+/// What samples are merged by: process, thread, command, frames, place.
+type StackKey = (u32, u32, u32, Vec<u32>, Option<u32>);
 
 /// How much of each sample's place [`read_stacks`] keeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -145,6 +154,13 @@ pub fn read_stacks(
 ) -> Result<StackProfile, ReportError> {
     let wanted = select_events(&recording.header.events, options.event.as_deref())?;
     let counts = count_samples(recording, &wanted, &options.filter, unwinder)?;
+    let filter = &options.filter;
+    if !filter.is_empty() && counts.by_stack.iter().all(HashMap::is_empty) {
+        return Err(ReportError::NoMatchingSamples {
+            filter: filter.describe(),
+            available: excluded_list(&counts.excluded, !filter.tids.is_empty()),
+        });
+    }
     let locations = counts
         .by_stack
         .iter()
@@ -170,7 +186,7 @@ pub fn read_stacks(
         .by_stack
         .into_iter()
         .map(|stacks| {
-            let mut merged: HashMap<(u32, u32, Vec<u32>, Option<u32>), Weight> = HashMap::new();
+            let mut merged: HashMap<StackKey, Weight> = HashMap::new();
             for (stack, weight) in stacks {
                 let frames = stack
                     .frames
@@ -182,22 +198,24 @@ pub fn read_stacks(
                     Places::Addresses | Places::Lines => stack.frames.first().map(&mut place_of),
                 };
                 merged
-                    .entry((stack.pid, stack.tid, frames, place))
+                    .entry((stack.pid, stack.tid, stack.command, frames, place))
                     .or_default()
                     .add(weight);
             }
             let mut stacks: Vec<NamedStack> = merged
                 .into_iter()
-                .map(|((pid, tid, frames, place), weight)| NamedStack {
+                .map(|((pid, tid, command, frames, place), weight)| NamedStack {
                     pid,
                     tid,
+                    command,
                     frames,
                     place,
                     weight,
                 })
                 .collect();
             stacks.sort_by(|a, b| {
-                (a.pid, a.tid, &a.frames, a.place).cmp(&(b.pid, b.tid, &b.frames, b.place))
+                (a.pid, a.tid, a.command, &a.frames, a.place)
+                    .cmp(&(b.pid, b.tid, b.command, &b.frames, b.place))
             });
             stacks
         })
@@ -212,9 +230,39 @@ pub fn read_stacks(
             .map(|(i, t)| ((t.pid, t.tid), i))
             .collect(),
         threads: counts.threads,
+        commands: counts.commands,
         problems: names.problems,
         program: recording.header.program.clone(),
     })
+}
+
+/// `100 (sh), 101 (grep), ...`: the processes (or threads, `pid/tid`) of
+/// the samples a filter left out, the first few.
+fn excluded_list(excluded: &BTreeMap<(u32, u32), String>, threads: bool) -> String {
+    const LISTED: usize = 10;
+    let mut seen: Vec<String> = Vec::new();
+    for (&(pid, tid), name) in excluded {
+        let id = match threads {
+            true => format!("{pid}/{tid}"),
+            false => pid.to_string(),
+        };
+        let entry = match name.as_str() {
+            "" => id,
+            name => format!("{id} ({name})"),
+        };
+        if seen.last() != Some(&entry) && (threads || !seen.iter().any(|s| s == &entry)) {
+            seen.push(entry);
+        }
+    }
+    let more = seen.len().saturating_sub(LISTED);
+    seen.truncate(LISTED);
+    if more > 0 {
+        seen.push(format!("and {more} more"));
+    }
+    match seen.is_empty() {
+        true => "none at all".into(),
+        false => seen.join(", "),
+    }
 }
 
 impl StackProfile {
@@ -232,6 +280,7 @@ impl StackProfile {
             events: Vec::new(),
             wanted: Vec::new(),
             threads: Vec::new(),
+            commands: vec![String::new()],
             thread_index: HashMap::new(),
             problems: Vec::new(),
             program: None,
@@ -289,6 +338,22 @@ impl StackProfile {
         (rooted, stacks.iter().map(|s| s.weight.samples).sum())
     }
 
+    /// How many command names the samples read were taken under.
+    pub fn command_count(&self) -> usize {
+        let mut seen = vec![false; self.commands.len()];
+        for (stacks, _) in self.events.iter().zip(&self.wanted).filter(|(_, w)| **w) {
+            for stack in stacks {
+                seen[stack.command as usize] = true;
+            }
+        }
+        seen.iter().filter(|&&s| s).count()
+    }
+
+    /// Whether `function` is a frame of inlined code.
+    pub(crate) fn is_inlined(&self, function: u32) -> bool {
+        self.functions[function as usize].inlined
+    }
+
     /// The name of thread `tid` of process `pid` ("" if it had none).
     pub(crate) fn thread_name(&self, pid: u32, tid: u32) -> &str {
         self.thread_index
@@ -319,6 +384,7 @@ impl StackProfile {
                 name: f.name.clone(),
                 module: self.module_names(f.module).0,
                 kind: self.frame_kind(f.module),
+                inlined: f.inlined,
             })
             .collect();
         for stack in &self.events[event] {
@@ -332,6 +398,7 @@ impl StackProfile {
                 name: label,
                 module: String::new(),
                 kind: FrameKind::Other,
+                inlined: false,
             };
             if thread_frames.process {
                 let label = format!("{process_name}-{}", stack.pid);

@@ -1,7 +1,10 @@
 //! Symbol names as people write them: Rust (legacy and v0) without the hash
 //! suffix, C++ without the argument list.
-
-use cpp_demangle::DemangleOptions;
+//!
+//! C++ names are demangled by GNU libiberty, the demangler of c++filt, gdb
+//! and perf, so that names agree with theirs to the letter: spelled as
+//! `c++filt -i` spells them (`std::string`, as perf and gdb print it), or
+//! `c++filt -i -p` without argument lists.
 
 /// Demangles `name` if it is a Rust or C++ symbol; returns it unchanged
 /// otherwise. C++ names lose their argument lists unless `full_signatures`.
@@ -10,14 +13,14 @@ pub fn demangle(name: &str, full_signatures: bool) -> String {
         // The alternate form drops the `::h0123456789abcdef` hash.
         return format!("{rust:#}");
     }
-    if name.starts_with("_Z")
-        && let Ok(symbol) = cpp_demangle::Symbol::new(name)
-    {
-        let options = match full_signatures {
-            true => DemangleOptions::new(),
-            false => DemangleOptions::new().no_params().no_return_type(),
+    // Mangled names are ASCII; anything else is left alone rather than
+    // risk text that is not UTF-8 coming back.
+    if name.starts_with("_Z") && name.is_ascii() {
+        let options = cplus_demangle::Options {
+            show_params: full_signatures,
+            show_ansi: true,
         };
-        if let Ok(text) = symbol.demangle_with_options(&options) {
+        if let Ok(text) = cplus_demangle::demangle_with_options(name, options) {
             return text;
         }
     }
@@ -50,6 +53,22 @@ mod tests {
         assert_eq!(demangle("_ZN3foo3Bar4burnEi", false), "foo::Bar::burn");
         assert_eq!(demangle("_Z4workIiEvT_", false), "work<int>");
         assert_eq!(demangle("_ZNK3foo3Bar4sizeEv", false), "foo::Bar::size");
+    }
+
+    #[test]
+    fn cpp_names_read_as_cxxfilt_prints_them() {
+        // An empty parameter pack, and a repeated template parameter.
+        assert_eq!(
+            demangle("_ZN4llvm15AnalysisManagerINS_8FunctionEJEE5clearEv", true),
+            "llvm::AnalysisManager<llvm::Function>::clear()"
+        );
+        assert_eq!(
+            demangle("_ZNSbIwSt11char_traitsIwESaIwEEC2IPKwEET_S6_RKS1_", true),
+            "std::basic_string<wchar_t, std::char_traits<wchar_t>, std::allocator<wchar_t> >\
+             ::basic_string<wchar_t const*>(wchar_t const*, wchar_t const*, \
+             std::allocator<wchar_t> const&)"
+        );
+        assert_eq!(demangle("_ZNKSs4findEcm", false), "std::string::find");
     }
 
     #[test]
