@@ -90,6 +90,7 @@ fn frames(symbol: &AddressSymbol, inlines: bool) -> Vec<Frame> {
     match (symbol.frames.first(), inlines) {
         (None, _) => vec![Frame {
             function: holder,
+            linkage_name: None,
             file: None,
             line: None,
         }],

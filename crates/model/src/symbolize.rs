@@ -66,6 +66,10 @@ pub struct AddressSymbol {
 pub struct Frame {
     /// The function, demangled. Shared: the same names recur in many frames.
     pub function: Option<Arc<str>>,
+    /// The function's name as the debug info or symbol table spells it
+    /// (mangled), where that differs from `function`: what tools that
+    /// demangle for themselves (pprof's `system_name`) take.
+    pub linkage_name: Option<Arc<str>>,
     /// The source file, as the debug info names it (usually absolute).
     pub file: Option<Arc<str>>,
     pub line: Option<u32>,
@@ -77,6 +81,9 @@ pub struct FunctionSymbol {
     /// The demangled name, if the symbol table or debug info has one;
     /// shared by every address of the function.
     pub name: Option<Arc<str>>,
+    /// The symbol's name as the linker knows it (mangled), where that
+    /// differs from `name`.
+    pub linkage_name: Option<Arc<str>>,
     /// The function's first address, relative to the module's image base.
     pub start: RelativeAddress,
 }

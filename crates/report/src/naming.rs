@@ -283,6 +283,7 @@ mod tests {
         fn symbolize(&self, _: &Module, offsets: &[FileOffset], _: Detail) -> ModuleSymbols {
             let frame = |name: &str| Frame {
                 function: Some(name.into()),
+                linkage_name: None,
                 file: None,
                 line: None,
             };
@@ -291,6 +292,7 @@ mod tests {
                 relative: Some(RelativeAddress(0x1010)),
                 function: Some(FunctionSymbol {
                     name: Some("scan.isra.0".into()),
+                    linkage_name: None,
                     start: RelativeAddress(0x1000),
                 }),
                 frames: vec![frame("parse"), frame("scan"), frame("scan.isra.0")],
@@ -338,6 +340,7 @@ mod tests {
             relative: Some(RelativeAddress(0x1139)),
             function: Some(FunctionSymbol {
                 name: Some("main".into()),
+                linkage_name: None,
                 start: RelativeAddress(0x1130),
             }),
         };
@@ -348,6 +351,7 @@ mod tests {
             relative: Some(RelativeAddress(0x1139)),
             function: Some(FunctionSymbol {
                 name: None,
+                linkage_name: None,
                 start: RelativeAddress(0x1130),
             }),
         };

@@ -45,14 +45,19 @@ pub(crate) fn endian(image: &Image<'_>) -> RunTimeEndian {
     }
 }
 
+/// A function's demangled name, and its raw (linkage) name where that
+/// differs.
+pub(crate) type Names = (Arc<str>, Option<Arc<str>>);
+
 /// Frame lookups over one context, with the names and paths already made
 /// kept for reuse: the same functions and files recur across addresses, and
 /// demangling dominates otherwise.
 pub(crate) struct FrameFinder<'a> {
     context: addr2line::Context<Slice<'a>>,
     full_signatures: bool,
-    /// Demangled names, by where their raw name lies in the debug info.
-    names: HashMap<(usize, usize), Arc<str>>,
+    /// Demangled names, and the raw names where they differ, by where the
+    /// raw name lies in the debug info.
+    names: HashMap<(usize, usize), Names>,
     /// Paths, by where addr2line keeps them.
     files: HashMap<(usize, usize), Arc<str>>,
 }
@@ -84,19 +89,22 @@ impl<'a> FrameFinder<'a> {
             return chain;
         };
         while let Ok(Some(frame)) = frames.next() {
-            let function = frame.function.and_then(|f| {
+            let names = frame.function.and_then(|f| {
                 let raw = f.name.slice();
                 let key = (raw.as_ptr() as usize, raw.len());
                 let full = self.full_signatures;
                 match self.names.get(&key) {
-                    Some(name) => Some(name.clone()),
+                    Some(names) => Some(names.clone()),
                     None => {
-                        let name: Arc<str> = demangle(&f.raw_name().ok()?, full).into();
-                        self.names.insert(key, name.clone());
-                        Some(name)
+                        let raw = f.raw_name().ok()?;
+                        let name: Arc<str> = demangle(&raw, full).into();
+                        let linkage = (*name != *raw).then(|| Arc::from(&*raw));
+                        self.names.insert(key, (name.clone(), linkage.clone()));
+                        Some((name, linkage))
                     }
                 }
             });
+            let (function, linkage_name) = names.unzip();
             let (file, line) = match frame.location {
                 Some(location) => (
                     location.file.map(|f| intern(&mut self.files, f)),
@@ -106,6 +114,7 @@ impl<'a> FrameFinder<'a> {
             };
             chain.push(Frame {
                 function,
+                linkage_name: linkage_name.flatten(),
                 file,
                 line,
             });
@@ -117,6 +126,7 @@ impl<'a> FrameFinder<'a> {
             let file = location.file.map(|f| intern(&mut self.files, f));
             chain.push(Frame {
                 function: None,
+                linkage_name: None,
                 file,
                 line: location.line,
             });

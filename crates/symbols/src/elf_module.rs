@@ -167,17 +167,23 @@ impl Lookup<'_, '_> {
         let mut finder = self
             .sections
             .and_then(|s| FrameFinder::new(s, self.endian, self.full_signatures));
-        let mut names: HashMap<&str, Arc<str>> = HashMap::new();
+        // Demangled names, and the raw ones where they differ.
+        let mut names: HashMap<&str, dwarf::Names> = HashMap::new();
         addresses
             .iter()
             .map(|&svma| {
                 let function = self.functions.find(svma.0);
-                let symbol_name = function.and_then(|f| f.name.as_deref()).map(|raw| {
+                let symbol_names = function.and_then(|f| f.name.as_deref()).map(|raw| {
                     names
                         .entry(raw)
-                        .or_insert_with(|| demangle(raw, self.full_signatures).into())
+                        .or_insert_with(|| {
+                            let name = demangle(raw, self.full_signatures);
+                            let linkage = (name != raw).then(|| Arc::from(raw));
+                            (name.into(), linkage)
+                        })
                         .clone()
                 });
+                let (symbol_name, symbol_linkage) = symbol_names.unzip();
                 let wants_frames = self.detail == Detail::Frames || symbol_name.is_none();
                 let mut frames = match (wants_frames, finder.as_mut()) {
                     (true, Some(finder)) => finder.frames(svma.0),
@@ -188,14 +194,23 @@ impl Lookup<'_, '_> {
                 // its short name (`.cold` parts, functions without a linkage name).
                 if let (Some(name), Some(outermost)) = (&symbol_name, frames.last_mut()) {
                     outermost.function = Some(name.clone());
+                    outermost.linkage_name = symbol_linkage.clone().flatten();
                 }
                 // Where no symbol names the code, the debug info may.
-                let name = symbol_name.or_else(|| frames.last().and_then(|f| f.function.clone()));
+                let (name, linkage_name) = match symbol_name {
+                    Some(name) => (Some(name), symbol_linkage.flatten()),
+                    None => frames.last().map_or((None, None), |f| {
+                        (f.function.clone(), f.linkage_name.clone())
+                    }),
+                };
                 let start = self
                     .layout
                     .relative(Svma(function.map_or(svma.0, |f| f.start)));
-                let function = (function.is_some() || name.is_some())
-                    .then_some(FunctionSymbol { name, start });
+                let function = (function.is_some() || name.is_some()).then_some(FunctionSymbol {
+                    name,
+                    linkage_name,
+                    start,
+                });
                 AddressSymbol {
                     svma: Some(svma),
                     relative: Some(self.layout.relative(svma)),

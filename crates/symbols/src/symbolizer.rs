@@ -181,6 +181,7 @@ fn jit_symbols(pid: u32, offsets: &[FileOffset]) -> ModuleSymbols {
             AddressSymbol {
                 function: found.map(|(start, name)| FunctionSymbol {
                     name: Some(name.into()),
+                    linkage_name: None,
                     start: RelativeAddress(start),
                 }),
                 ..AddressSymbol::default()
@@ -248,6 +249,15 @@ pub(crate) mod tests {
             let name = function.name.as_deref().unwrap();
             assert!(name.ends_with("::a_function_with_a_known_name"), "{name}");
             assert!(!name.contains("::h"), "hash not dropped: {name}");
+            // The mangled name is kept for tools that demangle themselves.
+            let linkage = function.linkage_name.as_deref().unwrap();
+            assert!(linkage.starts_with("_R") || linkage.starts_with("_ZN"));
+            assert!(
+                linkage.contains("a_function_with_a_known_name"),
+                "{linkage}"
+            );
+            let outermost = symbol.frames.last().unwrap();
+            assert_eq!(outermost.linkage_name.as_deref(), Some(linkage));
         }
         let first = &symbols.addresses[0];
         assert_eq!(first.relative, Some(first.function.as_ref().unwrap().start));
