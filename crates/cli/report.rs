@@ -30,6 +30,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             Places::None
         },
         filter: args.filter.filter(),
+        ..StackOptions::default()
     };
     let stacks = with_symbolizer(&args.symbols, &recording, |symbolizer, unwinder| {
         read_stacks(&recording, symbolizer, unwinder, &stack_options)

@@ -32,6 +32,7 @@ mod histograms;
 mod inline_sites;
 mod json;
 mod live_histograms;
+mod located;
 mod module_histograms;
 mod naming;
 mod places;

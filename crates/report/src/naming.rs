@@ -52,6 +52,15 @@ pub(crate) struct Place {
     pub line: Option<u32>,
 }
 
+/// What exports say of a function besides its name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FunctionDetail {
+    /// The name as the linker knows it (mangled), where it differs.
+    pub linkage_name: Option<Arc<str>>,
+    /// The source file of its code, from the debug info.
+    pub file: Option<Arc<str>>,
+}
+
 /// The function of every location.
 #[derive(Default)]
 pub(crate) struct Names {
@@ -59,7 +68,12 @@ pub(crate) struct Names {
     /// Where code was inlined (and inline frames were asked for): the whole
     /// chain, innermost first, the containing function last.
     chains: HashMap<Location, Box<[u32]>>,
+    /// When asked for: the source line of each of a location's frames
+    /// (0 where unknown), as [`Names::frames`] lists them.
+    lines: HashMap<Location, Box<[u32]>>,
     functions: Vec<FunctionKey>,
+    /// Indexed like `functions`.
+    details: Vec<FunctionDetail>,
     interned: HashMap<FunctionKey, u32>,
     /// Why some modules' code is unnamed (file missing, changed...).
     pub problems: Vec<String>,
@@ -77,9 +91,21 @@ impl Names {
         }
     }
 
+    /// The source line of each of [`Names::frames`], where lines were
+    /// asked for (0 where unknown).
+    pub fn lines(&self, location: &Location) -> Option<&[u32]> {
+        self.lines.get(location).map(|lines| &lines[..])
+    }
+
     /// Every function, indexed by the ids [`Names::frames`] returns.
     pub fn functions(&self) -> &[FunctionKey] {
         &self.functions
+    }
+
+    /// What is known of each function besides its name, indexed like
+    /// [`Names::functions`].
+    pub fn details(&self) -> &[FunctionDetail] {
+        &self.details
     }
 
     fn intern(&mut self, key: FunctionKey) -> u32 {
@@ -88,9 +114,21 @@ impl Names {
             None => {
                 let id = self.functions.len() as u32;
                 self.functions.push(key.clone());
+                self.details.push(FunctionDetail::default());
                 self.interned.insert(key, id);
                 id
             }
+        }
+    }
+
+    /// Notes what a frame says of function `id`, where nothing was known.
+    fn note(&mut self, id: u32, linkage_name: Option<&Arc<str>>, file: Option<&Arc<str>>) {
+        let detail = &mut self.details[id as usize];
+        if detail.linkage_name.is_none() {
+            detail.linkage_name = linkage_name.cloned();
+        }
+        if detail.file.is_none() {
+            detail.file = file.cloned();
         }
     }
 
@@ -104,13 +142,15 @@ impl Names {
 /// `inline`, code inlined into that function also gets the chain of inlined
 /// functions it came from, as frames of their own (marked inlined) before
 /// the holder. With `places`, each location of a module also keeps its [`Place`]
-/// (with its source line only for [`Places::Lines`]).
+/// (with its source line only for [`Places::Lines`]); with `lines`, the
+/// source line of each of its frames.
 pub(crate) fn name_locations<'a>(
     modules: &ModuleTable,
     locations: impl Iterator<Item = &'a Location>,
     symbolizer: &dyn Symbolizer,
     inline: bool,
     places: Places,
+    lines: bool,
 ) -> Names {
     let mut names = Names::default();
     let mut by_module: HashMap<ModuleId, BTreeSet<FileOffset>> = HashMap::new();
@@ -152,7 +192,7 @@ pub(crate) fn name_locations<'a>(
         );
     }
 
-    let detail = if inline || places == Places::Lines {
+    let detail = if inline || lines || places == Places::Lines {
         Detail::Frames
     } else {
         Detail::Functions
@@ -189,13 +229,40 @@ pub(crate) fn name_locations<'a>(
                 // (GCC's clones and split parts: `f.isra.0`, `f.part.0`) is
                 // its own code.
                 let clone_of = holder.name.split_once('.').map(|(name, _)| name);
-                let mut chain: Vec<u32> = (inlined.iter())
-                    .filter_map(|frame| frame.function.as_deref())
-                    .filter(|&name| name != holder.name && Some(name) != clone_of)
-                    .map(|name| names.intern(key(name, true)))
-                    .collect();
+                let mut chain: Vec<u32> = Vec::new();
+                let mut chain_lines: Vec<u32> = Vec::new();
+                // Where in the holder the code lies: where the outermost
+                // inlined function kept was inlined, or the instruction.
+                let mut holder_frame = symbol.frames.first();
+                for (index, frame) in inlined.iter().enumerate() {
+                    let Some(name) = frame.function.as_deref() else {
+                        continue;
+                    };
+                    if name == holder.name || Some(name) == clone_of {
+                        continue;
+                    }
+                    let id = names.intern(key(name, true));
+                    names.note(id, frame.linkage_name.as_ref(), frame.file.as_ref());
+                    chain.push(id);
+                    chain_lines.push(frame.line.unwrap_or(0));
+                    holder_frame = symbol.frames.get(index + 1);
+                }
+                let holder_id = names.intern(holder.clone());
+                let linkage_name = symbol
+                    .function
+                    .as_ref()
+                    .and_then(|f| f.linkage_name.as_ref());
+                names.note(
+                    holder_id,
+                    linkage_name,
+                    holder_frame.and_then(|f| f.file.as_ref()),
+                );
+                if lines {
+                    chain_lines.push(holder_frame.and_then(|f| f.line).unwrap_or(0));
+                    names.lines.insert(location, chain_lines.into());
+                }
                 if !chain.is_empty() {
-                    chain.push(names.intern(holder.clone()));
+                    chain.push(holder_id);
                     names.chains.insert(location, chain.into());
                 }
                 names.insert(location, holder);
@@ -281,11 +348,11 @@ mod tests {
 
     impl Symbolizer for Clone {
         fn symbolize(&self, _: &Module, offsets: &[FileOffset], _: Detail) -> ModuleSymbols {
-            let frame = |name: &str| Frame {
+            let frame = |name: &str, line: u32| Frame {
                 function: Some(name.into()),
                 linkage_name: None,
-                file: None,
-                line: None,
+                file: Some(format!("{name}.c").into()),
+                line: Some(line),
             };
             let symbol = AddressSymbol {
                 svma: None,
@@ -295,7 +362,11 @@ mod tests {
                     linkage_name: None,
                     start: RelativeAddress(0x1000),
                 }),
-                frames: vec![frame("parse"), frame("scan"), frame("scan.isra.0")],
+                frames: vec![
+                    frame("parse", 10),
+                    frame("scan", 20),
+                    frame("scan.isra.0", 30),
+                ],
             };
             ModuleSymbols {
                 problem: None,
@@ -313,7 +384,14 @@ mod tests {
             offset: FileOffset(0x1010),
         };
         let names = |inline| {
-            let names = name_locations(&modules, [location].iter(), &Clone, inline, Places::None);
+            let names = name_locations(
+                &modules,
+                [location].iter(),
+                &Clone,
+                inline,
+                Places::None,
+                false,
+            );
             let frames: Vec<(String, bool)> = (names.frames(&location).iter())
                 .map(|&f| {
                     let key = &names.functions()[f as usize];
@@ -330,6 +408,37 @@ mod tests {
             ]
         );
         assert_eq!(names(false), [("scan.isra.0".to_owned(), false)]);
+    }
+
+    #[test]
+    fn each_frame_keeps_its_line_and_the_holder_the_line_of_its_own_body() {
+        let mut modules = ModuleTable::default();
+        let app = modules.intern("/bin/app", None, None);
+        let location = Location::Module {
+            module: app,
+            offset: FileOffset(0x1010),
+        };
+        let named = |inline| {
+            name_locations(
+                &modules,
+                [location].iter(),
+                &Clone,
+                inline,
+                Places::None,
+                true,
+            )
+        };
+        // `scan` inlined into its clone is the clone's own body: the
+        // clone's line is where `parse` was inlined into that body.
+        let names = named(true);
+        assert_eq!(names.lines(&location), Some(&[10, 20][..]));
+        let files: Vec<Option<&str>> = (names.frames(&location).iter())
+            .map(|&f| names.details()[f as usize].file.as_deref())
+            .collect();
+        assert_eq!(files, [Some("parse.c"), Some("scan.c")]);
+        // Without inlined frames, the holder's line is the instruction's.
+        let names = named(false);
+        assert_eq!(names.lines(&location), Some(&[10][..]));
     }
 
     #[test]

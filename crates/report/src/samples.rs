@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
-    FileOffset, Location, ModuleTable, ProcessModelBuilder, Record, Recording, StackUnwinder,
+    FileOffset, Location, MappedRange, ModuleTable, ProcessModelBuilder, Record, Recording,
+    StackUnwinder,
 };
 
 use crate::error::ReportError;
@@ -78,6 +79,55 @@ pub(crate) struct ThreadStack {
     pub frames: Box<[Location]>,
 }
 
+/// What [`count_samples`] keeps besides the counts.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Keep {
+    /// Each sample, with its time and stack.
+    pub timeline: bool,
+    /// The executable mappings of each process with samples.
+    pub mappings: bool,
+}
+
+/// One sample, as a timeline keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TimedSample {
+    /// When it was taken, in nanoseconds of the perf clock.
+    pub time: u64,
+    /// Its stack: an index into [`Timeline::stacks`] (or, once named, into
+    /// its event's named stacks).
+    pub stack: u32,
+    pub period: u64,
+}
+
+/// Every sample of the events read, in the order they were read.
+#[derive(Default)]
+pub(crate) struct Timeline {
+    /// Per event (indexed like the header's events).
+    pub samples: Vec<Vec<TimedSample>>,
+    /// The distinct stacks the samples have.
+    pub stacks: Vec<ThreadStack>,
+    ids: HashMap<ThreadStack, u32>,
+}
+
+impl Timeline {
+    fn new(events: usize) -> Timeline {
+        Timeline {
+            samples: vec![Vec::new(); events],
+            ..Timeline::default()
+        }
+    }
+
+    fn stack_id(&mut self, stack: &ThreadStack) -> u32 {
+        if let Some(&id) = self.ids.get(stack) {
+            return id;
+        }
+        let id = self.stacks.len() as u32;
+        self.stacks.push(stack.clone());
+        self.ids.insert(stack.clone(), id);
+        id
+    }
+}
+
 /// What the samples of a recording add up to, before symbolization.
 pub(crate) struct SampleCounts {
     pub modules: ModuleTable,
@@ -91,6 +141,10 @@ pub(crate) struct SampleCounts {
     pub commands: Vec<String>,
     /// The threads whose samples the filter left out, with their names.
     pub excluded: BTreeMap<(u32, u32), String>,
+    /// With [`Keep::timeline`] (and a recording of samples).
+    pub timeline: Option<Timeline>,
+    /// With [`Keep::mappings`]: by process.
+    pub mappings: HashMap<u32, Vec<MappedRange>>,
 }
 
 pub(crate) struct ThreadCount {
@@ -101,17 +155,19 @@ pub(crate) struct ThreadCount {
 }
 
 /// Counts the samples of the events `wanted` (indices into the header's
-/// events) that `filter` admits, unwinding stack copies with `unwinder`.
+/// events) that `filter` admits, unwinding stack copies with `unwinder`,
+/// and keeps what `keep` asks for.
 pub(crate) fn count_samples(
     recording: &Recording,
     wanted: &[bool],
     filter: &SampleFilter,
     unwinder: &dyn StackUnwinder,
+    keep: Keep,
 ) -> Result<SampleCounts, ReportError> {
     if recording.header.histogram.is_some() {
         count_buckets(recording, wanted)
     } else {
-        count_sample_records(recording, wanted, filter, unwinder)
+        count_sample_records(recording, wanted, filter, unwinder, keep)
     }
 }
 
@@ -150,6 +206,8 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
         threads: Vec::new(),
         commands: vec![String::new()],
         excluded: BTreeMap::new(),
+        timeline: None,
+        mappings: HashMap::new(),
     })
 }
 
@@ -158,6 +216,7 @@ fn count_sample_records(
     wanted: &[bool],
     filter: &SampleFilter,
     unwinder: &dyn StackUnwinder,
+    keep: Keep,
 ) -> Result<SampleCounts, ReportError> {
     let mut builder = ProcessModelBuilder::new();
     for record in recording.records()? {
@@ -171,6 +230,7 @@ fn count_sample_records(
     let mut members = MemberDeltas::default();
     let mut commands = Commands::default();
     let mut excluded = BTreeMap::new();
+    let mut timeline = keep.timeline.then(|| Timeline::new(wanted.len()));
     for record in recording.records()? {
         let Record::Sample(sample) = record? else {
             continue;
@@ -193,9 +253,21 @@ fn count_sample_records(
             command: commands.id(model.thread_name(sample.tid, sample.time).unwrap_or("")),
             frames: walker.frames(&sample).into(),
         };
+        let mut timed = |event: usize, period| {
+            if let Some(timeline) = &mut timeline {
+                let stack = timeline.stack_id(&stack);
+                timeline.samples[event].push(TimedSample {
+                    time: sample.time,
+                    stack,
+                    period,
+                });
+            }
+        };
+        timed(event, sample.period);
         // Group members count where their leader's sample was taken.
         for (member, delta) in deltas {
             if let Some(stacks) = by_stack.get_mut(usize::from(member)) {
+                timed(usize::from(member), delta);
                 let weight: &mut Weight = stacks.entry(stack.clone()).or_default();
                 weight.period += delta;
             }
@@ -226,12 +298,20 @@ fn count_sample_records(
     });
     drop(walker);
     let commands = commands.names;
+    let mappings = match keep.mappings {
+        true => (threads.iter().map(|t| t.pid))
+            .map(|pid| (pid, model.mappings(pid)))
+            .collect(),
+        false => HashMap::new(),
+    };
     Ok(SampleCounts {
         modules: model.into_modules(),
         by_stack,
         threads,
         commands,
         excluded,
+        timeline,
+        mappings,
     })
 }
 

@@ -8,8 +8,11 @@ use profiler_model::{Location, ModuleTable, Recording, StackUnwinder, Symbolizer
 use crate::error::ReportError;
 use crate::events::select_events;
 use crate::folded::{FoldedFrame, FoldedStacks, FrameKind};
-use crate::naming::{FunctionKey, ModuleKey, Place, name_locations};
-use crate::samples::{SampleFilter, ThreadCount, Weight, count_samples};
+use crate::located::Located;
+use crate::naming::{FunctionDetail, FunctionKey, ModuleKey, Place, name_locations};
+use crate::samples::{
+    Keep, SampleFilter, ThreadCount, ThreadStack, TimedSample, Timeline, Weight, count_samples,
+};
 
 /// A stack of named frames, leaf first, in one thread.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,11 +37,18 @@ pub(crate) struct NamedStack {
 pub struct StackProfile {
     pub(crate) modules: ModuleTable,
     pub(crate) functions: Vec<FunctionKey>,
+    /// Indexed like `functions`.
+    pub(crate) details: Vec<FunctionDetail>,
     /// With [`StackOptions::places`]: every sampled leaf location and where
     /// it is.
     pub(crate) places: Vec<(Location, Place)>,
     /// Per event of the header: its stacks (empty for events not wanted).
     pub(crate) events: Vec<Vec<NamedStack>>,
+    /// With [`StackOptions::timeline`], per event: its samples in time
+    /// order, each referring to one of its stacks.
+    pub(crate) timeline: Vec<Vec<TimedSample>>,
+    /// With [`StackOptions::locations`].
+    pub(crate) located: Option<Located>,
     pub(crate) wanted: Vec<bool>,
     pub(crate) threads: Vec<ThreadCount>,
     /// The command names samples were taken under.
@@ -48,7 +58,7 @@ pub struct StackProfile {
     /// Why some modules' code is unnamed.
     pub(crate) problems: Vec<String>,
     /// The program's path, to tell its frames from libraries'.
-    program: Option<String>,
+    pub(crate) program: Option<String>,
 }
 
 /// What to read of a recording, and how to name it.
@@ -63,10 +73,18 @@ pub struct StackOptions {
     /// functions (by line, by address, annotated listings).
     pub places: Places,
     pub filter: SampleFilter,
+    /// Keep what exports that list addresses need (pprof): each frame's
+    /// location, the source line of each function of its inline chain, and
+    /// the mappings of each process.
+    pub locations: bool,
+    /// Keep each sample's time (exports with a timeline: the Firefox
+    /// Profiler, speedscope).
+    pub timeline: bool,
 }
 
 /// What samples are merged by: process, thread, command, frames, place.
 type StackKey = (u32, u32, u32, Vec<u32>, Option<u32>);
+type StackKeyRef<'a> = (u32, u32, u32, &'a [u32], Option<u32>);
 
 /// How much of each sample's place [`read_stacks`] keeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -153,7 +171,11 @@ pub fn read_stacks(
     options: &StackOptions,
 ) -> Result<StackProfile, ReportError> {
     let wanted = select_events(&recording.header.events, options.event.as_deref())?;
-    let counts = count_samples(recording, &wanted, &options.filter, unwinder)?;
+    let keep = Keep {
+        timeline: options.timeline,
+        mappings: options.locations,
+    };
+    let mut counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
     let filter = &options.filter;
     if !filter.is_empty() && counts.by_stack.iter().all(HashMap::is_empty) {
         return Err(ReportError::NoMatchingSamples {
@@ -172,35 +194,38 @@ pub fn read_stacks(
         symbolizer,
         !options.fold_inline,
         options.places,
+        options.locations,
     );
+    let located = options.locations.then(|| {
+        let mappings = std::mem::take(&mut counts.mappings);
+        Located::new(&counts.by_stack, &names, mappings)
+    });
     let mut places: Vec<(Location, Place)> = Vec::new();
     let mut place_ids: HashMap<Location, u32> = HashMap::new();
-    let mut place_of = |location: &Location| -> u32 {
-        *place_ids.entry(*location).or_insert_with(|| {
-            let place = names.places.get(location).cloned().unwrap_or_default();
-            places.push((*location, place));
-            places.len() as u32 - 1
-        })
+    let mut key_of = |stack: &ThreadStack| -> StackKey {
+        let frames = stack
+            .frames
+            .iter()
+            .flat_map(|location| names.frames(location).iter().copied())
+            .collect();
+        let place = match options.places {
+            Places::None => None,
+            Places::Addresses | Places::Lines => stack.frames.first().map(|location| {
+                *place_ids.entry(*location).or_insert_with(|| {
+                    let place = names.places.get(location).cloned().unwrap_or_default();
+                    places.push((*location, place));
+                    places.len() as u32 - 1
+                })
+            }),
+        };
+        (stack.pid, stack.tid, stack.command, frames, place)
     };
-    let events = counts
-        .by_stack
+    let events: Vec<Vec<NamedStack>> = std::mem::take(&mut counts.by_stack)
         .into_iter()
         .map(|stacks| {
             let mut merged: HashMap<StackKey, Weight> = HashMap::new();
             for (stack, weight) in stacks {
-                let frames = stack
-                    .frames
-                    .iter()
-                    .flat_map(|location| names.frames(location).iter().copied())
-                    .collect();
-                let place = match options.places {
-                    Places::None => None,
-                    Places::Addresses | Places::Lines => stack.frames.first().map(&mut place_of),
-                };
-                merged
-                    .entry((stack.pid, stack.tid, stack.command, frames, place))
-                    .or_default()
-                    .add(weight);
+                merged.entry(key_of(&stack)).or_default().add(weight);
             }
             let mut stacks: Vec<NamedStack> = merged
                 .into_iter()
@@ -220,11 +245,18 @@ pub fn read_stacks(
             stacks
         })
         .collect();
+    let timeline = match counts.timeline.take() {
+        Some(timeline) => named_timeline(timeline, &events, key_of),
+        None => vec![Vec::new(); events.len()],
+    };
     Ok(StackProfile {
         modules: counts.modules,
         functions: names.functions().to_vec(),
+        details: names.details().to_vec(),
         places,
         events,
+        timeline,
+        located,
         wanted,
         thread_index: (counts.threads.iter().enumerate())
             .map(|(i, t)| ((t.pid, t.tid), i))
@@ -234,6 +266,30 @@ pub fn read_stacks(
         problems: names.problems,
         program: recording.header.program.clone(),
     })
+}
+
+/// Each event's samples in time order, each referring to its named stack
+/// among `events`' (which `key_of` tells).
+fn named_timeline(
+    timeline: Timeline,
+    events: &[Vec<NamedStack>],
+    mut key_of: impl FnMut(&ThreadStack) -> StackKey,
+) -> Vec<Vec<TimedSample>> {
+    let keys: Vec<StackKey> = timeline.stacks.iter().map(&mut key_of).collect();
+    (timeline.samples.into_iter().zip(events))
+        .map(|(mut samples, stacks)| {
+            let index: HashMap<StackKeyRef<'_>, u32> = (stacks.iter())
+                .enumerate()
+                .map(|(i, s)| ((s.pid, s.tid, s.command, &s.frames[..], s.place), i as u32))
+                .collect();
+            for sample in &mut samples {
+                let (pid, tid, command, frames, place) = &keys[sample.stack as usize];
+                sample.stack = index[&(*pid, *tid, *command, &frames[..], *place)];
+            }
+            samples.sort_by_key(|s| s.time);
+            samples
+        })
+        .collect()
 }
 
 /// `100 (sh), 101 (grep), ...`: the processes (or threads, `pid/tid`) of
@@ -275,9 +331,12 @@ impl StackProfile {
     ) -> StackProfile {
         StackProfile {
             modules,
+            details: vec![FunctionDetail::default(); functions.len()],
             functions,
             places,
             events: Vec::new(),
+            timeline: Vec::new(),
+            located: None,
             wanted: Vec::new(),
             threads: Vec::new(),
             commands: vec![String::new()],
@@ -336,6 +395,13 @@ impl StackProfile {
             .map(|s| s.weight.samples)
             .sum();
         (rooted, stacks.iter().map(|s| s.weight.samples).sum())
+    }
+
+    /// The samples read, of every event read.
+    pub fn sample_count(&self) -> u64 {
+        (self.events.iter().flatten())
+            .map(|stack| stack.weight.samples)
+            .sum()
     }
 
     /// How many command names the samples read were taken under.
