@@ -13,6 +13,7 @@ mod exit_status;
 mod gprof;
 mod groups;
 mod histogram;
+mod pprof;
 mod record_report;
 mod stat;
 mod symbolization;

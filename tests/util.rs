@@ -229,3 +229,18 @@ pub fn is_root() -> bool {
             == Some("0")
     })
 }
+
+/// Whether a tool a test checks against is installed (`present`): outside
+/// CI a missing one skips the test with a printed reason; under CI
+/// (`CI=true`), where `.ci/run` installs it, it fails the test.
+pub fn tool_installed(tool: &str, present: bool) -> bool {
+    if present {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true and {tool} is missing; .ci/run installs it"
+    );
+    eprintln!("skipping a test: {tool} is not installed (.ci/run installs it)");
+    false
+}

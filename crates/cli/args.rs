@@ -597,14 +597,16 @@ pub enum HistFormat {
 pub struct ExportArgs {
     /// The format to write: gmon, the gmon.out of GNU gprof (a 16-bit time histogram of
     /// one module, for `gprof -p -b PROGRAM gmon.out`); folded, collapsed stacks
-    /// (`root;...;leaf count` per line, for FlameGraph, inferno and speedscope)
+    /// (`root;...;leaf count` per line, for FlameGraph, inferno and speedscope); pprof, a
+    /// gzipped profile.proto for `go tool pprof`, Pyroscope, Parca and Grafana
     #[arg(long, value_enum)]
     pub format: ExportFormat,
 
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Where to write [default: gmon.out for gmon, the standard output for folded]
+    /// Where to write [default: gmon.out for gmon, the standard output for folded,
+    /// profile.pb.gz for pprof]
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -616,8 +618,8 @@ pub struct ExportArgs {
     #[arg(long)]
     pub tid: bool,
 
-    /// folded: leave out the frames of inlined functions [default: each is a frame of its
-    /// own, named `NAME (inlined)`]
+    /// Leave out the frames of inlined functions [default: each is a frame of its own, named
+    /// `NAME (inlined)` in folded stacks]
     #[arg(long)]
     pub no_inline: bool,
 
@@ -626,7 +628,8 @@ pub struct ExportArgs {
     #[arg(long, value_name = "MODULE")]
     pub module: Option<String>,
 
-    /// The event to export (by name, or by its position from 0) [default: the first]
+    /// The event to export (by name, or by its position from 0) [default: the first; every
+    /// event for pprof]
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
 
@@ -643,6 +646,7 @@ pub struct ExportArgs {
 pub enum ExportFormat {
     Gmon,
     Folded,
+    Pprof,
 }
 
 /// The recording a reading subcommand reads.

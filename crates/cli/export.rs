@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use profiler_histogram::Scale;
 use profiler_model::Recording;
-use profiler_report::{HistOptions, StackOptions, ThreadFrames, read_stacks, write_gmon};
+use profiler_report::{
+    HistOptions, StackOptions, StackProfile, ThreadFrames, read_stacks, render_pprof, write_gmon,
+};
 
 use crate::args::{ExportArgs, ExportFormat};
 use crate::output::write_atomically;
@@ -19,6 +21,7 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
     match args.format {
         ExportFormat::Gmon => export_gmon(&args, &recording),
         ExportFormat::Folded => export_folded(&args, &recording),
+        ExportFormat::Pprof => export_pprof(&args, &recording),
     }
 }
 
@@ -82,4 +85,43 @@ fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn export_pprof(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+    let output = args.output.as_deref().unwrap_or(Path::new("profile.pb.gz"));
+    let options = StackOptions {
+        event: args.event.clone(),
+        fold_inline: args.no_inline,
+        locations: true,
+        ..StackOptions::default()
+    };
+    let stacks = read_for_export(args, recording, &options)?;
+    write_atomically(output, |out| Ok(render_pprof(recording, &stacks, out)?))?;
+    wrote(
+        output,
+        &stacks,
+        &format!("go tool pprof -top {}", output.display()),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read_for_export(
+    args: &ExportArgs,
+    recording: &Recording,
+    options: &StackOptions,
+) -> Result<StackProfile> {
+    Ok(with_symbolizer(
+        &args.symbols,
+        recording,
+        |symbolizer, unwinder| read_stacks(recording, symbolizer, unwinder, options),
+    )?)
+}
+
+/// `profiler: wrote FILE (N samples); open it with ...`.
+fn wrote(output: &Path, stacks: &StackProfile, reader: &str) {
+    eprintln!(
+        "profiler: wrote {} ({} samples); open it with {reader}",
+        output.display(),
+        stacks.sample_count()
+    );
 }

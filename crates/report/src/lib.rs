@@ -36,6 +36,7 @@ mod located;
 mod module_histograms;
 mod naming;
 mod places;
+mod pprof;
 mod profile;
 mod samples;
 mod sort;
@@ -69,6 +70,7 @@ pub use module_histograms::{
     HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion,
 };
 pub use places::{PlaceKind, PlaceRow};
+pub use pprof::render_pprof;
 pub use profile::{
     EventProfile, FlatProfile, FunctionRow, InlinedRow, ModuleRow, ReportOptions, ThreadRow,
     flat_profile,
