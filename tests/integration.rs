@@ -10,6 +10,7 @@ mod capi;
 mod doctor;
 mod events;
 mod exit_status;
+mod exports;
 mod gprof;
 mod groups;
 mod histogram;

@@ -9,7 +9,8 @@ use anyhow::{Context, Result};
 use profiler_histogram::Scale;
 use profiler_model::Recording;
 use profiler_report::{
-    HistOptions, StackOptions, StackProfile, ThreadFrames, read_stacks, render_pprof, write_gmon,
+    HistOptions, StackOptions, StackProfile, ThreadFrames, read_stacks, render_pprof,
+    render_speedscope, write_gmon,
 };
 
 use crate::args::{ExportArgs, ExportFormat};
@@ -22,6 +23,7 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
         ExportFormat::Gmon => export_gmon(&args, &recording),
         ExportFormat::Folded => export_folded(&args, &recording),
         ExportFormat::Pprof => export_pprof(&args, &recording),
+        ExportFormat::Speedscope => export_speedscope(&args, &recording),
     }
 }
 
@@ -101,6 +103,27 @@ fn export_pprof(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         output,
         &stacks,
         &format!("go tool pprof -top {}", output.display()),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export_speedscope(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+    let default = Path::new("profile.speedscope.json");
+    let output = args.output.as_deref().unwrap_or(default);
+    let options = StackOptions {
+        event: args.event.clone(),
+        fold_inline: args.no_inline,
+        timeline: true,
+        ..StackOptions::default()
+    };
+    let stacks = read_for_export(args, recording, &options)?;
+    write_atomically(output, |out| {
+        Ok(render_speedscope(recording, &stacks, out)?)
+    })?;
+    wrote(
+        output,
+        &stacks,
+        "speedscope (https://www.speedscope.app, or npx speedscope FILE)",
     );
     Ok(ExitCode::SUCCESS)
 }

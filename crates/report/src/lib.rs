@@ -38,8 +38,10 @@ mod naming;
 mod places;
 mod pprof;
 mod profile;
+mod replay;
 mod samples;
 mod sort;
+mod speedscope;
 mod stacks;
 mod table;
 mod tasks;
@@ -77,6 +79,7 @@ pub use profile::{
 };
 pub use samples::{SampleFilter, Weight};
 pub use sort::SortKey;
+pub use speedscope::render_speedscope;
 pub use stacks::{
     Places, StackCompleteness, StackOptions, StackProfile, ThreadFrames, read_stacks,
     stack_completeness,

@@ -18,10 +18,11 @@ use std::io::Write;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use profiler_model::{Avma, EventDescription, Location, ModuleId, Recording, Sampling};
+use profiler_model::{Avma, EventDescription, Location, ModuleId, Recording};
 use prost::Message;
 
 use crate::error::ReportError;
+use crate::events::{events_of, sample_period};
 use crate::located::{Located, LocatedStack};
 use crate::naming::ModuleKey;
 use crate::stacks::StackProfile;
@@ -181,7 +182,7 @@ impl<'a> Builder<'a> {
                     r#type: self.strings.get(name),
                     unit: self.strings.get(unit),
                 }),
-                self.period(event),
+                sample_period(self.recording, event) as i64,
             ),
             None => (None, 0),
         };
@@ -203,33 +204,17 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// The events between samples: the fixed period, or the mean one of a
-    /// frequency.
-    fn period(&self, event: usize) -> i64 {
-        let stats = self.recording.trailer.stats.events.get(event);
-        match self.recording.header.events[event].sampling {
-            Sampling::Period(period) => period as i64,
-            Sampling::Frequency(_) => stats.map_or(0, |s| s.period / s.samples.max(1)) as i64,
-        }
-    }
-
     /// One pprof sample per stack and thread, with every event's values.
     fn samples(&mut self, columns: &[(Column, String, &str)]) -> Vec<proto::Sample> {
         let mut samples: Vec<proto::Sample> = Vec::new();
         let mut index: HashMap<(u32, u32, u32, &[u32]), usize> = HashMap::new();
         let located = self.located;
-        // A histogram's buckets count samples (or, weighted, events):
-        // each sample stands for the mean period.
-        let histogram = self.recording.header.histogram.as_ref();
-        let counts_samples = histogram.is_some_and(|h| !h.weighted);
         for (position, (column, _, _)) in columns.iter().enumerate() {
             let (Column::Samples(event) | Column::Events(event)) = *column;
-            let period = self.period(event) as u64;
             for stack in &located.stacks[event] {
                 let value = match column {
                     Column::Samples(_) => stack.weight.samples,
-                    Column::Events(_) if counts_samples => stack.weight.samples * period,
-                    Column::Events(_) => stack.weight.period,
+                    Column::Events(_) => events_of(self.recording, event, stack.weight),
                 };
                 if value == 0 {
                     continue;
@@ -429,6 +414,7 @@ impl<'a> Builder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use profiler_model::Sampling;
 
     fn event(name: &str, unit: &str, leader: Option<u16>) -> EventDescription {
         EventDescription {
