@@ -5,6 +5,7 @@ mod util;
 
 mod annotate;
 mod bad_input;
+mod browser;
 mod call_graphs;
 mod capi;
 mod doctor;

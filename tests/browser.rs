@@ -1,0 +1,350 @@
+//! The exports in a real browser: Debian's Chromium, headless, renders the
+//! page and the test reads back the DOM its scripts left (`--dump-dom`).
+//! speedscope's own built page, from the npm package tests/browser pins
+//! (`npm ci` there), served with the export from a local server, imports
+//! the speedscope export of the deep recursion and lists its functions with
+//! their shares; the flame graph SVG draws every frame and its search
+//! highlights the function searched for. Screenshots are left in
+//! target/test-artifacts/.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::*;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// speedscope's built page in its npm package.
+fn speedscope_release() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/node_modules/speedscope/dist/release")
+}
+
+fn browser_installed() -> bool {
+    tool_installed("chromium", Path::new(CHROMIUM).exists())
+        && tool_installed(
+            "speedscope (npm ci in tests/browser)",
+            speedscope_release().join("index.html").exists(),
+        )
+}
+
+/// Chromium, headless, as root; the page's scripts get up to 15 s of
+/// virtual time (which waits for the page's own requests) to settle.
+fn chromium(url: &str, what: &[&str]) -> String {
+    let output = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--virtual-time-budget=15000",
+        ])
+        .args(what)
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "chromium {url}: {}",
+        stderr(&output)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Takes a screenshot of `url` at `width`×`height` into
+/// target/test-artifacts/NAME.
+fn screenshot(url: &str, name: &str, (width, height): (u32, u32)) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    chromium(
+        url,
+        &[
+            &format!("--screenshot={}", path.display()),
+            &format!("--window-size={width},{height}"),
+        ],
+    );
+    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+    assert!(size > 1000, "no screenshot of {url} at {}", path.display());
+    path
+}
+
+/// Serves `profile` as /profile.json and the files of `dir` by name on
+/// 127.0.0.1: speedscope loads a profile by URL with fetch, which Chromium
+/// refuses on file:// URLs. Returns the port.
+fn serve(dir: PathBuf, profile: PathBuf) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (dir, profile) = (dir.clone(), profile.clone());
+            std::thread::spawn(move || respond(stream, &dir, &profile));
+        }
+    });
+    port
+}
+
+fn respond(mut stream: TcpStream, dir: &Path, profile: &Path) {
+    let mut reader = BufReader::new(&stream);
+    let mut request = String::new();
+    if reader.read_line(&mut request).is_err() {
+        return;
+    }
+    let mut header = String::new();
+    while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+        header.clear();
+    }
+    let path = request.split_whitespace().nth(1).unwrap_or("/");
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let file = match path {
+        "/profile.json" => profile.to_owned(),
+        path => dir.join(path.rsplit('/').next().unwrap_or("")),
+    };
+    let kind = match file.extension().and_then(|e| e.to_str()) {
+        Some("html") => "text/html",
+        Some("js") => "text/javascript",
+        Some("css") => "text/css",
+        Some("json") => "application/json",
+        Some("wasm") => "application/wasm",
+        Some("png") => "image/png",
+        _ => "application/octet-stream",
+    };
+    let _ = match std::fs::read(&file) {
+        Ok(body) => stream
+            .write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
+            )
+            .and_then(|()| stream.write_all(&body)),
+        Err(_) => stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"),
+    };
+}
+
+/// The text of an HTML document, one line per element's text.
+fn text_of(html: &str) -> Vec<String> {
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => {
+                in_tag = true;
+                text.push('\n');
+            }
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.lines()
+        .map(|l| l.trim().replace("&amp;", "&"))
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// The share of `function`'s own time in speedscope's sandwich table,
+/// whose rows read `TOTAL (P%)`, `SELF (P%)`, then the name.
+fn sandwich_self_percent(text: &[String], function: &str) -> f64 {
+    let row = text.iter().position(|l| l == function);
+    let row = row.unwrap_or_else(|| panic!("no {function} in the sandwich view: {text:?}"));
+    let own = &text[row - 1];
+    let percent = own.split('(').nth(1).and_then(|p| p.strip_suffix("%)"));
+    percent
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no share in {own:?}"))
+}
+
+/// A frame of the flame graph as the browser left it: its title, its
+/// rectangle's width and fill.
+#[derive(Debug, Default)]
+struct SvgFrame {
+    title: String,
+    width: f64,
+    fill: String,
+}
+
+/// The frames (each `<g>` in `#frames`) and the `#matched` text of a
+/// flame graph.
+fn svg_frames(svg: &str) -> (Vec<SvgFrame>, String) {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(svg);
+    let (mut frames, mut matched) = (Vec::new(), String::new());
+    let (mut in_frames, mut depth, mut element) = (false, 0, Vec::new());
+    loop {
+        let event = reader.read_event();
+        let event = event.unwrap_or_else(|e| panic!("the DOM is not well-formed XML: {e}"));
+        let attribute = |e: &quick_xml::events::BytesStart, name: &str| {
+            (e.try_get_attribute(name).ok().flatten())
+                .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+        };
+        match event {
+            Event::Eof => break,
+            Event::Start(e) => {
+                let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
+                if attribute(&e, "id").as_deref() == Some("frames") {
+                    in_frames = true;
+                    depth = 0;
+                } else if in_frames && name == "g" {
+                    depth += 1;
+                    if depth == 1 {
+                        frames.push(SvgFrame::default());
+                    }
+                }
+                element.push(name);
+            }
+            Event::Empty(e) if in_frames && depth == 1 && e.name().as_ref() == b"rect" => {
+                let frame = frames.last_mut().unwrap();
+                let width = attribute(&e, "width").unwrap_or_default();
+                frame.width = width.trim_end_matches('%').parse().unwrap_or(0.0);
+                frame.fill = attribute(&e, "fill").unwrap_or_default();
+            }
+            Event::Text(t) => {
+                let text = String::from_utf8_lossy(&t).into_owned();
+                match element.last().map(String::as_str) {
+                    Some("title") if in_frames && depth == 1 => {
+                        frames.last_mut().unwrap().title = text;
+                    }
+                    Some("text") if text.starts_with("Matched") => matched = text,
+                    _ => {}
+                }
+            }
+            Event::End(e) => {
+                element.pop();
+                if in_frames {
+                    match (depth, e.name().as_ref()) {
+                        (0, _) => in_frames = false,
+                        (_, b"g") => depth -= 1,
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (frames, matched)
+}
+
+#[test]
+fn speedscope_and_the_flame_graph_show_the_recursion_in_chromium() {
+    if !browser_installed() || !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("browser");
+    let program = fixture("recurse");
+    let options = ["-e", "cpu-clock", "-g"];
+    record(
+        &dir,
+        "recurse.data",
+        &options,
+        &[program.to_str().unwrap(), "3"],
+    );
+    let input = ["-i", "recurse.data"];
+    run_ok(
+        &dir,
+        &[&["export", "--format", "speedscope"], &input[..]].concat(),
+    );
+    run_ok(
+        &dir,
+        &[&["flamegraph", "-o", "flame.svg"], &input[..]].concat(),
+    );
+    let report = report_json(&dir, "recurse.data");
+
+    let port = serve(speedscope_release(), dir.join("profile.speedscope.json"));
+    let base = format!("http://127.0.0.1:{port}");
+    let page = |view: &str| {
+        let profile = format!("{base}/profile.json")
+            .replace(':', "%3A")
+            .replace('/', "%2F");
+        format!("{base}/index.html#profileURL={profile}&view={view}")
+    };
+    let dom = chromium(&page("sandwich"), &["--dump-dom"]);
+    // The title names the profile once speedscope has imported it; a file
+    // it cannot import leaves `speedscope` and says so in the page.
+    assert!(
+        dom.contains("recurse 3 - speedscope</title>"),
+        "not imported:\n{dom}"
+    );
+    let text = text_of(&dom);
+    assert!(
+        !text.iter().any(|l| l.contains("Something went wrong")),
+        "{text:?}"
+    );
+    for function in ["leaf", "side", "descend", "main"] {
+        assert!(
+            text.iter().any(|l| l == function),
+            "no {function}: {text:?}"
+        );
+    }
+    for function in ["leaf", "side"] {
+        let shown = sandwich_self_percent(&text, function);
+        let ours = percent(&report, function);
+        assert!(
+            (shown - ours).abs() <= 1.0,
+            "{function}: {shown}% in speedscope, {ours:.2}% in report"
+        );
+    }
+    screenshot(
+        &page("sandwich"),
+        "speedscope-recurse-sandwich.png",
+        (1280, 800),
+    );
+    screenshot(
+        &page("time-ordered"),
+        "speedscope-recurse-time-order.png",
+        (1280, 800),
+    );
+
+    // The SVG runs its own search for `?s=` when it loads, as its Search
+    // button and Ctrl-F do.
+    let svg = format!("file://{}", dir.join("flame.svg").display());
+    let searched = format!("{svg}?s=%5Eleaf%5Cb");
+    let dom = chromium(&searched, &["--dump-dom"]);
+    let (frames, matched) = svg_frames(&dom);
+    let titles: Vec<&str> = frames.iter().map(|f| f.title.as_str()).collect();
+    assert!(
+        frames.len() > 65,
+        "the recursion's frames are not all there: {titles:?}"
+    );
+    assert!(
+        frames.iter().all(|f| f.width > 0.0),
+        "a frame without width: {frames:?}"
+    );
+    for function in ["leaf", "side", "descend", "main"] {
+        let drawn = titles
+            .iter()
+            .any(|t| t.starts_with(&format!("{function} (")));
+        assert!(drawn, "no {function} frame: {titles:?}");
+    }
+    // Highlighted: given inferno's search colour, the old one kept aside.
+    let highlighted: Vec<&str> = (frames.iter())
+        .filter(|f| f.fill == "rgb(230,0,230)")
+        .map(|f| f.title.as_str())
+        .collect();
+    assert!(
+        !highlighted.is_empty(),
+        "search highlighted nothing: {frames:?}"
+    );
+    assert!(
+        highlighted.iter().all(|t| t.starts_with("leaf (")),
+        "search highlighted others: {highlighted:?}"
+    );
+    let share: f64 = (matched
+        .strip_prefix("Matched: ")
+        .and_then(|m| m.strip_suffix('%')))
+    .and_then(|m| m.parse().ok())
+    .unwrap_or_else(|| panic!("no match share: {matched:?}"));
+    assert!((share - percent(&report, "leaf")).abs() <= 1.0, "{matched}");
+    // As tall as the graph, searched.
+    let height = (dom.split_once(" height=\""))
+        .and_then(|(_, rest)| rest.split('"').next()?.parse().ok())
+        .unwrap_or(1200);
+    screenshot(&searched, "flamegraph-recurse.png", (1280, height));
+}
