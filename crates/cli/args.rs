@@ -598,8 +598,10 @@ pub struct ExportArgs {
     /// The format to write: gmon, the gmon.out of GNU gprof (a 16-bit time histogram of
     /// one module, for `gprof -p -b PROGRAM gmon.out`); folded, collapsed stacks
     /// (`root;...;leaf count` per line, for FlameGraph, inferno and speedscope); pprof, a
-    /// gzipped profile.proto for `go tool pprof`, Pyroscope, Parca and Grafana; speedscope,
-    /// speedscope's own JSON (one profile per thread, samples in time order)
+    /// gzipped profile.proto for `go tool pprof`, Pyroscope, Parca and Grafana; firefox, the
+    /// Firefox Profiler's processed JSON (for profiler.firefox.com: a track per process and
+    /// thread, samples in time order); speedscope, speedscope's own JSON (one profile per
+    /// thread, samples in time order)
     #[arg(long, value_enum)]
     pub format: ExportFormat,
 
@@ -607,7 +609,8 @@ pub struct ExportArgs {
     pub input: InputArgs,
 
     /// Where to write [default: gmon.out for gmon, the standard output for folded,
-    /// profile.pb.gz for pprof, profile.speedscope.json for speedscope]
+    /// profile.pb.gz for pprof, profile.firefox.json for firefox, profile.speedscope.json for
+    /// speedscope]
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -648,6 +651,7 @@ pub enum ExportFormat {
     Gmon,
     Folded,
     Pprof,
+    Firefox,
     Speedscope,
 }
 

@@ -9,8 +9,8 @@ use anyhow::{Context, Result};
 use profiler_histogram::Scale;
 use profiler_model::Recording;
 use profiler_report::{
-    HistOptions, StackOptions, StackProfile, ThreadFrames, read_stacks, render_pprof,
-    render_speedscope, write_gmon,
+    HistOptions, StackOptions, StackProfile, ThreadFrames, read_stacks, render_firefox,
+    render_pprof, render_speedscope, write_gmon,
 };
 
 use crate::args::{ExportArgs, ExportFormat};
@@ -23,7 +23,7 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
         ExportFormat::Gmon => export_gmon(&args, &recording),
         ExportFormat::Folded => export_folded(&args, &recording),
         ExportFormat::Pprof => export_pprof(&args, &recording),
-        ExportFormat::Speedscope => export_speedscope(&args, &recording),
+        ExportFormat::Firefox | ExportFormat::Speedscope => export_timeline(&args, &recording),
     }
 }
 
@@ -107,9 +107,19 @@ fn export_pprof(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn export_speedscope(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
-    let default = Path::new("profile.speedscope.json");
-    let output = args.output.as_deref().unwrap_or(default);
+/// The formats that replay samples in time order.
+fn export_timeline(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+    let (default, reader) = match args.format {
+        ExportFormat::Firefox => (
+            "profile.firefox.json",
+            "the Firefox Profiler (drop it on https://profiler.firefox.com)",
+        ),
+        _ => (
+            "profile.speedscope.json",
+            "speedscope (https://www.speedscope.app, or npx speedscope FILE)",
+        ),
+    };
+    let output = args.output.as_deref().unwrap_or(Path::new(default));
     let options = StackOptions {
         event: args.event.clone(),
         fold_inline: args.no_inline,
@@ -117,14 +127,11 @@ fn export_speedscope(args: &ExportArgs, recording: &Recording) -> Result<ExitCod
         ..StackOptions::default()
     };
     let stacks = read_for_export(args, recording, &options)?;
-    write_atomically(output, |out| {
-        Ok(render_speedscope(recording, &stacks, out)?)
+    write_atomically(output, |out| match args.format {
+        ExportFormat::Firefox => Ok(render_firefox(recording, &stacks, out)?),
+        _ => Ok(render_speedscope(recording, &stacks, out)?),
     })?;
-    wrote(
-        output,
-        &stacks,
-        "speedscope (https://www.speedscope.app, or npx speedscope FILE)",
-    );
+    wrote(output, &stacks, reader);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -18,6 +18,8 @@ pub(crate) struct Replayed {
     pub stack: u32,
     /// The events it stands for (nanoseconds for the clocks).
     pub weight: u64,
+    /// The samples it is: 1, or a whole stack's where times are not kept.
+    pub samples: u64,
 }
 
 /// The samples of one thread.
@@ -57,6 +59,7 @@ pub(crate) fn thread_samples(
                     time: 0,
                     stack: index as u32,
                     weight: events_of(recording, event, stack.weight),
+                    samples: stack.weight.samples,
                 });
         }
     } else {
@@ -69,6 +72,7 @@ pub(crate) fn thread_samples(
                     time: sample.time,
                     stack: sample.stack,
                     weight: sample.period,
+                    samples: 1,
                 });
         }
     }

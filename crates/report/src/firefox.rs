@@ -1,0 +1,211 @@
+//! The Firefox Profiler's processed format (what profiler.firefox.com
+//! opens, dragged in), written by fxprof-processed-profile as samply
+//! writes it: a process track per recorded process and a thread track per
+//! thread, with their names; each thread's samples in time order with their
+//! stacks; the recording's command, start, interval and kernel.
+//!
+//! The profile is symbolicated already: every frame is a label naming its
+//! function (an inlined function a frame of its own, `NAME (inlined)`, as
+//! the format has no inline marker this crate version can write), so the
+//! profiler never asks for symbols. Frames are in categories by the kind of
+//! module they are in (the program, a library, the kernel, other), each
+//! module a subcategory.
+
+use std::collections::HashMap;
+use std::io::{BufWriter, Write};
+use std::time::Duration;
+
+use fxprof_processed_profile::{
+    CategoryColor, CategoryHandle, CategoryPairHandle, CpuDelta, Frame, FrameFlags, FrameInfo,
+    Profile, ReferenceTimestamp, SamplingInterval, StackHandle, ThreadHandle, Timestamp,
+};
+use profiler_model::Recording;
+
+use crate::error::ReportError;
+use crate::events::sample_period;
+use crate::folded::{FrameKind, INLINED_SUFFIX};
+use crate::naming::ModuleKey;
+use crate::replay::{ThreadSamples, shown_event, thread_samples};
+use crate::stacks::StackProfile;
+
+/// Writes the samples of the first event read (in time order where the
+/// stacks were read with [`StackOptions::timeline`](crate::StackOptions::timeline))
+/// as a Firefox Profiler profile.
+pub fn render_firefox(
+    recording: &Recording,
+    stacks: &StackProfile,
+    out: impl Write,
+) -> Result<(), ReportError> {
+    let header = &recording.header;
+    let event = shown_event(stacks);
+    let threads = event.map_or_else(Vec::new, |e| thread_samples(recording, stacks, e));
+    let start = (threads.iter())
+        .filter_map(|t| t.samples.first())
+        .map(|s| s.time)
+        .min()
+        .unwrap_or(0);
+    let clock = event.is_some_and(|e| header.events[e].unit == "ns");
+    let interval = match (event, clock) {
+        (Some(event), true) => sample_period(recording, event),
+        (Some(event), false) => {
+            let samples = recording.trailer.stats.events[event].samples.max(1);
+            recording.trailer.duration_ns / samples
+        }
+        (None, _) => 1_000_000,
+    };
+    let mut profile = Profile::new(
+        &header.command.join(" "),
+        ReferenceTimestamp::from_duration_since_unix_epoch(Duration::from_nanos(
+            header.start_unix_ns,
+        )),
+        SamplingInterval::from_nanos(interval.max(1)),
+    );
+    profile.set_os_name(&format!("Linux {}", header.host.kernel));
+    profile.set_symbolicated(true);
+    let mut writer = Writer {
+        stacks,
+        categories: Categories::new(&mut profile),
+        profile,
+        start,
+        clock,
+    };
+    if let Some(event) = event {
+        writer.add_threads(event, &threads);
+    }
+    let mut out = BufWriter::new(out);
+    serde_json::to_writer(&mut out, &writer.profile).map_err(std::io::Error::from)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The categories of frames: one per kind of module, one subcategory per
+/// module.
+struct Categories {
+    kinds: [CategoryHandle; 4],
+    modules: HashMap<ModuleKey, CategoryPairHandle>,
+}
+
+impl Categories {
+    fn new(profile: &mut Profile) -> Categories {
+        Categories {
+            kinds: [
+                profile.add_category("Program", CategoryColor::Yellow),
+                profile.add_category("Library", CategoryColor::Orange),
+                profile.add_category("Kernel", CategoryColor::Red),
+                CategoryHandle::OTHER,
+            ],
+            modules: HashMap::new(),
+        }
+    }
+}
+
+struct Writer<'a> {
+    stacks: &'a StackProfile,
+    profile: Profile,
+    categories: Categories,
+    /// The perf-clock time of the first sample, which the profile's
+    /// reference timestamp (the recording's start) stands for.
+    start: u64,
+    /// The event is a clock: its periods are the CPU time between samples.
+    clock: bool,
+}
+
+impl Writer<'_> {
+    /// A process track per process, a thread track per thread, each with
+    /// its samples.
+    fn add_threads(&mut self, event: usize, threads: &[ThreadSamples]) {
+        let mut processes = HashMap::new();
+        let busiest = threads.iter().max_by_key(|t| t.samples.len());
+        for thread in threads {
+            let first = self.timestamp(thread.samples.first().map_or(0, |s| s.time));
+            let last = self.timestamp(thread.samples.last().map_or(0, |s| s.time));
+            let process = *processes.entry(thread.pid).or_insert_with(|| {
+                let name = (threads.iter())
+                    .find(|t| t.pid == thread.pid && t.tid == thread.pid)
+                    .unwrap_or(thread)
+                    .name
+                    .as_str();
+                self.profile.add_process(name, thread.pid, first)
+            });
+            let is_main = thread.tid == thread.pid;
+            let handle = self.profile.add_thread(process, thread.tid, first, is_main);
+            self.profile.set_thread_name(handle, &thread.name);
+            self.profile.set_thread_end_time(handle, last);
+            self.profile.set_process_end_time(process, last);
+            if busiest.is_some_and(|b| std::ptr::eq(b, thread)) {
+                self.profile.add_initial_selected_thread(handle);
+            }
+            self.add_samples(handle, event, thread);
+        }
+    }
+
+    fn add_samples(&mut self, handle: ThreadHandle, event: usize, thread: &ThreadSamples) {
+        let mut stack_handles: HashMap<u32, Option<StackHandle>> = HashMap::new();
+        let mut previous = None;
+        for sample in &thread.samples {
+            let stack = match stack_handles.get(&sample.stack) {
+                Some(&stack) => stack,
+                None => {
+                    let stack = self.stack(handle, event, sample.stack);
+                    stack_handles.insert(sample.stack, stack);
+                    stack
+                }
+            };
+            // The CPU time since the thread's previous sample: a clock's
+            // period, or else the time passed.
+            let cpu = match self.clock {
+                true => sample.weight,
+                false => sample.time - previous.unwrap_or(sample.time),
+            };
+            previous = Some(sample.time);
+            let weight = i32::try_from(sample.samples).unwrap_or(i32::MAX);
+            let time = self.timestamp(sample.time);
+            let cpu = CpuDelta::from_nanos(cpu);
+            self.profile.add_sample(handle, time, stack, cpu, weight);
+        }
+    }
+
+    /// The stack of a named stack, root first, each function a label.
+    fn stack(&mut self, handle: ThreadHandle, event: usize, stack: u32) -> Option<StackHandle> {
+        let named = &self.stacks.events[event][stack as usize];
+        let frames: Vec<FrameInfo> = (named.frames.iter().rev())
+            .map(|&function| {
+                let key = &self.stacks.functions[function as usize];
+                let name = match key.inlined {
+                    true => format!("{}{INLINED_SUFFIX}", key.name),
+                    false => key.name.clone(),
+                };
+                FrameInfo {
+                    frame: Frame::Label(self.profile.intern_string(&name)),
+                    category_pair: self.category(key.module),
+                    flags: FrameFlags::empty(),
+                }
+            })
+            .collect();
+        self.profile.intern_stack_frames(handle, frames.into_iter())
+    }
+
+    /// The category of a module's frames: its kind, the module a
+    /// subcategory.
+    fn category(&mut self, module: ModuleKey) -> CategoryPairHandle {
+        if let Some(&pair) = self.categories.modules.get(&module) {
+            return pair;
+        }
+        let kind = match self.stacks.frame_kind(module) {
+            FrameKind::Program => 0,
+            FrameKind::Library => 1,
+            FrameKind::Kernel => 2,
+            FrameKind::Other => 3,
+        };
+        let (name, _) = self.stacks.module_names(module);
+        let pair = self
+            .profile
+            .add_subcategory(self.categories.kinds[kind], &name);
+        self.categories.modules.insert(module, pair);
+        pair
+    }
+
+    fn timestamp(&self, time: u64) -> Timestamp {
+        Timestamp::from_nanos_since_reference(time.saturating_sub(self.start))
+    }
+}
