@@ -17,6 +17,7 @@ mod groups;
 mod histogram;
 mod pprof;
 mod record_report;
+mod shell;
 mod stat;
 mod symbolization;
 mod symbols;

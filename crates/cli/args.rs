@@ -54,6 +54,50 @@ pub enum Command {
     Stat(StatArgs),
     /// Show what this machine lets the profiler do, and what to change where something blocks it
     Doctor(DoctorArgs),
+    /// Print the completion script of a shell: bash, zsh or fish
+    #[command(after_help = COMPLETIONS_AFTER_HELP)]
+    Completions(CompletionsArgs),
+    /// Print the manual page of the profiler or of a subcommand, or write every page into a
+    /// directory
+    #[command(after_help = MAN_AFTER_HELP)]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_AFTER_HELP: &str = "\
+Install it where the shell looks for completions:
+  profiler completions bash > ~/.local/share/bash-completion/completions/profiler
+  profiler completions zsh > ~/.zfunc/_profiler    (with fpath+=(~/.zfunc) before compinit)
+  profiler completions fish > ~/.config/fish/completions/profiler.fish";
+
+const MAN_AFTER_HELP: &str = "\
+`profiler man record | man -l -` reads a page now; `profiler man --out-dir \
+~/.local/share/man/man1` installs profiler(1), profiler-record(1) and the others where man finds \
+them.";
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: CompletionShell,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print [default: the page of profiler itself]
+    #[arg(value_name = "SUBCOMMAND")]
+    pub subcommand: Option<String>,
+
+    /// Write the page of profiler and of every subcommand into DIR (profiler.1,
+    /// profiler-record.1, ...), making it if need be
+    #[arg(long, value_name = "DIR", conflicts_with = "subcommand")]
+    pub out_dir: Option<PathBuf>,
 }
 
 const RECORD_AFTER_HELP: &str = "\

@@ -17,12 +17,14 @@
 
 mod annotate;
 mod args;
+mod completions;
 mod diff;
 mod doctor;
 mod export;
 mod flamegraph;
 mod hist;
 mod list;
+mod man;
 mod output;
 mod progress;
 mod record;
@@ -70,6 +72,8 @@ fn main() -> ExitCode {
         Command::List(args) => list::run(args),
         Command::Stat(args) => stat::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,170 @@
+//! Fitting the shell: completion scripts that bash, zsh and fish load and
+//! complete with, and manual pages that man renders, one per subcommand,
+//! each with every option `--help` lists.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::*;
+
+fn installed(program: &str) -> bool {
+    let found = Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    tool_installed(program, found)
+}
+
+/// Runs `shell -c script` and returns its standard output.
+fn shell(shell: &str, script: &str) -> String {
+    let output = Command::new(shell).args(["-c", script]).output().unwrap();
+    assert!(output.status.success(), "{shell}: {}", stderr(&output));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The subcommands `profiler --help` lists, but clap's `help`.
+fn subcommands() -> Vec<String> {
+    let help = run_ok(Path::new("."), &["--help"]);
+    let help = String::from_utf8(help.stdout).unwrap();
+    (help.lines())
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        // Descriptions go on over lines indented further.
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn completions_complete_subcommands_options_and_values() {
+    let dir = scratch("completions");
+    let script = |shell: &str| {
+        let output = run_ok(&dir, &["completions", shell]);
+        let path = dir.join(format!("profiler.{shell}"));
+        std::fs::write(&path, output.stdout).unwrap();
+        path.display().to_string()
+    };
+    if installed("bash") {
+        let file = script("bash");
+        let complete = |words: &str| {
+            let words: Vec<&str> = words.split(' ').collect();
+            let call = format!(
+                "source {file}; COMP_WORDS=({}); COMP_CWORD={}; _profiler profiler '{}' '{}'; \
+                 echo ${{COMPREPLY[@]}}",
+                words
+                    .iter()
+                    .map(|w| format!("'{w}'"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                words.len() - 1,
+                words.last().unwrap(),
+                words[words.len() - 2],
+            );
+            shell("bash", &call)
+        };
+        assert_eq!(complete("profiler exp").trim(), "export");
+        assert!(complete("profiler export --for").contains("--format"));
+        let formats = complete("profiler export --format ");
+        for format in ["gmon", "folded", "pprof", "firefox", "speedscope"] {
+            assert!(formats.split_whitespace().any(|f| f == format), "{formats}");
+        }
+        let registered = shell("bash", &format!("source {file}; complete -p profiler"));
+        assert!(registered.contains("-F _profiler profiler"), "{registered}");
+    }
+    if installed("fish") {
+        let file = script("fish");
+        let complete = |line: &str| shell("fish", &format!("source {file}; complete -C '{line}'"));
+        assert!(complete("profiler exp").starts_with("export\t"));
+        let formats = complete("profiler export --format ");
+        assert!(formats.lines().any(|l| l == "pprof"), "{formats}");
+        assert!(complete("profiler record --call").contains("--call-graph"));
+    }
+    if installed("zsh") {
+        let file = script("zsh");
+        shell("zsh", &format!("zsh -n {file}"));
+        let defined = shell(
+            "zsh",
+            &format!("autoload -U compinit; compinit -u; source {file}; whence -w _profiler"),
+        );
+        assert_eq!(defined.trim(), "_profiler: function");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.starts_with("#compdef profiler"), "{text}");
+        assert!(text.contains("speedscope"), "no export formats in {file}");
+    }
+}
+
+#[test]
+fn every_subcommand_has_a_man_page_with_every_option() {
+    let dir = scratch("man");
+    let output = run_ok(&dir, &["man", "--out-dir", "man1"]);
+    assert!(stderr(&output).contains("man -l"), "{}", stderr(&output));
+    let subcommands = subcommands();
+    assert!(subcommands.len() >= 13, "{subcommands:?}");
+    let mut pages: Vec<String> = std::fs::read_dir(dir.join("man1"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    let mut expected: Vec<String> = (subcommands.iter())
+        .map(|s| format!("profiler-{s}.1"))
+        .chain(["profiler.1".to_owned()])
+        .collect();
+    expected.sort();
+    assert_eq!(pages, expected);
+
+    for subcommand in &subcommands {
+        let page = std::fs::read_to_string(dir.join(format!("man1/profiler-{subcommand}.1")));
+        let page = page.unwrap();
+        assert!(
+            page.contains(&format!(".TH profiler-{subcommand} 1")),
+            "{page}"
+        );
+        // The same page on standard output.
+        let printed = run_ok(&dir, &["man", subcommand]).stdout;
+        assert_eq!(String::from_utf8(printed).unwrap(), page);
+        // Every long option of --help, as roff spells it.
+        let help = run_ok(&dir, &[subcommand.as_str(), "--help"]).stdout;
+        let help = String::from_utf8(help).unwrap();
+        let options = (help.split_whitespace())
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+            .map(|w| {
+                w.trim_end_matches([',', '.', ';', ')', ']'])
+                    .split('=')
+                    .next()
+                    .unwrap()
+            });
+        for option in options {
+            let roff = option.replace('-', "\\-");
+            assert!(
+                page.contains(&roff),
+                "profiler-{subcommand}(1) lacks {option}"
+            );
+        }
+    }
+
+    if installed("man") {
+        let rendered = Command::new("man")
+            .arg("-l")
+            .arg(dir.join("man1/profiler-export.1"))
+            .env("MANWIDTH", "100")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&rendered.stdout);
+        assert!(
+            text.contains("profiler-export - Write a recording"),
+            "{text}"
+        );
+        assert!(text.contains("--format"), "{text}");
+    }
+
+    let unknown = run(&dir, &["man", "recrod"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        stderr(&unknown).contains("'recrod' is not a subcommand"),
+        "{}",
+        stderr(&unknown)
+    );
+}
