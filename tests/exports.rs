@@ -36,6 +36,17 @@ fn write_two_processes(dir: &Path) {
     recording.write(&dir.join("two.data"), &["inlinesplit", "4"]);
 }
 
+/// Exporting `two.data` as `format` again writes the same bytes as
+/// `file` has.
+fn assert_same_again(dir: &Path, format: &str, file: &str) {
+    let again = [
+        "export", "--format", format, "-i", "two.data", "-o", "again",
+    ];
+    run_ok(dir, &again);
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    assert!(read(file) == read("again"), "two {format} exports differ");
+}
+
 fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -66,6 +77,7 @@ fn speedscope_has_a_sampled_profile_per_thread_in_time_order() {
         &["export", "--format", "speedscope", "-i", "two.data"],
     );
     let file = read_json(&dir.join("profile.speedscope.json"));
+    assert_same_again(&dir, "speedscope", "profile.speedscope.json");
 
     // What speedscope's schema requires, and what its importer checks.
     assert_eq!(
@@ -172,6 +184,7 @@ fn firefox_has_a_track_per_thread_and_every_stack_resolves_to_its_functions() {
     write_two_processes(&dir);
     run_ok(&dir, &["export", "--format", "firefox", "-i", "two.data"]);
     let profile = read_json(&dir.join("profile.firefox.json"));
+    assert_same_again(&dir, "firefox", "profile.firefox.json");
 
     let meta = &profile["meta"];
     assert_eq!(meta["product"], "inlinesplit 4");

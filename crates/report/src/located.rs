@@ -37,7 +37,8 @@ pub(crate) struct LocatedStack {
 #[derive(Debug, Default)]
 pub(crate) struct Located {
     pub locations: Vec<LocatedFrames>,
-    /// Per event (indexed like the header's events), sorted.
+    /// Per event (indexed like the header's events), by thread and
+    /// locations.
     pub stacks: Vec<Vec<LocatedStack>>,
     /// The executable mappings of each process with samples.
     pub mappings: HashMap<u32, Vec<MappedRange>>,
@@ -55,7 +56,13 @@ impl Located {
         };
         let mut ids: HashMap<Location, u32> = HashMap::new();
         for stacks in by_stack {
-            let mut event: Vec<LocatedStack> = (stacks.iter())
+            // In a fixed order, so that locations are numbered alike in
+            // every run.
+            let mut sorted: Vec<(&ThreadStack, &Weight)> = stacks.iter().collect();
+            sorted.sort_by(|(a, _), (b, _)| {
+                (a.pid, a.tid, a.command, &a.frames).cmp(&(b.pid, b.tid, b.command, &b.frames))
+            });
+            let event: Vec<LocatedStack> = (sorted.into_iter())
                 .map(|(stack, weight)| {
                     let locations = (stack.frames.iter())
                         .map(|&location| {
@@ -74,14 +81,6 @@ impl Located {
                     }
                 })
                 .collect();
-            event.sort_by(|a, b| {
-                (a.pid, a.tid, a.command, &a.locations).cmp(&(
-                    b.pid,
-                    b.tid,
-                    b.command,
-                    &b.locations,
-                ))
-            });
             located.stacks.push(event);
         }
         located
