@@ -149,9 +149,10 @@ fn read_for_export(
 
 /// `profiler: wrote FILE (N samples); open it with ...`.
 fn wrote(output: &Path, stacks: &StackProfile, reader: &str) {
+    let samples = stacks.sample_count();
+    let s = if samples == 1 { "" } else { "s" };
     eprintln!(
-        "profiler: wrote {} ({} samples); open it with {reader}",
+        "profiler: wrote {} ({samples} sample{s}); open it with {reader}",
         output.display(),
-        stacks.sample_count()
     );
 }

@@ -321,6 +321,20 @@ impl<'a> Builder<'a> {
             MappingKey::Kernel => "[kernel.kallsyms]",
             MappingKey::Unmapped => "",
         };
+        // The program's text is listed even without samples in it, to name
+        // the profile's binary.
+        let program_text = (self.located.mappings.values().flatten())
+            .filter(|m| Some(self.stacks.modules.get(m.module).path.as_str()) == program)
+            .min_by_key(|m| (m.offset, m.start));
+        if let Some(m) = program_text {
+            let key = MappingKey::Range {
+                start: m.start.0,
+                end: m.end.0,
+                offset: m.offset.0,
+                module: m.module,
+            };
+            extents.entry(key).or_insert((m.start.0, m.end.0));
+        }
         let mut keys: Vec<MappingKey> = extents.keys().copied().collect();
         keys.sort_by_key(|key| (program != Some(path(key)), path(key).to_owned(), *key));
         let ids: HashMap<MappingKey, u64> = (keys.iter().enumerate())
