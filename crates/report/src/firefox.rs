@@ -25,7 +25,7 @@ use crate::error::ReportError;
 use crate::events::sample_period;
 use crate::folded::{FrameKind, INLINED_SUFFIX};
 use crate::naming::ModuleKey;
-use crate::replay::{ThreadSamples, shown_event, thread_samples};
+use crate::replay::{Replay, ReplayThread, shown_event};
 use crate::stacks::StackProfile;
 
 /// Writes the samples of the first event read (in time order where the
@@ -38,27 +38,15 @@ pub fn render_firefox(
 ) -> Result<(), ReportError> {
     let header = &recording.header;
     let event = shown_event(stacks);
-    let threads = event.map_or_else(Vec::new, |e| thread_samples(recording, stacks, e));
-    let start = (threads.iter())
-        .filter_map(|t| t.samples.first())
-        .map(|s| s.time)
-        .min()
-        .unwrap_or(0);
+    let replay = event.map(|e| Replay::new(recording, stacks, e));
+    let threads = replay.as_ref().map_or(&[][..], |r| &r.threads[..]);
+    let start = threads.iter().map(|t| t.first).min().unwrap_or(0);
     let clock = event.is_some_and(|e| header.events[e].unit == "ns");
-    let interval = match (event, clock) {
-        (Some(event), true) => sample_period(recording, event),
-        (Some(event), false) => {
-            let samples = recording.trailer.stats.events[event].samples.max(1);
-            recording.trailer.duration_ns / samples
-        }
-        (None, _) => 1_000_000,
-    };
+    let start_time = Duration::from_nanos(header.start_unix_ns);
     let mut profile = Profile::new(
         &header.command.join(" "),
-        ReferenceTimestamp::from_duration_since_unix_epoch(Duration::from_nanos(
-            header.start_unix_ns,
-        )),
-        SamplingInterval::from_nanos(interval.max(1)),
+        ReferenceTimestamp::from_duration_since_unix_epoch(start_time),
+        SamplingInterval::from_nanos(interval(recording, event, clock).max(1)),
     );
     profile.set_os_name(&format!("Linux {}", header.host.kernel));
     profile.set_symbolicated(true);
@@ -69,13 +57,31 @@ pub fn render_firefox(
         start,
         clock,
     };
-    if let Some(event) = event {
-        writer.add_threads(event, &threads);
+    if let (Some(event), Some(replay)) = (event, &replay) {
+        writer.add_samples(event, replay);
     }
     let mut out = BufWriter::new(out);
     serde_json::to_writer(&mut out, &writer.profile).map_err(std::io::Error::from)?;
     out.flush()?;
     Ok(())
+}
+
+/// The time between samples: a clock's period, or else the recording's
+/// length over its samples.
+fn interval(recording: &Recording, event: Option<usize>, clock: bool) -> u64 {
+    let Some(event) = event else {
+        return 0;
+    };
+    if clock {
+        return sample_period(recording, event);
+    }
+    let samples = recording
+        .trailer
+        .stats
+        .events
+        .get(event)
+        .map_or(0, |s| s.samples);
+    recording.trailer.duration_ns / samples.max(1)
 }
 
 /// The categories of frames: one per kind of module, one subcategory per
@@ -111,56 +117,65 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    /// A process track per process, a thread track per thread, each with
-    /// its samples.
-    fn add_threads(&mut self, event: usize, threads: &[ThreadSamples]) {
+    /// A process track per process, a thread track per thread.
+    fn add_threads(&mut self, threads: &[ReplayThread]) -> Vec<ThreadHandle> {
         let mut processes = HashMap::new();
-        let busiest = threads.iter().max_by_key(|t| t.samples.len());
+        // Each process ends with its last thread's last sample.
+        let mut ends: HashMap<u32, u64> = HashMap::new();
         for thread in threads {
-            let first = self.timestamp(thread.samples.first().map_or(0, |s| s.time));
-            let last = self.timestamp(thread.samples.last().map_or(0, |s| s.time));
+            let end = ends.entry(thread.pid).or_default();
+            *end = (*end).max(thread.last);
+        }
+        let busiest = (threads.iter().enumerate())
+            .max_by_key(|(_, t)| t.samples)
+            .map(|(i, _)| i);
+        let mut handles = Vec::new();
+        for (index, thread) in threads.iter().enumerate() {
+            let (first, last) = (self.timestamp(thread.first), self.timestamp(thread.last));
             let process = *processes.entry(thread.pid).or_insert_with(|| {
-                let name = (threads.iter())
-                    .find(|t| t.pid == thread.pid && t.tid == thread.pid)
-                    .unwrap_or(thread)
-                    .name
-                    .as_str();
-                self.profile.add_process(name, thread.pid, first)
+                // Threads come by pid and tid: a process's first is its
+                // main thread (whose tid is the pid), if that has samples.
+                self.profile.add_process(&thread.name, thread.pid, first)
             });
             let is_main = thread.tid == thread.pid;
             let handle = self.profile.add_thread(process, thread.tid, first, is_main);
             self.profile.set_thread_name(handle, &thread.name);
             self.profile.set_thread_end_time(handle, last);
-            self.profile.set_process_end_time(process, last);
-            if busiest.is_some_and(|b| std::ptr::eq(b, thread)) {
+            let process_last = self.timestamp(ends[&thread.pid]);
+            self.profile.set_process_end_time(process, process_last);
+            if busiest == Some(index) {
                 self.profile.add_initial_selected_thread(handle);
             }
-            self.add_samples(handle, event, thread);
+            handles.push(handle);
         }
+        handles
     }
 
-    fn add_samples(&mut self, handle: ThreadHandle, event: usize, thread: &ThreadSamples) {
-        let mut stack_handles: HashMap<u32, Option<StackHandle>> = HashMap::new();
-        let mut previous = None;
-        for sample in &thread.samples {
-            let stack = match stack_handles.get(&sample.stack) {
-                Some(&stack) => stack,
+    /// Each sample, in time order, to its thread.
+    fn add_samples(&mut self, event: usize, replay: &Replay) {
+        let handles = self.add_threads(&replay.threads);
+        let mut stack_handles: Vec<Option<Option<StackHandle>>> =
+            vec![None; self.stacks.events[event].len()];
+        let mut previous: Vec<Option<u64>> = vec![None; handles.len()];
+        for sample in replay.samples() {
+            let handle = handles[sample.thread];
+            let stack = match stack_handles[sample.stack as usize] {
+                Some(stack) => stack,
                 None => {
                     let stack = self.stack(handle, event, sample.stack);
-                    stack_handles.insert(sample.stack, stack);
+                    stack_handles[sample.stack as usize] = Some(stack);
                     stack
                 }
             };
             // The CPU time since the thread's previous sample: a clock's
             // period, or else the time passed.
-            let cpu = match self.clock {
-                true => sample.weight,
-                false => sample.time - previous.unwrap_or(sample.time),
-            };
-            previous = Some(sample.time);
+            let since = sample
+                .time
+                .saturating_sub(previous[sample.thread].unwrap_or(sample.time));
+            previous[sample.thread] = Some(sample.time);
+            let cpu = CpuDelta::from_nanos(if self.clock { sample.weight } else { since });
             let weight = i32::try_from(sample.samples).unwrap_or(i32::MAX);
             let time = self.timestamp(sample.time);
-            let cpu = CpuDelta::from_nanos(cpu);
             self.profile.add_sample(handle, time, stack, cpu, weight);
         }
     }

@@ -1,5 +1,5 @@
-//! Each thread's samples in time order, as the exports with a timeline (the
-//! Firefox Profiler, speedscope) replay them.
+//! A recording's samples in time order, each with its thread, as the
+//! exports with a timeline (the Firefox Profiler, speedscope) replay them.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +11,8 @@ use crate::stacks::StackProfile;
 /// One sample as replayed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Replayed {
+    /// Its thread: an index into [`Replay::threads`].
+    pub thread: usize,
     /// When it was taken, in nanoseconds of the perf clock (0 for a
     /// histogram recording's buckets, which keep no time).
     pub time: u64,
@@ -22,15 +24,28 @@ pub(crate) struct Replayed {
     pub samples: u64,
 }
 
-/// The samples of one thread.
+/// A thread with samples.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ThreadSamples {
+pub(crate) struct ReplayThread {
     pub pid: u32,
     pub tid: u32,
     /// The thread's name, or else the recorded command's.
     pub name: String,
-    /// In time order.
-    pub samples: Vec<Replayed>,
+    /// The times of its first and last samples.
+    pub first: u64,
+    pub last: u64,
+    pub samples: u64,
+}
+
+/// The samples of one event, and their threads.
+pub(crate) struct Replay<'a> {
+    recording: &'a Recording,
+    stacks: &'a StackProfile,
+    event: usize,
+    /// By pid and tid.
+    pub threads: Vec<ReplayThread>,
+    /// The thread of each of the event's named stacks.
+    thread_of: Vec<usize>,
 }
 
 /// The event an export with one weight per sample shows: the first read.
@@ -38,62 +53,75 @@ pub(crate) fn shown_event(stacks: &StackProfile) -> Option<usize> {
     stacks.wanted.iter().position(|&w| w)
 }
 
-/// The samples of `event` by thread, threads by pid and tid. Stacks read
-/// without [`StackOptions::timeline`](crate::StackOptions::timeline), and
-/// histogram recordings, replay each distinct stack once with its whole
-/// weight.
-pub(crate) fn thread_samples(
-    recording: &Recording,
-    stacks: &StackProfile,
-    event: usize,
-) -> Vec<ThreadSamples> {
-    let named = &stacks.events[event];
-    let timeline = &stacks.timeline[event];
-    let mut threads: BTreeMap<(u32, u32), Vec<Replayed>> = BTreeMap::new();
-    if timeline.is_empty() {
-        for (index, stack) in named.iter().enumerate() {
-            threads
-                .entry((stack.pid, stack.tid))
-                .or_default()
-                .push(Replayed {
-                    time: 0,
-                    stack: index as u32,
-                    weight: events_of(recording, event, stack.weight),
-                    samples: stack.weight.samples,
-                });
+impl<'a> Replay<'a> {
+    pub fn new(recording: &'a Recording, stacks: &'a StackProfile, event: usize) -> Replay<'a> {
+        let named = &stacks.events[event];
+        let mut ids: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+        for stack in named {
+            ids.insert((stack.pid, stack.tid), 0);
         }
-    } else {
-        for sample in timeline {
-            let stack = &named[sample.stack as usize];
-            threads
-                .entry((stack.pid, stack.tid))
-                .or_default()
-                .push(Replayed {
-                    time: sample.time,
-                    stack: sample.stack,
-                    weight: sample.period,
-                    samples: 1,
-                });
+        let command = recording
+            .header
+            .command
+            .first()
+            .map_or("", |c| c.rsplit('/').next().unwrap_or(c));
+        let mut threads: Vec<ReplayThread> = (ids.iter_mut().enumerate())
+            .map(|(index, ((pid, tid), id))| {
+                *id = index;
+                let name = match stacks.thread_name(*pid, *tid) {
+                    "" => command.to_owned(),
+                    name => name.to_owned(),
+                };
+                ReplayThread {
+                    pid: *pid,
+                    tid: *tid,
+                    name,
+                    first: u64::MAX,
+                    last: 0,
+                    samples: 0,
+                }
+            })
+            .collect();
+        let thread_of = named.iter().map(|s| ids[&(s.pid, s.tid)]).collect();
+        let mut replay = Replay {
+            recording,
+            stacks,
+            event,
+            threads: Vec::new(),
+            thread_of,
+        };
+        for sample in replay.samples() {
+            let thread = &mut threads[sample.thread];
+            thread.first = thread.first.min(sample.time);
+            thread.last = thread.last.max(sample.time);
+            thread.samples += sample.samples;
         }
+        replay.threads = threads;
+        replay
     }
-    let command = recording
-        .header
-        .command
-        .first()
-        .map_or("", |c| c.rsplit('/').next().unwrap_or(c));
-    threads
-        .into_iter()
-        .map(|((pid, tid), samples)| {
-            let name = match stacks.thread_name(pid, tid) {
-                "" => command.to_owned(),
-                name => name.to_owned(),
-            };
-            ThreadSamples {
-                pid,
-                tid,
-                name,
-                samples,
-            }
-        })
-        .collect()
+
+    /// The samples in time order. Stacks read without
+    /// [`StackOptions::timeline`](crate::StackOptions::timeline), and
+    /// histogram recordings, replay each distinct stack once with its whole
+    /// weight, at time 0.
+    pub fn samples(&self) -> Box<dyn Iterator<Item = Replayed> + '_> {
+        let named = &self.stacks.events[self.event];
+        let timeline = &self.stacks.timeline[self.event];
+        if timeline.is_empty() {
+            return Box::new(named.iter().enumerate().map(|(index, stack)| Replayed {
+                thread: self.thread_of[index],
+                time: 0,
+                stack: index as u32,
+                weight: events_of(self.recording, self.event, stack.weight),
+                samples: stack.weight.samples,
+            }));
+        }
+        Box::new(timeline.iter().map(|sample| Replayed {
+            thread: self.thread_of[sample.stack as usize],
+            time: sample.time,
+            stack: sample.stack,
+            weight: sample.period,
+            samples: 1,
+        }))
+    }
 }

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
-    FileOffset, Location, MappedRange, ModuleTable, ProcessModelBuilder, Record, Recording,
-    StackUnwinder,
+    EventIndex, FileOffset, Location, MappedRange, ModuleTable, ProcessModelBuilder, Record,
+    Recording, StackUnwinder,
 };
 
 use crate::error::ReportError;
@@ -104,27 +104,71 @@ pub(crate) struct TimedSample {
 pub(crate) struct Timeline {
     /// Per event (indexed like the header's events).
     pub samples: Vec<Vec<TimedSample>>,
-    /// The distinct stacks the samples have.
+    /// The distinct stacks the samples have, once [`Timeline::finish`]ed.
     pub stacks: Vec<ThreadStack>,
     ids: HashMap<ThreadStack, u32>,
+    /// Per event, per stack: what its samples weigh, if it has any.
+    weights: Vec<Vec<Option<Weight>>>,
 }
 
 impl Timeline {
     fn new(events: usize) -> Timeline {
         Timeline {
             samples: vec![Vec::new(); events],
+            weights: vec![Vec::new(); events],
             ..Timeline::default()
         }
     }
 
-    fn stack_id(&mut self, stack: &ThreadStack) -> u32 {
-        if let Some(&id) = self.ids.get(stack) {
-            return id;
+    /// Adds a sample of `event` on `stack`, with what its group's members
+    /// counted. The stack is hashed once: this stands for the weight per
+    /// stack, which [`Timeline::finish`] gives back.
+    fn add(
+        &mut self,
+        stack: ThreadStack,
+        time: u64,
+        event: usize,
+        weight: Weight,
+        members: &[(EventIndex, u64)],
+    ) {
+        let next = self.ids.len() as u32;
+        let id = *self.ids.entry(stack).or_insert(next);
+        self.count(event, id, time, weight);
+        for &(member, period) in members {
+            if usize::from(member) < self.samples.len() {
+                let weight = Weight { samples: 0, period };
+                self.count(usize::from(member), id, time, weight);
+            }
         }
-        let id = self.stacks.len() as u32;
-        self.stacks.push(stack.clone());
-        self.ids.insert(stack.clone(), id);
-        id
+    }
+
+    fn count(&mut self, event: usize, stack: u32, time: u64, weight: Weight) {
+        let period = weight.period;
+        self.samples[event].push(TimedSample {
+            time,
+            stack,
+            period,
+        });
+        let weights = &mut self.weights[event];
+        if weights.len() <= stack as usize {
+            weights.resize(stack as usize + 1, None);
+        }
+        weights[stack as usize].get_or_insert_default().add(weight);
+    }
+
+    /// The weight of each stack per event, as [`SampleCounts::by_stack`]
+    /// has it; the stacks are listed by id from now on.
+    fn finish(&mut self) -> Vec<HashMap<ThreadStack, Weight>> {
+        let mut stacks: Vec<(ThreadStack, u32)> = self.ids.drain().collect();
+        stacks.sort_by_key(|(_, id)| *id);
+        self.stacks = stacks.into_iter().map(|(stack, _)| stack).collect();
+        (self.weights.iter())
+            .map(|weights| {
+                (weights.iter().enumerate())
+                    .filter_map(|(id, w)| Some((self.stacks[id].clone(), (*w)?)))
+                    .collect()
+            })
+            .collect()
     }
 }
 
@@ -230,7 +274,14 @@ fn count_sample_records(
     let mut members = MemberDeltas::default();
     let mut commands = Commands::default();
     let mut excluded = BTreeMap::new();
-    let mut timeline = keep.timeline.then(|| Timeline::new(wanted.len()));
+    let mut timeline = keep.timeline.then(|| {
+        let mut timeline = Timeline::new(wanted.len());
+        let stats = &recording.trailer.stats.events;
+        for (samples, stats) in timeline.samples.iter_mut().zip(stats) {
+            samples.reserve(stats.samples as usize);
+        }
+        timeline
+    });
     for record in recording.records()? {
         let Record::Sample(sample) = record? else {
             continue;
@@ -253,33 +304,28 @@ fn count_sample_records(
             command: commands.id(model.thread_name(sample.tid, sample.time).unwrap_or("")),
             frames: walker.frames(&sample).into(),
         };
-        let mut timed = |event: usize, period| {
-            if let Some(timeline) = &mut timeline {
-                let stack = timeline.stack_id(&stack);
-                timeline.samples[event].push(TimedSample {
-                    time: sample.time,
-                    stack,
-                    period,
-                });
-            }
+        let (count, last_time) = threads.entry((sample.pid, sample.tid)).or_default();
+        *count += 1;
+        *last_time = (*last_time).max(sample.time);
+        let weight = Weight {
+            samples: 1,
+            period: sample.period,
         };
-        timed(event, sample.period);
+        if let Some(timeline) = &mut timeline {
+            timeline.add(stack, sample.time, event, weight, &deltas);
+            continue;
+        }
         // Group members count where their leader's sample was taken.
         for (member, delta) in deltas {
             if let Some(stacks) = by_stack.get_mut(usize::from(member)) {
-                timed(usize::from(member), delta);
                 let weight: &mut Weight = stacks.entry(stack.clone()).or_default();
                 weight.period += delta;
             }
         }
-        let weight: &mut Weight = by_stack[event].entry(stack).or_default();
-        weight.add(Weight {
-            samples: 1,
-            period: sample.period,
-        });
-        let (count, last_time) = threads.entry((sample.pid, sample.tid)).or_default();
-        *count += 1;
-        *last_time = (*last_time).max(sample.time);
+        by_stack[event].entry(stack).or_default().add(weight);
+    }
+    if let Some(timeline) = &mut timeline {
+        by_stack = timeline.finish();
     }
     let mut threads: Vec<ThreadCount> = threads
         .into_iter()

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::error::ReportError;
 use crate::folded::INLINED_SUFFIX;
-use crate::replay::{ThreadSamples, shown_event, thread_samples};
+use crate::replay::{Replay, shown_event};
 use crate::stacks::StackProfile;
 
 #[derive(Serialize)]
@@ -62,16 +62,10 @@ pub fn render_speedscope(
     out: impl Write,
 ) -> Result<(), ReportError> {
     let mut frames = Frames::new(stacks);
-    let mut profiles = Vec::new();
-    if let Some(event) = shown_event(stacks) {
-        let unit = match recording.header.events[event].unit.as_str() {
-            "ns" => "nanoseconds",
-            _ => "none",
-        };
-        for thread in thread_samples(recording, stacks, event) {
-            profiles.push(profile(stacks, event, &thread, unit, &mut frames));
-        }
-    }
+    let profiles = match shown_event(stacks) {
+        Some(event) => profiles(recording, stacks, event, &mut frames),
+        None => Vec::new(),
+    };
     let active_profile_index = (profiles.iter().enumerate())
         .max_by_key(|(i, p)| (p.end_value, std::cmp::Reverse(*i)))
         .map_or(0, |(i, _)| i);
@@ -91,43 +85,51 @@ pub fn render_speedscope(
     Ok(())
 }
 
-/// One thread's samples, consecutive samples of one stack merged.
-fn profile(
+/// A profile per thread, its samples in time order, consecutive samples of
+/// one stack merged.
+fn profiles(
+    recording: &Recording,
     stacks: &StackProfile,
     event: usize,
-    thread: &ThreadSamples,
-    unit: &'static str,
     frames: &mut Frames,
-) -> Profile {
+) -> Vec<Profile> {
+    let unit = match recording.header.events[event].unit.as_str() {
+        "ns" => "nanoseconds",
+        _ => "none",
+    };
+    let replay = Replay::new(recording, stacks, event);
+    let mut profiles: Vec<Profile> = (replay.threads.iter())
+        .map(|thread| Profile {
+            r#type: "sampled",
+            name: match (thread.pid, thread.tid) {
+                (0, 0) => thread.name.clone(),
+                (pid, tid) => format!("{} (pid {pid}, tid {tid})", thread.name),
+            },
+            unit,
+            start_value: 0,
+            end_value: 0,
+            samples: Vec::new(),
+            weights: Vec::new(),
+        })
+        .collect();
     let named = &stacks.events[event];
-    let mut samples: Vec<Vec<u32>> = Vec::new();
-    let mut weights: Vec<u64> = Vec::new();
-    let mut last = None;
-    for sample in &thread.samples {
-        if last == Some(sample.stack)
-            && let Some(weight) = weights.last_mut()
+    let mut last: Vec<Option<u32>> = vec![None; profiles.len()];
+    for sample in replay.samples() {
+        let profile = &mut profiles[sample.thread];
+        profile.end_value += sample.weight;
+        if last[sample.thread] == Some(sample.stack)
+            && let Some(weight) = profile.weights.last_mut()
         {
             *weight += sample.weight;
             continue;
         }
-        last = Some(sample.stack);
+        last[sample.thread] = Some(sample.stack);
         let stack = &named[sample.stack as usize];
-        samples.push(stack.frames.iter().rev().map(|&f| frames.id(f)).collect());
-        weights.push(sample.weight);
+        let ids = stack.frames.iter().rev().map(|&f| frames.id(f)).collect();
+        profile.samples.push(ids);
+        profile.weights.push(sample.weight);
     }
-    let name = match (thread.pid, thread.tid) {
-        (0, 0) => thread.name.clone(),
-        (pid, tid) => format!("{} (pid {pid}, tid {tid})", thread.name),
-    };
-    Profile {
-        r#type: "sampled",
-        name,
-        unit,
-        start_value: 0,
-        end_value: weights.iter().sum(),
-        samples,
-        weights,
-    }
+    profiles
 }
 
 /// The shared frames: the functions the samples have, each once.

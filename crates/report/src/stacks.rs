@@ -282,9 +282,15 @@ fn named_timeline(
                 .enumerate()
                 .map(|(i, s)| ((s.pid, s.tid, s.command, &s.frames[..], s.place), i as u32))
                 .collect();
+            // Each stack looked up once, not once per sample.
+            let named: Vec<u32> = (keys.iter())
+                .map(|(pid, tid, command, frames, place)| {
+                    let key = (*pid, *tid, *command, &frames[..], *place);
+                    index.get(&key).copied().unwrap_or(u32::MAX)
+                })
+                .collect();
             for sample in &mut samples {
-                let (pid, tid, command, frames, place) = &keys[sample.stack as usize];
-                sample.stack = index[&(*pid, *tid, *command, &frames[..], *place)];
+                sample.stack = named[sample.stack as usize];
             }
             samples.sort_by_key(|s| s.time);
             samples
