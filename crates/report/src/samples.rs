@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
-    EventIndex, FileOffset, Location, MappedRange, ModuleTable, ProcessModelBuilder, Record,
-    Recording, StackUnwinder,
+    EventIndex, FileOffset, Location, MappedRange, ModuleTable, ProcessModel, ProcessModelBuilder,
+    Record, Recording, StackUnwinder,
 };
 
 use crate::error::ReportError;
@@ -112,9 +112,13 @@ pub(crate) struct Timeline {
 }
 
 impl Timeline {
-    fn new(events: usize) -> Timeline {
+    /// A timeline of `events` events, with room for the samples the
+    /// recording's trailer counted.
+    fn new(recording: &Recording, events: usize) -> Timeline {
+        let stats = &recording.trailer.stats.events;
+        let room = |event: usize| stats.get(event).map_or(0, |s| s.samples as usize);
         Timeline {
-            samples: vec![Vec::new(); events],
+            samples: (0..events).map(|e| Vec::with_capacity(room(e))).collect(),
             weights: vec![Vec::new(); events],
             ..Timeline::default()
         }
@@ -274,14 +278,9 @@ fn count_sample_records(
     let mut members = MemberDeltas::default();
     let mut commands = Commands::default();
     let mut excluded = BTreeMap::new();
-    let mut timeline = keep.timeline.then(|| {
-        let mut timeline = Timeline::new(wanted.len());
-        let stats = &recording.trailer.stats.events;
-        for (samples, stats) in timeline.samples.iter_mut().zip(stats) {
-            samples.reserve(stats.samples as usize);
-        }
-        timeline
-    });
+    let mut timeline = keep
+        .timeline
+        .then(|| Timeline::new(recording, wanted.len()));
     for record in recording.records()? {
         let Record::Sample(sample) = record? else {
             continue;
@@ -327,21 +326,7 @@ fn count_sample_records(
     if let Some(timeline) = &mut timeline {
         by_stack = timeline.finish();
     }
-    let mut threads: Vec<ThreadCount> = threads
-        .into_iter()
-        .map(|((pid, tid), (samples, time))| ThreadCount {
-            pid,
-            tid,
-            name: model.thread_name(tid, time).unwrap_or("").to_owned(),
-            samples,
-        })
-        .collect();
-    threads.sort_by(|a, b| {
-        b.samples
-            .cmp(&a.samples)
-            .then(a.pid.cmp(&b.pid))
-            .then(a.tid.cmp(&b.tid))
-    });
+    let threads = thread_counts(threads, &model);
     drop(walker);
     let commands = commands.names;
     let mappings = match keep.mappings {
@@ -359,6 +344,30 @@ fn count_sample_records(
         timeline,
         mappings,
     })
+}
+
+/// The threads with samples, with their names when they last took one,
+/// the busiest first.
+fn thread_counts(
+    threads: HashMap<(u32, u32), (u64, u64)>,
+    model: &ProcessModel,
+) -> Vec<ThreadCount> {
+    let mut threads: Vec<ThreadCount> = threads
+        .into_iter()
+        .map(|((pid, tid), (samples, time))| ThreadCount {
+            pid,
+            tid,
+            name: model.thread_name(tid, time).unwrap_or("").to_owned(),
+            samples,
+        })
+        .collect();
+    threads.sort_by(|a, b| {
+        b.samples
+            .cmp(&a.samples)
+            .then(a.pid.cmp(&b.pid))
+            .then(a.tid.cmp(&b.tid))
+    });
+    threads
 }
 
 /// Command names, each kept once. The names the process model hands out

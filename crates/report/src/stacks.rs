@@ -220,7 +220,37 @@ pub fn read_stacks(
         };
         (stack.pid, stack.tid, stack.command, frames, place)
     };
-    let events: Vec<Vec<NamedStack>> = std::mem::take(&mut counts.by_stack)
+    let events = named_stacks(std::mem::take(&mut counts.by_stack), &mut key_of);
+    let timeline = match counts.timeline.take() {
+        Some(timeline) => named_timeline(timeline, &events, &mut key_of),
+        None => vec![Vec::new(); events.len()],
+    };
+    Ok(StackProfile {
+        modules: counts.modules,
+        functions: names.functions().to_vec(),
+        details: names.details().to_vec(),
+        places,
+        events,
+        timeline,
+        located,
+        wanted,
+        thread_index: (counts.threads.iter().enumerate())
+            .map(|(i, t)| ((t.pid, t.tid), i))
+            .collect(),
+        threads: counts.threads,
+        commands: counts.commands,
+        problems: names.problems,
+        program: recording.header.program.clone(),
+    })
+}
+
+/// Each event's stacks named (`key_of` tells their functions), those
+/// named alike merged, sorted.
+fn named_stacks(
+    by_stack: Vec<HashMap<ThreadStack, Weight>>,
+    key_of: &mut impl FnMut(&ThreadStack) -> StackKey,
+) -> Vec<Vec<NamedStack>> {
+    by_stack
         .into_iter()
         .map(|stacks| {
             let mut merged: HashMap<StackKey, Weight> = HashMap::new();
@@ -244,28 +274,7 @@ pub fn read_stacks(
             });
             stacks
         })
-        .collect();
-    let timeline = match counts.timeline.take() {
-        Some(timeline) => named_timeline(timeline, &events, key_of),
-        None => vec![Vec::new(); events.len()],
-    };
-    Ok(StackProfile {
-        modules: counts.modules,
-        functions: names.functions().to_vec(),
-        details: names.details().to_vec(),
-        places,
-        events,
-        timeline,
-        located,
-        wanted,
-        thread_index: (counts.threads.iter().enumerate())
-            .map(|(i, t)| ((t.pid, t.tid), i))
-            .collect(),
-        threads: counts.threads,
-        commands: counts.commands,
-        problems: names.problems,
-        program: recording.header.program.clone(),
-    })
+        .collect()
 }
 
 /// Each event's samples in time order, each referring to its named stack
@@ -273,9 +282,9 @@ pub fn read_stacks(
 fn named_timeline(
     timeline: Timeline,
     events: &[Vec<NamedStack>],
-    mut key_of: impl FnMut(&ThreadStack) -> StackKey,
+    key_of: &mut impl FnMut(&ThreadStack) -> StackKey,
 ) -> Vec<Vec<TimedSample>> {
-    let keys: Vec<StackKey> = timeline.stacks.iter().map(&mut key_of).collect();
+    let keys: Vec<StackKey> = timeline.stacks.iter().map(key_of).collect();
     (timeline.samples.into_iter().zip(events))
         .map(|(mut samples, stacks)| {
             let index: HashMap<StackKeyRef<'_>, u32> = (stacks.iter())
