@@ -248,31 +248,41 @@ fn pprof_counts_a_recursion_once_per_sample() {
     assert_eq!(rows["main"].cum, 100.0, "{top}");
 }
 
+/// Records `fixture ARGS` with `options` into `dir/NAME.data` and exports
+/// it to `NAME.pb.gz`.
+fn record_and_export(dir: &Path, name: &str, options: &[&str], fixture_args: &[&str]) {
+    let program = fixture(fixture_args[0]);
+    let mut command = vec![program.to_str().unwrap()];
+    command.extend_from_slice(&fixture_args[1..]);
+    let data = format!("{name}.data");
+    record(dir, &data, options, &command);
+    let out = format!("-o={name}.pb.gz");
+    run_ok(dir, &["export", "--format", "pprof", "-i", &data, &out]);
+}
+
 /// Live recordings: the annotate fixture without stacks, whose hot loop is
-/// one line; the recursion with frame-pointer stacks; and two events.
+/// one line; the recursion with frame-pointer stacks; a histogram
+/// recording; and two events.
 #[test]
 fn pprof_of_recordings_names_the_hot_line_and_every_event() {
     if !go_installed() || !sampling_allowed() {
         return;
     }
     let dir = scratch("pprof-live");
-    let program = fixture("annotate");
-    record(
-        &dir,
-        "annotate.data",
-        &["-e", "cpu-clock"],
-        &[program.to_str().unwrap()],
+    let top = |file: &str, options: &[&str]| {
+        pprof(
+            &dir,
+            &[&["-top", "-nodefraction=0"], options, &[file]].concat(),
+        )
+    };
+    record_and_export(&dir, "annotate", &["-e", "cpu-clock"], &["annotate"]);
+    let annotate = top("annotate.pb.gz", &["-noinlines"]);
+    assert_agree(
+        "annotate",
+        &annotate,
+        &report_json(&dir, "annotate.data"),
+        false,
     );
-    let out = "-o=annotate.pb.gz";
-    run_ok(
-        &dir,
-        &["export", "--format", "pprof", "-i", "annotate.data", out],
-    );
-    let top = pprof(
-        &dir,
-        &["-top", "-nodefraction=0", "-noinlines", "annotate.pb.gz"],
-    );
-    assert_agree("annotate", &top, &report_json(&dir, "annotate.data"), false);
 
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/programs/annotate.c");
     let text = std::fs::read_to_string(source).unwrap();
@@ -281,84 +291,39 @@ fn pprof_of_recordings_names_the_hot_line_and_every_event() {
         .position(|l| l.contains("/* hot line */"))
         .unwrap();
     let lines = pprof(&dir, &["-top", "-lines", "annotate.pb.gz"]);
-    let first = top_rows_in_order(&lines);
     assert!(
-        first[0].ends_with(&format!("annotate.c:{hot}")),
+        top_rows_in_order(&lines)[0].ends_with(&format!("annotate.c:{hot}")),
         "the hottest line is not annotate.c:{hot}:\n{lines}"
     );
 
-    let recurse = fixture("recurse");
-    record(
+    record_and_export(
         &dir,
-        "recurse.data",
+        "recurse",
         &["-e", "cpu-clock", "-g"],
-        &[recurse.to_str().unwrap(), "3"],
-    );
-    run_ok(
-        &dir,
-        &[
-            "export",
-            "--format",
-            "pprof",
-            "-i",
-            "recurse.data",
-            "-o",
-            "recurse.pb.gz",
-        ],
-    );
-    let top = pprof(
-        &dir,
-        &["-top", "-nodefraction=0", "-noinlines", "recurse.pb.gz"],
+        &["recurse", "3"],
     );
     let report = report_json_with(&dir, "recurse.data", &["--children"]);
-    assert_agree("recurse -g", &top, &report, true);
+    let recurse = top("recurse.pb.gz", &["-noinlines"]);
+    assert_agree("recurse -g", &recurse, &report, true);
 
     // A histogram recording: buckets at file offsets, counted in time.
-    let split = fixture("split");
-    record(
-        &dir,
-        "hist.data",
-        &["--histogram"],
-        &[split.to_str().unwrap(), "2"],
+    record_and_export(&dir, "hist", &["--histogram"], &["split", "2"]);
+    let histogram = top("hist.pb.gz", &[]);
+    assert_agree(
+        "histogram",
+        &histogram,
+        &report_json(&dir, "hist.data"),
+        false,
     );
-    let out = "-o=hist.pb.gz";
-    run_ok(
-        &dir,
-        &["export", "--format", "pprof", "-i", "hist.data", out],
-    );
-    let top = pprof(&dir, &["-top", "-nodefraction=0", "hist.pb.gz"]);
-    assert_agree("histogram", &top, &report_json(&dir, "hist.data"), false);
-    assert!(top_rows(&top)["burn_60"].flat > 40.0, "{top}");
+    assert!(top_rows(&histogram)["burn_60"].flat > 40.0, "{histogram}");
 
     // Each event is a pair of sample types, page-faults' named after it.
-    let touch = fixture("touchpages");
     let events = ["-e", "cpu-clock", "-e", "page-faults", "-c", "1"];
-    record(
-        &dir,
-        "two.data",
-        &events,
-        &[touch.to_str().unwrap(), "2000"],
-    );
-    run_ok(
-        &dir,
-        &[
-            "export",
-            "--format",
-            "pprof",
-            "-i",
-            "two.data",
-            "-o",
-            "two.pb.gz",
-        ],
-    );
+    record_and_export(&dir, "two", &events, &["touchpages", "2000"]);
     let raw = pprof(&dir, &["-raw", "two.pb.gz"]);
-    assert!(
-        raw.contains(
-            "samples/count cpu/nanoseconds[dflt] page-faults_samples/count page-faults/count"
-        ),
-        "{raw}"
-    );
-    let faults = pprof(&dir, &["-top", "-sample_index=page-faults", "two.pb.gz"]);
+    let types = "samples/count cpu/nanoseconds[dflt] page-faults_samples/count page-faults/count";
+    assert!(raw.contains(types), "{raw}");
+    let faults = top("two.pb.gz", &["-sample_index=page-faults"]);
     assert!(faults.contains("Type: page-faults"), "{faults}");
     let report = report_json_with(&dir, "two.data", &["--event", "page-faults"]);
     assert_agree("page-faults", &faults, &report, false);
