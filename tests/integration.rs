@@ -12,6 +12,7 @@ mod gprof;
 mod groups;
 mod histogram;
 mod record_report;
+mod salvage;
 mod stat;
 mod symbolization;
 mod symbols;

@@ -18,8 +18,8 @@ use crate::output::write_atomically;
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: DiffArgs) -> Result<ExitCode> {
-    let base = Recording::open(&args.base)?;
-    let new = Recording::open(&args.new)?;
+    let base = crate::input::open(&args.base)?;
+    let new = crate::input::open(&args.new)?;
     let options = StackOptions {
         event: Some(args.event.clone().unwrap_or_else(|| "0".into())),
         fold_inline: args.no_inline,

@@ -15,7 +15,7 @@ use crate::output::write_atomically;
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
-    let recording = Recording::open(&args.input.path)?;
+    let recording = crate::input::open(&args.input.path)?;
     match args.format {
         ExportFormat::Gmon => export_gmon(&args, &recording),
         ExportFormat::Folded => export_folded(&args, &recording),

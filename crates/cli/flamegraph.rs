@@ -12,7 +12,7 @@ use crate::output::write_atomically;
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: FlamegraphArgs) -> Result<ExitCode> {
-    let recording = Recording::open(&args.input.path)?;
+    let recording = crate::input::open(&args.input.path)?;
     let options = StackOptions {
         event: args.event.clone(),
         fold_inline: args.no_inline,

@@ -8,6 +8,7 @@ mod doctor;
 mod export;
 mod flamegraph;
 mod hist;
+mod input;
 mod list;
 mod output;
 mod progress;

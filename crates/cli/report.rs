@@ -5,7 +5,6 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use profiler_model::Recording;
 use profiler_report::{
     Places, ReportOptions, SortKey, StackOptions, TreeDirection, flat_profile, read_stacks,
     render_json, render_text,
@@ -15,7 +14,7 @@ use crate::args::{self, Format, ReportArgs};
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
-    let recording = Recording::open(&args.input.path)?;
+    let recording = crate::input::open(&args.input.path)?;
     let sort = match args.sort {
         args::SortKey::Symbol => SortKey::Symbol,
         args::SortKey::Module => SortKey::Module,

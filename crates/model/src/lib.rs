@@ -31,7 +31,9 @@
 
 mod address;
 mod atomic_file;
+mod chunk;
 mod codec;
+mod damage;
 mod error;
 mod event;
 mod header;
@@ -41,6 +43,7 @@ mod module;
 mod process;
 mod reader;
 mod record;
+mod scan;
 mod stats;
 mod symbolize;
 mod unwind;
@@ -48,6 +51,7 @@ mod writer;
 
 pub use address::{Avma, FileOffset, RelativeAddress, Svma};
 pub use atomic_file::AtomicFile;
+pub use damage::Damage;
 pub use error::RecordingError;
 pub use event::{EventDescription, EventIndex, Sampling};
 pub use header::{
@@ -67,4 +71,4 @@ pub use symbolize::{
     AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,
 };
 pub use unwind::{MappedRange, NoUnwinder, ProcessUnwinder, StackUnwinder};
-pub use writer::{RecordSink, RecordingWriter};
+pub use writer::{ChunkLimits, RecordSink, RecordingWriter};
