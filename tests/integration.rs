@@ -11,6 +11,7 @@ mod exit_status;
 mod gprof;
 mod groups;
 mod histogram;
+mod outputs;
 mod record_report;
 mod salvage;
 mod stat;

@@ -11,7 +11,7 @@ use clap::ArgMatches;
 use profiler_histogram::{BucketWidth, Flags, HistogramConfig, OnFull, Scale};
 use profiler_model::Recording;
 use profiler_model::{
-    AtomicFile, CallGraph, FileOffset, HistogramSettings, RecordSink, RecordingHeader,
+    AtomicFile, CallGraph, FileOffset, HistogramSettings, Leftover, RecordSink, RecordingHeader,
     RecordingStats, RecordingWriter, Sampling, Svma, Trailer,
 };
 use profiler_report::{
@@ -58,7 +58,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         eprintln!("profiler: {notice}");
     }
     let output = &args.output;
-    let file = AtomicFile::create(output).map_err(|error| {
+    let file = AtomicFile::create(output, Leftover::Salvageable).map_err(|error| {
         anyhow!(
             "cannot write the recording to {}: {error}; choose another -o FILE",
             output.display()

@@ -50,7 +50,7 @@ mod unwind;
 mod writer;
 
 pub use address::{Avma, FileOffset, RelativeAddress, Svma};
-pub use atomic_file::AtomicFile;
+pub use atomic_file::{AtomicFile, Leftover, leftovers};
 pub use damage::Damage;
 pub use error::RecordingError;
 pub use event::{EventDescription, EventIndex, Sampling};
