@@ -6,7 +6,7 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::thread::JoinHandle;
 
 use crate::util::*;
@@ -216,4 +216,194 @@ fn an_immutable_file_is_refused_before_anything_is_written() {
         "old"
     );
     assert_eq!(temporaries(&dir), Vec::<PathBuf>::new());
+}
+
+/// `record -o TARGET` of a command that leaves `ran` behind if it runs.
+fn record_args(target: &str) -> Vec<&str> {
+    vec![
+        "record",
+        "-e",
+        "cpu-clock",
+        "-o",
+        target,
+        "--",
+        "sh",
+        "-c",
+        "touch ran; exit 3",
+    ]
+}
+
+#[test]
+fn record_writes_a_device_or_fifo_in_place_and_keeps_the_commands_status() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("record-in-place");
+    shell(&dir, "mkfifo fifo");
+    let fifo = dir.join("fifo");
+    let reader = std::thread::spawn(move || std::fs::read(fifo).unwrap());
+    let output = run(&dir, &record_args("fifo"));
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    std::fs::write(dir.join("from-fifo.data"), reader.join().unwrap()).unwrap();
+    let report = run_ok(&dir, &["report", "-i", "from-fifo.data"]);
+    assert_eq!(
+        stderr(&report),
+        "",
+        "the recording through the FIFO is not whole"
+    );
+    assert!(
+        std::fs::metadata(dir.join("fifo"))
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+
+    if root_for("make a device node with mknod") {
+        shell(&dir, "mknod null c 1 3");
+        let output = run(&dir, &record_args("null"));
+        assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+        let null = std::fs::metadata(dir.join("null")).unwrap();
+        assert!(null.file_type().is_char_device());
+    }
+    assert_eq!(temporaries(&dir), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn record_to_the_standard_output_sends_the_commands_output_to_the_standard_error() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("record-stdout");
+    let output = run(
+        &dir,
+        &[
+            "record",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "-",
+            "--",
+            "sh",
+            "-c",
+            "echo from-the-command",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(output.stdout.starts_with(b"PROFILER"));
+    assert!(
+        stderr(&output).contains("from-the-command\n"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("wrote the standard output"));
+    std::fs::write(dir.join("piped.data"), &output.stdout).unwrap();
+    let report = run_ok(&dir, &["report", "-i", "piped.data"]);
+    assert_eq!(stderr(&report), "");
+    assert!(!dir.join("-").exists());
+}
+
+#[test]
+fn record_refuses_an_output_it_could_not_put_in_place_before_the_command_runs() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("record-refuse");
+    let refused = |dir: &Path, args: &[&str], needle: &str| {
+        let output = run(dir, args);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(125), "{message}");
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(message.contains(needle), "{message}");
+        assert!(!dir.join("ran").exists(), "the command ran: {message}");
+    };
+    refused(
+        &dir,
+        &record_args("missing-dir/"),
+        "cannot write the recording to missing-dir/: there is no such directory",
+    );
+    refused(
+        &dir,
+        &record_args("."),
+        "cannot write the recording to .: it is a directory",
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+
+    if !root_for("make a file immutable, and act as another user") {
+        return;
+    }
+    std::fs::write(dir.join("old.data"), "old").unwrap();
+    shell(&dir, "chattr +i old.data");
+    refused(
+        &dir,
+        &record_args("old.data"),
+        "cannot write the recording to old.data: it cannot be replaced",
+    );
+    shell(&dir, "chattr -i old.data");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("old.data")).unwrap(),
+        "old"
+    );
+
+    // Root's file in a sticky directory, as another user: the rename at the
+    // end would be refused, so the start is.
+    shell(
+        &dir,
+        "mkdir -m 1777 sticky && echo root > sticky/root.data && chmod 666 sticky/root.data",
+    );
+    let output = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_profiler"))
+        .args(record_args("sticky/root.data"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(125), "{message}");
+    assert!(
+        message.contains("cannot write the recording to sticky/root.data: it cannot be replaced"),
+        "{message}"
+    );
+    assert!(!dir.join("ran").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("sticky/root.data")).unwrap(),
+        "root\n"
+    );
+    assert_eq!(temporaries(&dir.join("sticky")), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn temporary_names_never_collide_and_leftovers_are_named_with_a_way_to_read_them() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("record-temporaries");
+    // What a profiler that was PID 1 of a container left when it was
+    // killed, before temporary names were random.
+    std::fs::write(dir.join(".out.data.1.tmp"), "killed").unwrap();
+    // Three at once, into the same name.
+    let runs: Vec<_> = (0..3)
+        .map(|_| {
+            profiler()
+                .current_dir(&dir)
+                .args(["record", "-e", "cpu-clock", "-o", "out.data", "--", "true"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in runs {
+        let output = child.wait_with_output().unwrap();
+        let message = stderr(&output);
+        assert!(output.status.success(), "{message}");
+        assert!(
+            message.contains(
+                ".out.data.1.tmp was left by an earlier recording that was killed; read what \
+                 it holds with `profiler report -i .out.data.1.tmp`"
+            ),
+            "{message}"
+        );
+    }
+    assert_eq!(temporaries(&dir), [dir.join(".out.data.1.tmp")]);
+    run_ok(&dir, &["report", "-i", "out.data"]);
 }

@@ -1,8 +1,9 @@
 //! A recording cut short or damaged is still read: every good chunk, with
 //! one warning that says what was lost, and never a wrong number.
 
-use std::path::Path;
-use std::process::Output;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -177,4 +178,154 @@ fn a_recording_of_an_older_format_is_named_as_such() {
         "{}",
         stderr(&output)
     );
+}
+
+#[test]
+fn a_recording_killed_mid_run_is_read_from_its_leftover() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("salvage-kill");
+    let split = fixture("split");
+    let mut child = profiler()
+        .current_dir(&dir)
+        .args(["record", "-e", "cpu-clock", "-o", "killed.data", "--"])
+        .arg(&split)
+        .arg("40")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until a few chunks are on disk, then kill the profiler, and the
+    // command it leaves behind.
+    let leftover = wait_for(|| {
+        let file = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(".tmp"))?;
+        (std::fs::metadata(&file).ok()?.len() > 200_000).then_some(file)
+    });
+    let children = format!("/proc/{0}/task/{0}/children", child.id());
+    let command = std::fs::read_to_string(children).unwrap_or_default();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for pid in command.split_whitespace() {
+        let _ = Command::new("kill").args(["-9", pid]).status();
+    }
+    assert!(!dir.join("killed.data").exists());
+
+    let name = leftover.file_name().unwrap().to_str().unwrap();
+    let (counted, warnings, _) = report(&dir, name);
+    assert!(counted > 1000, "only {counted} samples in the leftover");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(samples_read(&warnings[0]), counted);
+
+    let output = run_ok(
+        &dir,
+        &[
+            "record",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "killed.data",
+            "--",
+            "true",
+        ],
+    );
+    let advice = format!(
+        "{name} was left by an earlier recording that was killed; read what it holds with `profiler report -i {name}`"
+    );
+    assert!(stderr(&output).contains(&advice), "{}", stderr(&output));
+}
+
+/// Polls `found` for up to 20 s.
+fn wait_for<T>(mut found: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..400 {
+        if let Some(value) = found() {
+            return value;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("waited 20 s in vain");
+}
+
+/// A small file system mounted for one test, unmounted when it ends.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path, size: &str) -> SmallDisk {
+        let path = dir.join("disk");
+        std::fs::create_dir(&path).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cannot mount a tmpfs on {}",
+            path.display()
+        );
+        SmallDisk(path)
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_stops_the_writing_not_the_command_and_keeps_what_was_written() {
+    if !sampling_allowed() {
+        return;
+    }
+    if !is_root() {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+        assert!(
+            !ci,
+            "CI=true and not root: cannot mount a small tmpfs to fill"
+        );
+        eprintln!("skipping: filling a disk needs root, to mount a small tmpfs");
+        return;
+    }
+    let dir = scratch("salvage-full");
+    let disk = SmallDisk::mount(&dir, "256k");
+    let split = fixture("split");
+    let script = format!("{} 20; echo done > ../done; exit 3", split.display());
+    let output = profiler()
+        .current_dir(&disk.0)
+        .args([
+            "record",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "out.data",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .output()
+        .unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(3), "{message}");
+    assert!(
+        dir.join("done").exists(),
+        "the command did not run to its end"
+    );
+    assert!(
+        message.contains("cannot write out.data: No space left on device")
+            && message.contains("the command runs on")
+            && message.contains("kept the ")
+            && message
+                .contains("bytes written in out.data; `profiler report -i out.data` reads them"),
+        "{message}"
+    );
+    let (counted, warnings, _) = report(&disk.0, "out.data");
+    assert!(counted > 500, "only {counted} samples kept");
+    assert_eq!(samples_read(&warnings[0]), counted);
+    let leftovers: Vec<_> = std::fs::read_dir(&disk.0).unwrap().collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
 }

@@ -178,7 +178,9 @@ pub struct RecordArgs {
     #[arg(short = 'F', long = "freq", value_name = "HZ")]
     pub frequencies: Vec<u64>,
 
-    /// Where to write the recording
+    /// Where to write the recording (- for the standard output, where the command's own output
+    /// then goes to the standard error); a file is replaced once complete, a device, FIFO or
+    /// socket is written in place
     #[arg(
         short = 'o',
         long = "output",

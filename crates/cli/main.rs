@@ -13,6 +13,7 @@ mod list;
 mod output;
 mod progress;
 mod record;
+mod record_output;
 mod report;
 mod stat;
 mod symbolize;

@@ -52,6 +52,11 @@ impl Output {
         Ok(Output { sink })
     }
 
+    /// Whether this replaces a regular file (which can be read back).
+    pub fn is_file(&self) -> bool {
+        matches!(self.sink, Sink::Replace(_))
+    }
+
     /// Puts a regular file in place; flushes a stream.
     pub fn commit(self) -> io::Result<()> {
         match self.sink {

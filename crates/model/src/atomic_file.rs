@@ -202,7 +202,11 @@ pub fn leftovers(destination: &Path) -> Vec<PathBuf> {
                 && bytes.len() > prefix.len() + 4
                 && entry.file_type().is_ok_and(|t| t.is_file())
         })
-        .map(|entry| entry.path())
+        .map(|entry| match destination.parent() {
+            // Named as the destination was: without a "./" of our own.
+            Some(parent) if parent.as_os_str().is_empty() => PathBuf::from(entry.file_name()),
+            _ => entry.path(),
+        })
         .filter(|path| !is_being_written(path))
         .collect();
     found.sort();
