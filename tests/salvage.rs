@@ -328,4 +328,29 @@ fn a_full_disk_stops_the_writing_not_the_command_and_keeps_what_was_written() {
     assert_eq!(samples_read(&warnings[0]), counted);
     let leftovers: Vec<_> = std::fs::read_dir(&disk.0).unwrap().collect();
     assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+
+    // Now not even the header fits: refused before the command runs.
+    let output = profiler()
+        .current_dir(&disk.0)
+        .args([
+            "record",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "more.data",
+            "--",
+            "touch",
+            "../ran",
+        ])
+        .output()
+        .unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(125), "{message}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.contains("cannot write the recording to more.data: No space left on device"),
+        "{message}"
+    );
+    assert!(!dir.join("ran").exists());
+    assert!(!disk.0.join("more.data").exists());
 }

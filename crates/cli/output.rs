@@ -52,9 +52,13 @@ impl Output {
         Ok(Output { sink })
     }
 
-    /// Whether this replaces a regular file (which can be read back).
-    pub fn is_file(&self) -> bool {
-        matches!(self.sink, Sink::Replace(_))
+    /// The regular file this replaces (a symbolic link's target), if it
+    /// replaces one: it can be read back.
+    pub fn file(&self) -> Option<&Path> {
+        match &self.sink {
+            Sink::Replace(file) => Some(file.destination()),
+            Sink::Stream(_) => None,
+        }
     }
 
     /// Puts a regular file in place; flushes a stream.

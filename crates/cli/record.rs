@@ -60,8 +60,8 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         eprintln!("profiler: {notice}");
     }
     let output = &args.output;
-    let writer = RecordingWriter::new(file, &header)?;
-    writer.get_ref().check()?;
+    let mut writer = RecordingWriter::new(file, &header)?;
+    writer.get_mut().start()?;
     let readable = writer.get_ref().is_file();
     let mut sink: Box<dyn Output> = match histogram {
         Some(options) => Box::new(HistogramRecorder::new(writer, header.events.len(), options)),

@@ -24,6 +24,9 @@ pub struct RecordingFile {
     name: String,
     written: u64,
     error: Option<io::Error>,
+    /// Whether the command may be running: from then on a write error
+    /// stops the writing, not the recording.
+    started: bool,
 }
 
 impl RecordingFile {
@@ -47,8 +50,8 @@ impl RecordingFile {
             // command prints goes to the standard error, as perf does it.
             rustix::stdio::dup2_stdout(io::stderr()).map_err(|e| refuse(&e))?;
         }
-        if output.is_file() {
-            for leftover in leftovers(path) {
+        if let Some(file) = output.file() {
+            for leftover in leftovers(file) {
                 eprintln!(
                     "profiler: {} was left by an earlier recording that was killed; read what \
                      it holds with `profiler report -i {0}`, rename it to keep it, or delete it",
@@ -61,27 +64,30 @@ impl RecordingFile {
             name: describe(path),
             written: 0,
             error: None,
+            started: false,
         })
     }
 
-    /// Fails if writing has failed already: used once the header is
-    /// written, before the command runs.
-    pub fn check(&self) -> Result<()> {
-        match &self.error {
-            Some(error) => bail!("cannot write the recording to {}: {error}", self.name),
-            None => Ok(()),
+    /// Fails if the header could not be written; from now on, a write
+    /// error stops the writing, not the recording. Called before the
+    /// command runs.
+    pub fn start(&mut self) -> Result<()> {
+        if let Some(error) = self.error.take() {
+            bail!("cannot write the recording to {}: {error}", self.name);
         }
+        self.started = true;
+        Ok(())
     }
 
     /// Whether the recording can be read back from its final name.
     pub fn is_file(&self) -> bool {
-        self.output.is_file()
+        self.output.file().is_some()
     }
 
     /// Puts the recording in place. Returns whether all of it was written;
     /// if not, the user has been told what was kept.
     pub fn finish(self) -> Result<bool> {
-        let is_file = self.output.is_file();
+        let is_file = self.is_file();
         self.output.commit().map_err(|error| {
             anyhow!(
                 "cannot put the recording in place at {}: {error}",
@@ -100,11 +106,13 @@ impl RecordingFile {
     /// Notes the first write error and says so: from now on nothing is
     /// written.
     fn fail(&mut self, error: io::Error) {
-        eprintln!(
-            "profiler: cannot write {}: {error}; recording stops writing after {} bytes, the \
-             command runs on",
-            self.name, self.written
-        );
+        if self.started {
+            eprintln!(
+                "profiler: cannot write {}: {error}; recording stops writing after {} bytes, \
+                 the command runs on",
+                self.name, self.written
+            );
+        }
         self.error = Some(error);
     }
 }

@@ -85,7 +85,7 @@ impl AtomicFile {
                 (file, Some(path))
             }
         };
-        let atomic = AtomicFile {
+        let mut atomic = AtomicFile {
             destination: destination.to_owned(),
             file,
             temporary,
@@ -135,7 +135,7 @@ impl AtomicFile {
     /// Exchanges a file of ours with the destination and back: the final
     /// rename will be allowed if this was. A file system that cannot
     /// exchange is not probed.
-    fn try_replacing(&self, dir: &Path, name: &std::ffi::OsStr) -> io::Result<()> {
+    fn try_replacing(&mut self, dir: &Path, name: &std::ffi::OsStr) -> io::Result<()> {
         let probe = match &self.temporary {
             Some(path) => path.clone(),
             None => named_file(dir, name)?.1,
@@ -144,9 +144,21 @@ impl AtomicFile {
             rustix::fs::renameat_with(CWD, &probe, CWD, &self.destination, RenameFlags::EXCHANGE)
         };
         let result = match exchange() {
-            Ok(()) => exchange()
-                .or_else(|_| rustix::fs::rename(&probe, &self.destination))
-                .map_err(io::Error::from),
+            Ok(()) => match exchange().or_else(|_| rustix::fs::rename(&probe, &self.destination)) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    // The destination's file is at the probe's name now:
+                    // never to be removed.
+                    self.temporary = None;
+                    return Err(io::Error::new(
+                        io::Error::from(e).kind(),
+                        format!(
+                            "it was moved to {} and cannot be moved back: {e}",
+                            probe.display()
+                        ),
+                    ));
+                }
+            },
             Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => Ok(()),
             Err(e) => Err(cannot_replace(e)),
         };

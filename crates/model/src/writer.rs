@@ -118,6 +118,12 @@ impl<W: Write> RecordingWriter<W> {
         &self.out
     }
 
+    /// The output, to be changed. Writing to it directly would break the
+    /// recording.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// Bytes handed to the output so far.
     pub fn bytes_written(&self) -> u64 {
         self.position
