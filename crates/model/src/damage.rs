@@ -67,6 +67,7 @@ impl fmt::Display for Damage {
         if !skipped.is_empty() {
             write!(f, "{skipped}")?;
             match self.samples_written {
+                _ if self.histogram => write!(f, ": the histograms in it are lost")?,
                 Some(written) => write!(
                     f,
                     ": {} of {} samples lost",
@@ -214,7 +215,28 @@ mod tests {
             ..Damage::default()
         };
         assert!(trailer.to_string().starts_with("the trailer is damaged"));
-        for damage in [cut, flipped, trailer] {
+        let histograms = Damage {
+            ends_early: Some(0),
+            histogram: true,
+            ..Damage::default()
+        };
+        assert_eq!(
+            histograms.to_string(),
+            "recording ends early: its histograms, written when recording ends, are lost"
+        );
+        let histogram_chunk = Damage {
+            skipped_chunks: 1,
+            skipped_bytes: 100,
+            samples_written: Some(9),
+            histogram: true,
+            ..Damage::default()
+        };
+        assert!(
+            histogram_chunk
+                .to_string()
+                .ends_with("was skipped: the histograms in it are lost")
+        );
+        for damage in [cut, flipped, trailer, histograms, histogram_chunk] {
             assert_eq!(damage.to_string().lines().count(), 1);
         }
     }

@@ -3,9 +3,12 @@
 //! no system calls beyond reading and writing files.
 //!
 //! Data flow: the sampler turns kernel records into [`Record`]s and pushes them
-//! into a [`RecordSink`] such as [`RecordingWriter`]; a report opens the file
-//! with [`Recording::open`], replays its side-band records into a
-//! [`ProcessModel`], and resolves every [`Sample`] to a [`Location`].
+//! into a [`RecordSink`] such as [`RecordingWriter`], which writes them in
+//! checksummed chunks through an [`AtomicFile`]; a report opens the file with
+//! [`Recording::open`] (a file cut short or damaged is read as far as its
+//! chunks are good, and [`Recording::damage`] says what was lost), replays its
+//! side-band records into a [`ProcessModel`], and resolves every [`Sample`] to
+//! a [`Location`].
 //!
 //! ```
 //! use profiler_model::*;
