@@ -68,6 +68,7 @@ impl Recording {
         let ChunkMap {
             records_end,
             skipped,
+            skipped_chunks,
             lost_tail,
             ..
         } = map;
@@ -89,7 +90,14 @@ impl Recording {
             Some(trailer) if recording.skipped.is_empty() && ends_early.is_none() => {
                 recording.trailer = trailer;
             }
-            trailer => recording.salvage(trailer, ends_early, trailer_damaged)?,
+            trailer => {
+                let lost = Lost {
+                    ends_early,
+                    skipped_chunks,
+                    trailer_damaged,
+                };
+                recording.salvage(trailer, lost)?;
+            }
         }
         Ok(recording)
     }
@@ -111,6 +119,7 @@ impl Recording {
             position: self.records_start,
             end: self.records_end,
             skipped: self.skipped.clone(),
+            next_skipped: 0,
             payload: Vec::new(),
             payload_offset: 0,
             cursor: 0,
@@ -118,21 +127,16 @@ impl Recording {
     }
 
     /// Counts what the good chunks hold and says what was lost.
-    fn salvage(
-        &mut self,
-        written: Option<Trailer>,
-        ends_early: Option<u64>,
-        trailer_damaged: bool,
-    ) -> Result<(), RecordingError> {
+    fn salvage(&mut self, written: Option<Trailer>, lost: Lost) -> Result<(), RecordingError> {
         let mut recount = Recount::new(self.header.events.len());
         recount.add_all(self.records()?)?;
         let histogram = self.header.histogram.is_some();
         let skipped_bytes = self.skipped.iter().map(|r| r.end - r.start).sum();
         self.damage = Some(Damage {
-            ends_early,
-            skipped_chunks: self.skipped.len() as u64,
+            ends_early: lost.ends_early,
+            skipped_chunks: lost.skipped_chunks,
             skipped_bytes,
-            trailer_damaged,
+            trailer_damaged: lost.trailer_damaged,
             samples_read: recount.samples(),
             samples_written: written.as_ref().map(|t| t.stats.total().samples),
             histogram,
@@ -147,6 +151,13 @@ impl Recording {
     }
 }
 
+/// What the pass over the chunks found missing, to be counted.
+struct Lost {
+    ends_early: Option<u64>,
+    skipped_chunks: u64,
+    trailer_damaged: bool,
+}
+
 /// The records of a recording, in file order.
 pub struct Records {
     path: PathBuf,
@@ -155,6 +166,8 @@ pub struct Records {
     position: u64,
     end: u64,
     skipped: Vec<Range<u64>>,
+    /// The first of `skipped` not yet passed.
+    next_skipped: usize,
     /// The current chunk's records, where they start in the file, and the
     /// next one's offset in them.
     payload: Vec<u8>,
@@ -211,8 +224,11 @@ impl Records {
     fn next_chunk(&mut self) -> Result<(), RecordingError> {
         self.payload.clear();
         self.cursor = 0;
-        if let Some(range) = self.skipped.iter().find(|r| r.start == self.position) {
+        if let Some(range) = self.skipped.get(self.next_skipped)
+            && range.start == self.position
+        {
             self.position = range.end;
+            self.next_skipped += 1;
             return Ok(());
         }
         let changed = || RecordingError::Corrupt {
@@ -581,6 +597,26 @@ mod tests {
                 assert!(read.len() >= 9, "byte {at}");
             }
         }
+    }
+
+    #[test]
+    fn neighbouring_damaged_chunks_are_each_counted_and_skipped() {
+        let mut bytes = recording_bytes(12, 3);
+        let starts = chunk_starts(&bytes);
+        bytes[starts[1] + 30] ^= 1;
+        bytes[starts[2] + 2] ^= 1;
+        let path = path("neighbours");
+        std::fs::write(&path, &bytes).unwrap();
+        let recording = Recording::open(&path).unwrap();
+        let damage = recording.damage.clone().unwrap();
+        assert_eq!(damage.skipped_chunks, 2);
+        assert_eq!(damage.skipped_bytes, (starts[3] - starts[1]) as u64);
+        let expected: Vec<Record> = [0, 1, 2, 9, 10, 11].into_iter().map(sample).collect();
+        assert_eq!(samples(&recording), expected);
+        assert!(
+            damage.to_string().contains("6 of 12 samples lost"),
+            "{damage}"
+        );
     }
 
     #[test]

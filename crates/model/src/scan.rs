@@ -19,8 +19,11 @@ use crate::chunk::{CHUNK_HEADER_LEN, CHUNK_MAGIC, ChunkHeader, ChunkKind};
 pub(crate) struct ChunkMap {
     /// Where the readable records end.
     pub records_end: u64,
-    /// Damaged byte ranges before `records_end`, to be skipped.
+    /// Damaged byte ranges before `records_end`, to be skipped, in order;
+    /// neighbours are merged.
     pub skipped: Vec<Range<u64>>,
+    /// Damaged chunks (or stretches between good ones) in `skipped`.
+    pub skipped_chunks: u64,
     /// The unreadable end of a file without its end marker: from there on,
     /// nothing is a whole chunk.
     pub lost_tail: Option<Range<u64>>,
@@ -50,7 +53,7 @@ pub(crate) fn scan(
                 payload.resize(header.len as usize, 0);
                 file.read_exact_at(&mut payload, position + CHUNK_HEADER_LEN as u64)?;
                 if !header.verifies(&payload) {
-                    map.skipped.push(position..next);
+                    map.skip(position..next, end, has_end_marker);
                 } else if header.kind == ChunkKind::Trailer && !has_end_marker {
                     map.trailer = Some(std::mem::take(&mut payload));
                     map.records_end = position;
@@ -60,18 +63,29 @@ pub(crate) fn scan(
             }
             None => {
                 let next = find_chunk(file, position + 1, end)?.unwrap_or(end);
-                map.skipped.push(position..next);
+                map.skip(position..next, end, has_end_marker);
                 position = next;
             }
         }
     }
-    map.records_end = end;
-    if !has_end_marker && map.skipped.last().is_some_and(|last| last.end == end) {
-        let tail = map.skipped.pop().unwrap_or_default();
-        map.records_end = tail.start;
-        map.lost_tail = Some(tail);
-    }
+    map.records_end = map.lost_tail.as_ref().map_or(end, |tail| tail.start);
     Ok(map)
+}
+
+impl ChunkMap {
+    /// Notes a damaged range; without an end marker, damage that reaches
+    /// the end is the lost end of the file.
+    fn skip(&mut self, range: Range<u64>, end: u64, has_end_marker: bool) {
+        if !has_end_marker && range.end == end {
+            self.lost_tail = Some(range);
+            return;
+        }
+        self.skipped_chunks += 1;
+        match self.skipped.last_mut() {
+            Some(last) if last.end == range.start => last.end = range.end,
+            _ => self.skipped.push(range),
+        }
+    }
 }
 
 /// The valid chunk header at `position`, if one is there whole.
