@@ -310,6 +310,10 @@ fn record_refuses_an_output_it_could_not_put_in_place_before_the_command_runs() 
     let dir = scratch("record-refuse");
     let refused = |dir: &Path, args: &[&str], needle: &str| {
         let output = run(dir, args);
+        // An immutable file would outlive a failed test.
+        if dir.join("old.data").exists() {
+            shell(dir, "chattr -i old.data");
+        }
         let message = stderr(&output);
         assert_eq!(output.status.code(), Some(125), "{message}");
         assert_eq!(message.lines().count(), 1, "{message}");
@@ -338,7 +342,6 @@ fn record_refuses_an_output_it_could_not_put_in_place_before_the_command_runs() 
         &record_args("old.data"),
         "cannot write the recording to old.data: it cannot be replaced",
     );
-    shell(&dir, "chattr -i old.data");
     assert_eq!(
         std::fs::read_to_string(dir.join("old.data")).unwrap(),
         "old"
