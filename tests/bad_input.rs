@@ -283,26 +283,25 @@ fn report_on_a_file_that_is_not_a_recording() {
 }
 
 #[test]
-fn report_on_a_truncated_recording() {
+fn report_on_a_recording_cut_inside_its_header() {
     if !sampling_allowed() {
         return;
     }
     let dir = scratch("report-truncated");
-    let split = fixture("split");
-    record(
-        &dir,
-        "whole.data",
-        &["-e", "cpu-clock"],
-        &[split.to_str().unwrap(), "1"],
-    );
+    record(&dir, "whole.data", &["-e", "cpu-clock"], &["true"]);
     let bytes = std::fs::read(dir.join("whole.data")).unwrap();
-    for cut in [bytes.len() / 3, bytes.len() / 2, bytes.len() - 1] {
+    // Cut later, a recording is read as far as it goes (see salvage.rs).
+    for cut in [10, 19, 40] {
         std::fs::write(dir.join("cut.data"), &bytes[..cut]).unwrap();
         fails(
             &dir,
             &["report", "-i", "cut.data"],
             1,
-            &["cut.data is truncated", "record it again"],
+            &[
+                "cut.data is truncated",
+                "inside its header",
+                "record it again",
+            ],
         );
     }
 }

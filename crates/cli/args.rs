@@ -181,7 +181,9 @@ pub struct RecordArgs {
     #[arg(short = 'F', long = "freq", value_name = "HZ")]
     pub frequencies: Vec<u64>,
 
-    /// Where to write the recording
+    /// Where to write the recording (- for the standard output, where the command's own output
+    /// then goes to the standard error); a file is replaced once complete, a device, FIFO or
+    /// socket is written in place
     #[arg(
         short = 'o',
         long = "output",
@@ -381,7 +383,8 @@ pub struct FlamegraphArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Where to write the SVG
+    /// Where to write the SVG (- for the standard output); a file is replaced once complete,
+    /// a device, FIFO or socket is written in place
     #[arg(
         short = 'o',
         long = "output",
@@ -450,7 +453,7 @@ pub struct DiffArgs {
     pub event: Option<String>,
 
     /// Also write a differential flame graph of NEW: red where a function grew, blue where
-    /// it shrank
+    /// it shrank (- for the standard output; the table then goes to the standard error)
     #[arg(long, value_name = "OUT.svg")]
     pub flamegraph: Option<PathBuf>,
 
@@ -604,7 +607,8 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Where to write [default: gmon.out for gmon, the standard output for folded]
+    /// Where to write (- for the standard output) [default: gmon.out for gmon, the standard
+    /// output for folded]
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 

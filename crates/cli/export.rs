@@ -11,11 +11,11 @@ use profiler_model::Recording;
 use profiler_report::{HistOptions, StackOptions, ThreadFrames, read_stacks, write_gmon};
 
 use crate::args::{ExportArgs, ExportFormat};
-use crate::output::write_atomically;
+use crate::output::{describe, write_output};
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
-    let recording = Recording::open(&args.input.path)?;
+    let recording = crate::input::open(&args.input.path)?;
     match args.format {
         ExportFormat::Gmon => export_gmon(&args, &recording),
         ExportFormat::Folded => export_folded(&args, &recording),
@@ -31,7 +31,7 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
     let symbolizer = crate::symbols::symbolizer(&args.symbols, recording);
-    let summary = write_atomically(output, |out| {
+    let summary = write_output(output, |out| {
         Ok(write_gmon(recording, &symbolizer, &options, out)?)
     })?;
     let capped = match summary.capped {
@@ -48,7 +48,7 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     eprintln!(
         "profiler: wrote {}: {} samples of {} in {}{picked} in {} bins{capped}; read it with \
          `gprof -p -b {} {}`",
-        output.display(),
+        describe(output),
         summary.samples,
         summary.event,
         summary.module,
@@ -74,7 +74,7 @@ fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     })?
     .folded(thread_frames);
     match &args.output {
-        Some(path) => write_atomically(path, |out| Ok(stacks.write(out)?))?,
+        Some(path) => write_output(path, |out| Ok(stacks.write(out)?))?,
         None => {
             let mut out = BufWriter::new(io::stdout().lock());
             stacks.write(&mut out)?;

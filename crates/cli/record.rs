@@ -2,7 +2,7 @@
 //! (samples, or histograms in PAPI_profil mode). The target is a command, or
 //! running processes or threads (`-p`, `-t`), or CPUs (`-a`, `-C`).
 
-use std::io::{self, BufWriter};
+use std::io;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -11,8 +11,8 @@ use clap::ArgMatches;
 use profiler_histogram::{BucketWidth, Flags, HistogramConfig, OnFull, Scale};
 use profiler_model::Recording;
 use profiler_model::{
-    AtomicFile, CallGraph, FileOffset, HistogramSettings, RecordSink, RecordingHeader,
-    RecordingStats, RecordingWriter, Sampling, Svma, Trailer,
+    CallGraph, FileOffset, HistogramSettings, RecordSink, RecordingHeader, RecordingStats,
+    RecordingWriter, Sampling, Svma, Trailer,
 };
 use profiler_report::{
     HistogramOptions, HistogramRecorder, ProgramRegion, loss_advice, stack_advice,
@@ -22,9 +22,9 @@ use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Targ
 use profiler_symbols::ElfUnwinder;
 
 use crate::args::{CpuList, HistogramArgs, RecordArgs, SymbolArgs};
+use crate::output::describe;
+use crate::record_output::RecordingFile;
 use crate::symbols;
-
-type FileWriter = BufWriter<AtomicFile>;
 
 pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     let target = target(&mut args);
@@ -37,6 +37,8 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         eprintln!("profiler: --histogram keeps no call stacks; recording without them");
         call_graph = None;
     }
+    // Everything the output needs is checked before the command runs.
+    let file = RecordingFile::create(&args.output)?;
     let config = RecordConfig {
         events,
         sampling,
@@ -58,14 +60,9 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         eprintln!("profiler: {notice}");
     }
     let output = &args.output;
-    let file = AtomicFile::create(output).map_err(|error| {
-        anyhow!(
-            "cannot write the recording to {}: {error}; choose another -o FILE",
-            output.display()
-        )
-    })?;
-    let write_error = || format!("cannot write {}", output.display());
-    let writer = RecordingWriter::new(BufWriter::new(file), &header).with_context(write_error)?;
+    let mut writer = RecordingWriter::new(file, &header)?;
+    writer.get_mut().start()?;
+    let readable = writer.get_ref().is_file();
     let mut sink: Box<dyn Output> = match histogram {
         Some(options) => Box::new(HistogramRecorder::new(writer, header.events.len(), options)),
         None => Box::new(writer),
@@ -77,16 +74,12 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         outcome: outcome.describe(),
         ..Trailer::default()
     };
-    let file = sink.finish(trailer).with_context(write_error)?;
-    let file = file
-        .into_inner()
-        .map_err(|e| e.into_error())
-        .with_context(write_error)?;
-    file.commit().with_context(write_error)?;
-    eprintln!(
-        "profiler: {}",
-        summary(&stats, &outcome, &output.display().to_string())
-    );
+    let complete = sink.finish(trailer)?.finish()?;
+    let wrote = match complete {
+        true => format!("wrote {}", describe(output)),
+        false => format!("kept what was written in {}", describe(output)),
+    };
+    eprintln!("profiler: {}", summary(&stats, &outcome, &wrote));
     // Each sampling event's own counts, when there are several, and advice
     // for any that lost or was throttled above 1%.
     let sampled: Vec<_> = (header.events.iter().zip(&stats.events))
@@ -107,7 +100,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
             eprintln!("profiler: {}: {advice}", event.name);
         }
     }
-    if call_graph.is_some() {
+    if call_graph.is_some() && readable && complete {
         report_stacks(output)?;
     }
     Ok(ExitCode::from(outcome.exit_code()))
@@ -157,23 +150,23 @@ fn report_stacks(output: &Path) -> Result<()> {
 /// Where the records go: into the file, or into histograms.
 trait Output: RecordSink {
     fn stats(&self) -> RecordingStats;
-    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<FileWriter>;
+    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<RecordingFile>;
 }
 
-impl Output for RecordingWriter<FileWriter> {
+impl Output for RecordingWriter<RecordingFile> {
     fn stats(&self) -> RecordingStats {
         RecordingWriter::stats(self)
     }
-    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<FileWriter> {
+    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<RecordingFile> {
         RecordingWriter::finish(*self, trailer)
     }
 }
 
-impl Output for HistogramRecorder<FileWriter> {
+impl Output for HistogramRecorder<RecordingFile> {
     fn stats(&self) -> RecordingStats {
         HistogramRecorder::stats(self)
     }
-    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<FileWriter> {
+    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<RecordingFile> {
         HistogramRecorder::finish(*self, trailer)
     }
 }
@@ -308,7 +301,7 @@ fn event_requests(
     Ok((requests, global))
 }
 
-fn summary(stats: &RecordingStats, outcome: &RecordOutcome, output: &str) -> String {
+fn summary(stats: &RecordingStats, outcome: &RecordOutcome, wrote: &str) -> String {
     let total = stats.total();
     let count = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let interrupted = match outcome.interrupted_by {
@@ -316,7 +309,7 @@ fn summary(stats: &RecordingStats, outcome: &RecordOutcome, output: &str) -> Str
         None => String::new(),
     };
     format!(
-        "{} ({} lost, {} throttled) from {} and {} in {:.2} s; {} {}{interrupted}; wrote {output}",
+        "{} ({} lost, {} throttled) from {} and {} in {:.2} s; {} {}{interrupted}; {wrote}",
         count(total.samples, "sample", "samples"),
         total.lost,
         total.throttled,

@@ -3,9 +3,12 @@
 //! no system calls beyond reading and writing files.
 //!
 //! Data flow: the sampler turns kernel records into [`Record`]s and pushes them
-//! into a [`RecordSink`] such as [`RecordingWriter`]; a report opens the file
-//! with [`Recording::open`], replays its side-band records into a
-//! [`ProcessModel`], and resolves every [`Sample`] to a [`Location`].
+//! into a [`RecordSink`] such as [`RecordingWriter`], which writes them in
+//! checksummed chunks through an [`AtomicFile`]; a report opens the file with
+//! [`Recording::open`] (a file cut short or damaged is read as far as its
+//! chunks are good, and [`Recording::damage`] says what was lost), replays its
+//! side-band records into a [`ProcessModel`], and resolves every [`Sample`] to
+//! a [`Location`].
 //!
 //! ```
 //! use profiler_model::*;
@@ -31,7 +34,9 @@
 
 mod address;
 mod atomic_file;
+mod chunk;
 mod codec;
+mod damage;
 mod error;
 mod event;
 mod header;
@@ -41,13 +46,15 @@ mod module;
 mod process;
 mod reader;
 mod record;
+mod scan;
 mod stats;
 mod symbolize;
 mod unwind;
 mod writer;
 
 pub use address::{Avma, FileOffset, RelativeAddress, Svma};
-pub use atomic_file::AtomicFile;
+pub use atomic_file::{AtomicFile, Leftover, leftovers};
+pub use damage::Damage;
 pub use error::RecordingError;
 pub use event::{EventDescription, EventIndex, Sampling};
 pub use header::{
@@ -67,4 +74,4 @@ pub use symbolize::{
     AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,
 };
 pub use unwind::{MappedRange, NoUnwinder, ProcessUnwinder, StackUnwinder};
-pub use writer::{RecordSink, RecordingWriter};
+pub use writer::{ChunkLimits, RecordSink, RecordingWriter};
