@@ -74,8 +74,7 @@ fn a_file_that_is_not_executable() {
     assert_files(&dir, &[]);
 }
 
-#[test]
-fn a_file_the_kernel_cannot_execute() {
+live_test!(a_file_the_kernel_cannot_execute, || {
     let dir = scratch("bad-exec");
     let script = dir.join("script");
     // Written by a shell: a command another test spawns meanwhile would
@@ -90,14 +89,11 @@ fn a_file_the_kernel_cannot_execute() {
     assert!(written.success());
     let output = run(&dir, &["record", "-e", "cpu-clock", "--", "./script"]);
     let message = stderr(&output);
-    if !sampling_allowed() {
-        return;
-    }
     assert_eq!(output.status.code(), Some(126), "{message}");
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(message.contains("cannot run './script'"), "{message}");
     assert_files(&dir, &["script"]);
-}
+});
 
 #[test]
 fn an_unknown_event_or_modifier() {
@@ -117,24 +113,26 @@ fn an_unknown_event_or_modifier() {
     assert_files(&dir, &[]);
 }
 
-#[test]
-fn a_hardware_event_without_a_pmu_names_the_software_alternative() {
-    if has_pmu() || !sampling_allowed() {
-        return;
+live_test!(
+    a_hardware_event_without_a_pmu_names_the_software_alternative,
+    || {
+        if has_pmu() {
+            return;
+        }
+        let dir = scratch("no-pmu");
+        fails(
+            &dir,
+            &["record", "-e", "cycles", "--", "true"],
+            125,
+            &[
+                "'cycles' cannot be sampled",
+                "performance-monitoring unit",
+                "-e cpu-clock",
+            ],
+        );
+        assert_files(&dir, &[]);
     }
-    let dir = scratch("no-pmu");
-    fails(
-        &dir,
-        &["record", "-e", "cycles", "--", "true"],
-        125,
-        &[
-            "'cycles' cannot be sampled",
-            "performance-monitoring unit",
-            "-e cpu-clock",
-        ],
-    );
-    assert_files(&dir, &[]);
-}
+);
 
 #[test]
 fn a_zero_threshold_or_frequency() {
@@ -282,11 +280,7 @@ fn report_on_a_file_that_is_not_a_recording() {
     fails(&dir, &["report", "-i", "."], 1, &["cannot open ."]);
 }
 
-#[test]
-fn report_on_a_recording_cut_inside_its_header() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(report_on_a_recording_cut_inside_its_header, || {
     let dir = scratch("report-truncated");
     record(&dir, "whole.data", &["-e", "cpu-clock"], &["true"]);
     let bytes = std::fs::read(dir.join("whole.data")).unwrap();
@@ -304,13 +298,9 @@ fn report_on_a_recording_cut_inside_its_header() {
             ],
         );
     }
-}
+});
 
-#[test]
-fn report_on_an_event_the_recording_lacks() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(report_on_an_event_the_recording_lacks, || {
     let dir = scratch("report-event");
     record(&dir, "profiler.data", &["-e", "cpu-clock"], &["true"]);
     fails(
@@ -319,7 +309,7 @@ fn report_on_an_event_the_recording_lacks() {
         1,
         &["no event 'page-faults'", "cpu-clock"],
     );
-}
+});
 
 #[test]
 fn usage_errors_are_one_line_too() {

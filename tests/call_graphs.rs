@@ -57,9 +57,6 @@ fn all_samples(stacks: &[(Vec<String>, u64)]) -> u64 {
 }
 
 fn check_recursion_unwinds(program: &str, call_graph: &[&str]) {
-    if !sampling_allowed() {
-        return;
-    }
     let dir = scratch(&format!("stacks-{program}-{}", call_graph.join("")));
     let fixture = fixture(program);
     let output = record(
@@ -104,26 +101,22 @@ fn check_recursion_unwinds(program: &str, call_graph: &[&str]) {
     assert!(stacks["rooted"].as_u64().unwrap() * 100 >= stacks["samples"].as_u64().unwrap() * 97);
 }
 
-#[test]
-fn a_64_deep_recursion_unwinds_by_frame_pointers() {
+live_test!(a_64_deep_recursion_unwinds_by_frame_pointers, || {
     check_recursion_unwinds("recurse", &["-g"]);
-}
+});
 
-#[test]
-fn a_64_deep_recursion_unwinds_from_stack_copies() {
+live_test!(a_64_deep_recursion_unwinds_from_stack_copies, || {
     check_recursion_unwinds("recurse", &["--call-graph", "dwarf"]);
-}
+});
 
-#[test]
-fn code_without_frame_pointers_unwinds_from_stack_copies() {
-    check_recursion_unwinds("recurse-nofp", &["--call-graph", "dwarf"]);
-}
-
-#[test]
-fn call_trees_children_and_threads_in_text() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    code_without_frame_pointers_unwinds_from_stack_copies,
+    || {
+        check_recursion_unwinds("recurse-nofp", &["--call-graph", "dwarf"]);
     }
+);
+
+live_test!(call_trees_children_and_threads_in_text, || {
     let dir = scratch("stacks-text");
     let program = fixture("recurse");
     record(&dir, "r.data", &["-g"], &[program.to_str().unwrap(), "3"]);
@@ -198,137 +191,125 @@ fn call_trees_children_and_threads_in_text() {
         "{}",
         stderr(&none)
     );
-}
+});
 
-#[test]
-fn the_flame_graph_is_well_formed_svg_with_the_expected_frames() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("stacks-svg");
-    let program = fixture("recurse");
-    record(&dir, "r.data", &["-g"], &[program.to_str().unwrap(), "3"]);
-    run_ok(
-        &dir,
-        &[
-            "flamegraph",
-            "-i",
-            "r.data",
-            "-o",
-            "flame.svg",
-            "--title",
-            "Recursion",
-        ],
-    );
-    let svg = std::fs::read_to_string(dir.join("flame.svg")).unwrap();
-    let mut reader = quick_xml::Reader::from_str(&svg);
-    let mut titles = Vec::new();
-    let mut in_title = false;
-    loop {
-        match reader.read_event() {
-            Ok(quick_xml::events::Event::Eof) => break,
-            Ok(quick_xml::events::Event::Start(e)) => in_title = e.name().as_ref() == b"title",
-            Ok(quick_xml::events::Event::Text(t)) if in_title => {
-                titles.push(String::from_utf8_lossy(&t).into_owned())
+live_test!(
+    the_flame_graph_is_well_formed_svg_with_the_expected_frames,
+    || {
+        let dir = scratch("stacks-svg");
+        let program = fixture("recurse");
+        record(&dir, "r.data", &["-g"], &[program.to_str().unwrap(), "3"]);
+        run_ok(
+            &dir,
+            &[
+                "flamegraph",
+                "-i",
+                "r.data",
+                "-o",
+                "flame.svg",
+                "--title",
+                "Recursion",
+            ],
+        );
+        let svg = std::fs::read_to_string(dir.join("flame.svg")).unwrap();
+        let mut reader = quick_xml::Reader::from_str(&svg);
+        let mut titles = Vec::new();
+        let mut in_title = false;
+        loop {
+            match reader.read_event() {
+                Ok(quick_xml::events::Event::Eof) => break,
+                Ok(quick_xml::events::Event::Start(e)) => in_title = e.name().as_ref() == b"title",
+                Ok(quick_xml::events::Event::Text(t)) if in_title => {
+                    titles.push(String::from_utf8_lossy(&t).into_owned())
+                }
+                Ok(_) => {}
+                Err(error) => panic!("flame.svg is not well-formed XML: {error}"),
             }
-            Ok(_) => {}
-            Err(error) => panic!("flame.svg is not well-formed XML: {error}"),
+        }
+        for frame in ["main", "descend", "leaf", "side"] {
+            assert!(
+                titles.iter().any(|t| t.starts_with(&format!("{frame} ("))),
+                "no frame {frame} in the SVG; titles: {:?}",
+                &titles[..titles.len().min(10)]
+            );
+        }
+        assert!(svg.contains("Recursion"));
+        assert!(svg.contains("<script"), "the SVG should be interactive");
+    }
+);
+
+// `perf script` through inferno's perf collapser, on the same workload:
+// the leaf functions' shares and their callers agree.
+live_test!(
+    folded_stacks_agree_with_perf_script_collapsed_by_inferno,
+    || {
+        if !profiler_testing::tool("perf") {
+            return;
+        }
+        let dir = scratch("stacks-perf");
+        let program = fixture("split");
+        let program = program.to_str().unwrap();
+        record(
+            &dir,
+            "ours.data",
+            &["-e", "cpu-clock", "-g"],
+            &[program, "10"],
+        );
+        let ours = folded(&dir, "ours.data", &[]);
+
+        let perf = Command::new("perf")
+            .args([
+                "record",
+                "-q",
+                "-e",
+                "cpu-clock:u",
+                "-F",
+                "4000",
+                "-g",
+                "-o",
+            ])
+            .arg(dir.join("perf.data"))
+            .args([program, "10"])
+            .output()
+            .unwrap();
+        assert!(perf.status.success(), "perf record: {}", stderr(&perf));
+        let script = Command::new("perf")
+            .args(["script", "-i"])
+            .arg(dir.join("perf.data"))
+            .output()
+            .unwrap();
+        assert!(script.status.success(), "perf script: {}", stderr(&script));
+        let mut collapsed = Vec::new();
+        inferno::collapse::perf::Folder::default()
+            .collapse(&script.stdout[..], &mut collapsed)
+            .unwrap();
+        let theirs = parse_folded(&String::from_utf8(collapsed).unwrap());
+
+        // By the last two frames (caller;leaf), where both tools agree on names.
+        let shares = |stacks: &[(Vec<String>, u64)]| -> HashMap<String, f64> {
+            let total = all_samples(stacks) as f64;
+            let mut shares = HashMap::new();
+            for (frames, n) in stacks {
+                let tail = frames[frames.len().saturating_sub(2)..].join(";");
+                *shares.entry(tail).or_insert(0.0) += *n as f64 * 100.0 / total;
+            }
+            shares
+        };
+        let (ours, theirs) = (shares(&ours), shares(&theirs));
+        for tail in ["main;burn_60", "main;burn_30", "main;burn_10"] {
+            let (a, b) = (
+                ours.get(tail).copied().unwrap_or(0.0),
+                theirs.get(tail).copied().unwrap_or(0.0),
+            );
+            assert!(
+                (a - b).abs() < 4.0,
+                "{tail}: {a:.1}% here, {b:.1}% by perf script + inferno-collapse-perf"
+            );
         }
     }
-    for frame in ["main", "descend", "leaf", "side"] {
-        assert!(
-            titles.iter().any(|t| t.starts_with(&format!("{frame} ("))),
-            "no frame {frame} in the SVG; titles: {:?}",
-            &titles[..titles.len().min(10)]
-        );
-    }
-    assert!(svg.contains("Recursion"));
-    assert!(svg.contains("<script"), "the SVG should be interactive");
-}
+);
 
-/// `perf script` through inferno's perf collapser, on the same workload:
-/// the leaf functions' shares and their callers agree.
-#[test]
-fn folded_stacks_agree_with_perf_script_collapsed_by_inferno() {
-    if !sampling_allowed() {
-        return;
-    }
-    let perf_works = Command::new("perf")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !perf_works {
-        assert!(std::env::var_os("CI").is_none(), "perf is missing under CI");
-        eprintln!("skipped: perf is not installed");
-        return;
-    }
-    let dir = scratch("stacks-perf");
-    let program = fixture("split");
-    let program = program.to_str().unwrap();
-    record(
-        &dir,
-        "ours.data",
-        &["-e", "cpu-clock", "-g"],
-        &[program, "10"],
-    );
-    let ours = folded(&dir, "ours.data", &[]);
-
-    let perf = Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-e",
-            "cpu-clock:u",
-            "-F",
-            "4000",
-            "-g",
-            "-o",
-        ])
-        .arg(dir.join("perf.data"))
-        .args([program, "10"])
-        .output()
-        .unwrap();
-    assert!(perf.status.success(), "perf record: {}", stderr(&perf));
-    let script = Command::new("perf")
-        .args(["script", "-i"])
-        .arg(dir.join("perf.data"))
-        .output()
-        .unwrap();
-    assert!(script.status.success(), "perf script: {}", stderr(&script));
-    let mut collapsed = Vec::new();
-    inferno::collapse::perf::Folder::default()
-        .collapse(&script.stdout[..], &mut collapsed)
-        .unwrap();
-    let theirs = parse_folded(&String::from_utf8(collapsed).unwrap());
-
-    // By the last two frames (caller;leaf), where both tools agree on names.
-    let shares = |stacks: &[(Vec<String>, u64)]| -> HashMap<String, f64> {
-        let total = all_samples(stacks) as f64;
-        let mut shares = HashMap::new();
-        for (frames, n) in stacks {
-            let tail = frames[frames.len().saturating_sub(2)..].join(";");
-            *shares.entry(tail).or_insert(0.0) += *n as f64 * 100.0 / total;
-        }
-        shares
-    };
-    let (ours, theirs) = (shares(&ours), shares(&theirs));
-    for tail in ["main;burn_60", "main;burn_30", "main;burn_10"] {
-        let (a, b) = (
-            ours.get(tail).copied().unwrap_or(0.0),
-            theirs.get(tail).copied().unwrap_or(0.0),
-        );
-        assert!(
-            (a - b).abs() < 4.0,
-            "{tail}: {a:.1}% here, {b:.1}% by perf script + inferno-collapse-perf"
-        );
-    }
-}
-
-#[test]
-fn diff_shows_what_grew_and_what_shrank() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(diff_shows_what_grew_and_what_shrank, || {
     let dir = scratch("stacks-diff");
     let program = fixture("split");
     let program = program.to_str().unwrap();
@@ -381,13 +362,9 @@ fn diff_shows_what_grew_and_what_shrank() {
     let text = String::from_utf8(text.stdout).unwrap();
     let row = text.lines().find(|l| l.ends_with(" burn_10")).unwrap();
     assert!(row.contains("+"), "{text}");
-}
+});
 
-#[test]
-fn histogram_mode_keeps_working_without_stacks() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(histogram_mode_keeps_working_without_stacks, || {
     let dir = scratch("stacks-histogram");
     let program = fixture("split");
     let output = record(
@@ -403,7 +380,7 @@ fn histogram_mode_keeps_working_without_stacks() {
             .iter()
             .any(|(frames, _)| frames == &["burn_60".to_owned()])
     );
-}
+});
 
 #[test]
 fn a_bad_call_graph_mode_is_one_line_naming_it() {

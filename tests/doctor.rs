@@ -2,9 +2,6 @@
 //! /proc and /sys state them, refusals say what to change, and `record
 //! --mmap-pages` sizes the ring buffers.
 
-use std::path::Path;
-use std::process::Command;
-
 use crate::util::*;
 
 fn paranoid_level() -> i64 {
@@ -35,9 +32,8 @@ fn doctor_tells_the_machines_facts() {
         line("event sources").contains("software (type 1)"),
         "{text}"
     );
-    if sampling_allowed() {
-        assert!(line("cpu-clock").ends_with("works"), "{text}");
-    }
+    let works = profiler_testing::sampling_refusal().is_none();
+    assert_eq!(line("cpu-clock").ends_with("works"), works, "{text}");
     let cycles = line("cycles");
     if has_pmu() {
         assert!(!cycles.contains("no hardware"), "{cycles}");
@@ -69,9 +65,8 @@ fn doctor_writes_json() {
             .unwrap_or_else(|| panic!("no '{name}': {doctor}"))
             .clone()
     };
-    if sampling_allowed() {
-        assert_eq!(event("cpu-clock")["works"], true, "{doctor}");
-    }
+    let works = profiler_testing::sampling_refusal().is_none();
+    assert_eq!(event("cpu-clock")["works"], works, "{doctor}");
     if !has_pmu() {
         let cycles = event("cycles");
         assert_eq!(cycles["works"], false, "{doctor}");
@@ -84,37 +79,13 @@ fn doctor_writes_json() {
     assert!(!cpus.is_empty(), "{doctor}");
 }
 
-/// Runs the profiler as `nobody` without capabilities, where this test
-/// runs as root with `setpriv`; `None` otherwise.
-fn run_unprivileged(dir: &Path, args: &[&str]) -> Option<std::process::Output> {
-    let setpriv = Path::new("/usr/bin/setpriv");
-    if !is_root() || !setpriv.exists() {
-        return None;
-    }
-    let output = Command::new(setpriv)
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(env!("CARGO_BIN_EXE_profiler"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .ok()?;
-    // The binary may live where nobody cannot reach it.
-    let text = stderr(&output);
-    (!text.contains("Permission denied") || text.starts_with("profiler: ")).then_some(output)
-}
-
 #[test]
 fn refusals_say_what_to_change() {
     let level = paranoid_level();
     let dir = std::env::temp_dir();
     let whole_cpus = ["stat", "-a", "-e", "cpu-clock", "--duration", "0.1"];
     if level > 0
-        && let Some(output) = run_unprivileged(&dir, &whole_cpus)
+        && let Some(output) = run_as_nobody(&dir, &whole_cpus)
     {
         let message = stderr(&output);
         assert!(!output.status.success(), "{message}");
@@ -128,7 +99,7 @@ fn refusals_say_what_to_change() {
         );
     }
     if level > 1
-        && let Some(output) = run_unprivileged(&dir, &["stat", "-e", "cs:k", "--", "true"])
+        && let Some(output) = run_as_nobody(&dir, &["stat", "-e", "cs:k", "--", "true"])
     {
         let message = stderr(&output);
         assert!(!output.status.success(), "{message}");
@@ -138,7 +109,7 @@ fn refusals_say_what_to_change() {
         );
     }
     if level > 1
-        && let Some(output) = run_unprivileged(&dir, &["doctor"])
+        && let Some(output) = run_as_nobody(&dir, &["doctor"])
     {
         let text = String::from_utf8_lossy(&output.stdout);
         assert!(
@@ -149,7 +120,7 @@ fn refusals_say_what_to_change() {
 }
 
 #[test]
-fn mmap_pages_sizes_the_ring_buffers() {
+fn mmap_pages_must_be_a_power_of_two() {
     let dir = scratch("mmap-pages");
     let output = run(
         &dir,
@@ -169,9 +140,10 @@ fn mmap_pages_sizes_the_ring_buffers() {
         "{}",
         stderr(&output)
     );
-    if !sampling_allowed() {
-        return;
-    }
+}
+
+live_test!(mmap_pages_sizes_the_ring_buffers_it_samples_into, || {
+    let dir = scratch("mmap-pages-record");
     let split = fixture("split");
     let report = record_and_report(
         &dir,
@@ -180,4 +152,4 @@ fn mmap_pages_sizes_the_ring_buffers() {
         &[split.to_str().unwrap(), "1"],
     );
     assert!(samples(&report) > 0, "{report}");
-}
+});

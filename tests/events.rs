@@ -10,11 +10,7 @@ use crate::util::*;
 const NO_PMU: &str =
     "this machine exposes no hardware performance-monitoring unit (a virtual machine?)";
 
-#[test]
-fn one_argument_samples_several_events_side_by_side() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(one_argument_samples_several_events_side_by_side, || {
     let dir = scratch("events-side-by-side");
     let split = fixture("split");
     let report = record_and_report(
@@ -38,7 +34,7 @@ fn one_argument_samples_several_events_side_by_side() {
         "{}",
         report["events"]
     );
-}
+});
 
 #[test]
 fn bad_event_strings_fail_with_one_line_naming_the_part() {
@@ -139,23 +135,22 @@ fn list_json_gives_each_event_its_encoding_and_verdict() {
     assert_eq!(raw["encoding"], Value::Null);
 }
 
-#[test]
-fn a_threshold_on_a_software_event_takes_one_sample_per_threshold() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    a_threshold_on_a_software_event_takes_one_sample_per_threshold,
+    || {
+        let dir = scratch("events-threshold");
+        let program = fixture("groupwork");
+        // 40000 page faults, one sample per 100 of them.
+        let report = record_and_report(
+            &dir,
+            "threshold",
+            &["-e", "page-faults", "-c", "100"],
+            &[program.to_str().unwrap()],
+        );
+        let event = &report["events"][0];
+        let samples = event["samples"].as_u64().unwrap();
+        assert!((380..=420).contains(&samples), "{event}");
+        assert_eq!(event["period"].as_u64().unwrap(), samples * 100, "{event}");
+        assert!(percent(&report, "touch") >= 95.0, "{}", report["functions"]);
     }
-    let dir = scratch("events-threshold");
-    let program = fixture("groupwork");
-    // 40000 page faults, one sample per 100 of them.
-    let report = record_and_report(
-        &dir,
-        "threshold",
-        &["-e", "page-faults", "-c", "100"],
-        &[program.to_str().unwrap()],
-    );
-    let event = &report["events"][0];
-    let samples = event["samples"].as_u64().unwrap();
-    assert!((380..=420).contains(&samples), "{event}");
-    assert_eq!(event["period"].as_u64().unwrap(), samples * 100, "{event}");
-    assert!(percent(&report, "touch") >= 95.0, "{}", report["functions"]);
-}
+);

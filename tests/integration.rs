@@ -1,5 +1,9 @@
 //! End-to-end tests: the real `profiler` binary on the fixture programs.
 
+// `live_test!` declares the tests that sample with the kernel.
+#[macro_use]
+extern crate profiler_testing;
+
 mod synthetic;
 mod util;
 
