@@ -67,4 +67,8 @@ impl<S: Symbolizer> Symbolizer for ShowProgress<'_, S> {
             .set_message(format!("symbolizing {} kernel addresses", addresses.len()));
         self.inner.symbolize_kernel(addresses)
     }
+
+    fn threads(&self) -> usize {
+        self.inner.threads()
+    }
 }

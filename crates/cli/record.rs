@@ -134,6 +134,7 @@ fn report_stacks(output: &Path) -> Result<()> {
     let symbol_args = SymbolArgs {
         debug_dirs: Vec::new(),
         full_signatures: false,
+        jobs: None,
     };
     let symbolizer = symbols::symbolizer(&symbol_args, &recording);
     let unwinder = ElfUnwinder::new(&symbols::options(&symbol_args, true));

@@ -31,6 +31,12 @@ pub trait Symbolizer: Sync {
     fn symbolize_kernel(&self, addresses: &[Avma]) -> Vec<Option<String>> {
         vec![None; addresses.len()]
     }
+
+    /// How many modules may be symbolized at once. What is named must not
+    /// depend on it.
+    fn threads(&self) -> usize {
+        1
+    }
 }
 
 /// The symbolizer's answer for one module.

@@ -221,7 +221,7 @@ fn symbolize_modules(
         .collect();
     work.sort_by_key(|(id, offsets)| (std::cmp::Reverse(offsets.len()), *id));
     let queue = Mutex::new(work.into_iter());
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = symbolizer.threads().max(1);
     std::thread::scope(|scope| {
         let (done, answers) = mpsc::channel();
         for _ in 0..workers {

@@ -20,6 +20,7 @@ use crate::dwarf::{self, FrameFinder, Sections};
 use crate::error::SymbolsError;
 use crate::functions::{Function, FunctionTable};
 use crate::image::{self, Bytes, Image, Layout};
+use crate::symbolizer::SymbolizerOptions;
 
 /// Below this many addresses per thread, fewer threads do the work: each
 /// thread pays for parsing the compilation units' headers again.
@@ -118,7 +119,7 @@ impl<'a> ElfModule<'a> {
         &self,
         addresses: &[Svma],
         detail: Detail,
-        full_signatures: bool,
+        options: &SymbolizerOptions,
     ) -> Vec<AddressSymbol> {
         // For functions alone, DWARF (tens of megabytes to read, perhaps to
         // decompress) is worth reading only for a module without a symbol
@@ -141,10 +142,11 @@ impl<'a> ElfModule<'a> {
             sections: sections.as_ref(),
             endian: dwarf::endian(dwarf_image),
             detail,
-            full_signatures,
+            full_signatures: options.full_signatures,
         };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let threads = threads.min(addresses.len() / ADDRESSES_PER_THREAD).max(1);
+        let threads = (options.threads())
+            .min(addresses.len() / ADDRESSES_PER_THREAD)
+            .max(1);
         if threads == 1 || lookup.sections.is_none() {
             return lookup.resolve(addresses);
         }

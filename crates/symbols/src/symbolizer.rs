@@ -28,6 +28,20 @@ pub struct SymbolizerOptions {
     /// The recording was made under the running kernel, so this machine's
     /// kallsyms and vdso name its kernel and vdso addresses.
     pub same_kernel: bool,
+    /// How many threads may name code at once: modules in parallel, and a
+    /// large module's addresses in parts [default 0: one per CPU]. The names
+    /// are the same with any number.
+    pub threads: usize,
+}
+
+impl SymbolizerOptions {
+    /// [`SymbolizerOptions::threads`], with 0 made one per CPU.
+    pub fn threads(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
 }
 
 /// Symbolizes modules from their ELF symbol tables, PLT, unwind tables and
@@ -112,13 +126,7 @@ impl Symbolizer for ElfSymbolizer {
             Err(Unopened::NoFile(_)) => return unnamed(offsets, None),
             Err(Unopened::Failed(error)) => return unnamed(offsets, Some(error)),
         };
-        match symbolize_offsets(
-            module,
-            &files,
-            offsets,
-            detail,
-            self.options.full_signatures,
-        ) {
+        match symbolize_offsets(module, &files, offsets, detail, &self.options) {
             Ok(symbols) => symbols,
             Err(error) => unnamed(offsets, Some(error)),
         }
@@ -134,6 +142,10 @@ impl Symbolizer for ElfSymbolizer {
             .map(|a| kallsyms.and_then(|k| k.name(a.0)).map(str::to_owned))
             .collect()
     }
+
+    fn threads(&self) -> usize {
+        self.options.threads()
+    }
 }
 
 /// Names `addresses` of the ELF file at `path`, given as it states them (as
@@ -144,7 +156,7 @@ pub fn symbolize_file(
     options: &SymbolizerOptions,
 ) -> Result<Vec<AddressSymbol>, SymbolsError> {
     let files = ModuleFiles::open(path, &options.debug_dirs)?;
-    Ok(ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options.full_signatures))
+    Ok(ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options))
 }
 
 fn symbolize_offsets(
@@ -152,12 +164,12 @@ fn symbolize_offsets(
     files: &ModuleFiles,
     offsets: &[FileOffset],
     detail: Detail,
-    full_signatures: bool,
+    options: &SymbolizerOptions,
 ) -> Result<ModuleSymbols, SymbolsError> {
     let elf = parse_recorded(module, files)?;
     let svmas = elf.svmas(offsets);
     let known: Vec<Svma> = svmas.iter().flatten().copied().collect();
-    let mut resolved = elf.resolve(&known, detail, full_signatures).into_iter();
+    let mut resolved = elf.resolve(&known, detail, options).into_iter();
     let addresses = svmas
         .iter()
         .map(|svma| match svma {
