@@ -4,6 +4,7 @@
 #[macro_use]
 extern crate profiler_testing;
 
+mod golden;
 mod synthetic;
 mod util;
 
@@ -19,6 +20,7 @@ mod groups;
 mod histogram;
 mod outputs;
 mod record_report;
+mod renderers;
 mod salvage;
 mod stat;
 mod symbolization;
