@@ -37,8 +37,7 @@ fn assert_files(dir: &Path, names: &[&str]) {
     assert_eq!(found, names);
 }
 
-#[test]
-fn a_command_that_does_not_exist() {
+live_test!(a_command_that_does_not_exist, || {
     let dir = scratch("no-command");
     fails(
         &dir,
@@ -53,10 +52,9 @@ fn a_command_that_does_not_exist() {
         &["command not found"],
     );
     assert_files(&dir, &[]);
-}
+});
 
-#[test]
-fn a_file_that_is_not_executable() {
+live_test!(a_file_that_is_not_executable, || {
     let dir = scratch("not-executable");
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/programs/split.c");
     fails(
@@ -72,7 +70,7 @@ fn a_file_that_is_not_executable() {
         &["is a directory"],
     );
     assert_files(&dir, &[]);
-}
+});
 
 live_test!(a_file_the_kernel_cannot_execute, || {
     let dir = scratch("bad-exec");
@@ -217,23 +215,25 @@ fn an_output_path_that_cannot_be_written() {
     assert_files(&dir, &["a-directory"]);
 }
 
-#[test]
-fn a_failed_record_leaves_an_existing_recording_untouched() {
-    let dir = scratch("keep-old");
-    std::fs::write(dir.join("profiler.data"), b"the previous recording").unwrap();
-    fails(
-        &dir,
-        &["record", "-e", "cpu-clock", "--", "no-such-command-xyz"],
-        127,
-        &[],
-    );
-    fails(&dir, &["record", "-e", "nope", "--", "true"], 125, &[]);
-    assert_eq!(
-        std::fs::read(dir.join("profiler.data")).unwrap(),
-        b"the previous recording"
-    );
-    assert_files(&dir, &["profiler.data"]);
-}
+live_test!(
+    a_failed_record_leaves_an_existing_recording_untouched,
+    || {
+        let dir = scratch("keep-old");
+        std::fs::write(dir.join("profiler.data"), b"the previous recording").unwrap();
+        fails(
+            &dir,
+            &["record", "-e", "cpu-clock", "--", "no-such-command-xyz"],
+            127,
+            &[],
+        );
+        fails(&dir, &["record", "-e", "nope", "--", "true"], 125, &[]);
+        assert_eq!(
+            std::fs::read(dir.join("profiler.data")).unwrap(),
+            b"the previous recording"
+        );
+        assert_files(&dir, &["profiler.data"]);
+    }
+);
 
 #[test]
 fn report_on_a_missing_file() {

@@ -39,8 +39,9 @@ fn doctor_tells_the_machines_facts() {
         assert!(!cycles.contains("no hardware"), "{cycles}");
     } else {
         assert!(cycles.contains("does not work"), "{cycles}");
+        // Where the kernel refuses every event, that is the reason given.
         assert!(
-            cycles.contains("no hardware performance-monitoring unit"),
+            !works || cycles.contains("no hardware performance-monitoring unit"),
             "{cycles}"
         );
         assert!(
@@ -70,17 +71,14 @@ fn doctor_writes_json() {
     if !has_pmu() {
         let cycles = event("cycles");
         assert_eq!(cycles["works"], false, "{doctor}");
-        assert!(
-            cycles["reason"].as_str().unwrap().contains("no hardware"),
-            "{doctor}"
-        );
+        let reason = cycles["reason"].as_str().unwrap();
+        assert!(!works || reason.contains("no hardware"), "{doctor}");
     }
     let cpus = doctor["online_cpus"].as_array().unwrap();
     assert!(!cpus.is_empty(), "{doctor}");
 }
 
-#[test]
-fn refusals_say_what_to_change() {
+live_test!(refusals_say_what_to_change, || {
     let level = paranoid_level();
     let dir = std::env::temp_dir();
     let whole_cpus = ["stat", "-a", "-e", "cpu-clock", "--duration", "0.1"];
@@ -117,7 +115,7 @@ fn refusals_say_what_to_change() {
             "{text}"
         );
     }
-}
+});
 
 #[test]
 fn mmap_pages_must_be_a_power_of_two() {

@@ -482,11 +482,6 @@ fn bad_input_is_refused_in_one_line() {
     );
     refused(
         &dir,
-        &["stat", "-p", "4000000000", "-e", "task-clock"],
-        &["no process 4000000000"],
-    );
-    refused(
-        &dir,
         &["stat", "-p", "1", "--", "true"],
         &["-p takes no command", "leave out the command"],
     );
@@ -500,19 +495,30 @@ fn bad_input_is_refused_in_one_line() {
         &["stat", "--duration", "1", "-e", "task-clock", "--", "true"],
         &["--duration", "until it exits"],
     );
-    if !has_pmu() && profiler_testing::sampling_refusal().is_none() {
-        refused(
-            &dir,
-            &["stat", "-e", "cycles", "--", "true"],
-            &["no event can be counted", "no hardware", "-e task-clock"],
-        );
-    }
     let files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     assert!(files.is_empty(), "{files:?}");
 }
+
+// What the kernel is asked before it is refused: the events are opened
+// before the target is looked for.
+live_test!(a_missing_process_or_an_uncountable_event_is_refused, || {
+    let dir = scratch("stat-bad-target");
+    refused(
+        &dir,
+        &["stat", "-p", "4000000000", "-e", "task-clock"],
+        &["no process 4000000000"],
+    );
+    if !has_pmu() {
+        refused(
+            &dir,
+            &["stat", "-e", "cycles", "--", "true"],
+            &["no event can be counted", "no hardware", "-e task-clock"],
+        );
+    }
+});
 
 // JSON is for programs: it goes to the standard output, and notices (the
 // events this machine cannot count) stay on the standard error.
