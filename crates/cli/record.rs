@@ -11,13 +11,10 @@ use clap::ArgMatches;
 use profiler_histogram::{BucketWidth, Flags, HistogramConfig, OnFull, Scale};
 use profiler_model::Recording;
 use profiler_model::{
-    CallGraph, FileOffset, HistogramSettings, RecordSink, RecordingHeader, RecordingStats,
-    RecordingWriter, Sampling, Svma, Trailer,
+    CallGraph, FileOffset, HistogramOptions, HistogramRecorder, HistogramSettings, ProgramRegion,
+    RecordSink, RecordingHeader, RecordingStats, RecordingWriter, Sampling, Svma, Trailer,
 };
-use profiler_report::{
-    HistogramOptions, HistogramRecorder, ProgramRegion, loss_advice, stack_advice,
-    stack_completeness, stack_phrase,
-};
+use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phrase};
 use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
 use profiler_symbols::ElfUnwinder;
 

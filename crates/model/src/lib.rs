@@ -39,10 +39,13 @@ mod codec;
 mod damage;
 mod error;
 mod event;
+mod group_counts;
 mod header;
 mod layout;
 mod listing;
+mod live_histograms;
 mod module;
+mod module_histograms;
 mod process;
 mod reader;
 mod record;
@@ -57,12 +60,17 @@ pub use atomic_file::{AtomicFile, Leftover, leftovers};
 pub use damage::Damage;
 pub use error::RecordingError;
 pub use event::{EventDescription, EventIndex, Sampling};
+pub use group_counts::MemberDeltas;
 pub use header::{
     CallGraph, HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
 };
 pub use layout::FORMAT_VERSION;
 pub use listing::{AsmSyntax, Disassembler, Flow, FunctionListing, Instruction, SourceReader};
+pub use live_histograms::HistogramRecorder;
 pub use module::{Module, ModuleId, ModuleTable};
+pub use module_histograms::{
+    HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion,
+};
 pub use process::{LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order};
 pub use reader::{Recording, Records};
 pub use record::{

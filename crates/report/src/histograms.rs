@@ -2,11 +2,12 @@
 //! ones built now from a full recording's samples, at any scale.
 
 use profiler_histogram::{BucketWidth, Buckets, HistogramConfig, Region, Scale};
-use profiler_model::{ModuleTable, ProcessModelBuilder, Record, Recording};
+use profiler_model::{
+    HistogramOptions, HistogramSet, MemberDeltas, ModuleHistograms, ModuleRegion, ModuleTable,
+    ProcessModelBuilder, Record, Recording,
+};
 
 use crate::error::ReportError;
-use crate::group_counts::MemberDeltas;
-use crate::module_histograms::{HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion};
 
 /// The histograms of `recording`. A histogram-mode recording gives back what
 /// it kept; a full recording's samples are poured into histograms over every

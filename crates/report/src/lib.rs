@@ -25,14 +25,11 @@ mod events;
 mod flamegraph;
 mod folded;
 mod gmon;
-mod group_counts;
 mod hist_render;
 mod hist_table;
 mod histograms;
 mod inline_sites;
 mod json;
-mod live_histograms;
-mod module_histograms;
 mod naming;
 mod places;
 mod profile;
@@ -63,10 +60,6 @@ pub use inline_sites::{
     InlineSite, InlineSites, inline_sites, render_inline_sites_json, render_inline_sites_text,
 };
 pub use json::render_json;
-pub use live_histograms::HistogramRecorder;
-pub use module_histograms::{
-    HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion,
-};
 pub use places::{PlaceKind, PlaceRow};
 pub use profile::{
     EventProfile, FlatProfile, FunctionRow, InlinedRow, ModuleRow, ReportOptions, ThreadRow,

@@ -8,11 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
-    FileOffset, Location, ModuleTable, ProcessModelBuilder, Record, Recording, StackUnwinder,
+    FileOffset, Location, MemberDeltas, ModuleTable, ProcessModelBuilder, Record, Recording,
+    StackUnwinder,
 };
 
 use crate::error::ReportError;
-use crate::group_counts::MemberDeltas;
 use crate::histograms::recording_histograms;
 use crate::walk::StackWalker;
 

@@ -7,10 +7,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::address::FileOffset;
+use crate::event::EventIndex;
+use crate::header::HistogramTotals;
+use crate::module::{ModuleId, ModuleTable};
+use crate::process::Location;
 use profiler_histogram::{
     BucketWidth, Buckets, Histogram, HistogramConfig, HistogramError, HistogramStats, Region, Scale,
 };
-use profiler_model::{EventIndex, FileOffset, HistogramTotals, Location, ModuleId, ModuleTable};
 
 /// What histograms cover and how they count.
 #[derive(Clone, Debug)]
@@ -275,7 +279,7 @@ mod tests {
         h.record(
             0,
             Location::Kernel {
-                address: profiler_model::Avma(0xffff_ffff_8100_0000),
+                address: crate::address::Avma(0xffff_ffff_8100_0000),
             },
             1,
         );

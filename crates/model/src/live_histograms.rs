@@ -10,13 +10,14 @@
 
 use std::io::{self, Write};
 
-use profiler_model::{
-    HistogramRecord, LiveMappings, Location, Record, RecordSink, RecordingStats, RecordingWriter,
-    Sample, Trailer, side_band_order,
-};
-
+use crate::address::FileOffset;
 use crate::group_counts::MemberDeltas;
+use crate::header::Trailer;
 use crate::module_histograms::{HistogramOptions, ModuleHistograms};
+use crate::process::{LiveMappings, Location, side_band_order};
+use crate::record::{HistogramRecord, Record, Sample};
+use crate::stats::RecordingStats;
+use crate::writer::{RecordSink, RecordingWriter};
 
 /// A record sink that keeps histograms instead of samples.
 pub struct HistogramRecorder<W: Write> {
@@ -65,7 +66,7 @@ impl<W: Write> HistogramRecorder<W> {
                 event: region.event,
                 path: module.path.clone(),
                 build_id: module.build_id.clone(),
-                start: profiler_model::FileOffset(region.region.offset),
+                start: FileOffset(region.region.offset),
                 scale: region.region.scale.value(),
                 bucket_bits: region.buckets.width().bits() as u8,
                 buckets: region.buckets.to_le_bytes(),
