@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! profiler record -e cpu-clock -o app.data -- ./app
-//!     RecordArgs -> RecordConfig -> Recorder::new(..)?.run(writer) -> summary on stderr
+//!     RecordArgs -> RecordConfig -> Recorder::new(..)?.record(file, None) -> summary on stderr
 //! profiler stat -p 1234 --duration 2
 //!     StatArgs -> StatConfig { target: Target::Processes([1234]), .. } -> Stat::run -> counts
 //! ```
@@ -27,6 +27,7 @@ mod list;
 mod output;
 mod progress;
 mod record;
+mod record_histogram;
 mod record_output;
 mod report;
 mod stat;

@@ -3,12 +3,13 @@
 //! no system calls beyond reading and writing files.
 //!
 //! Data flow: the sampler turns kernel records into [`Record`]s and pushes them
-//! into a [`RecordSink`] such as [`RecordingWriter`], which writes them in
-//! checksummed chunks through an [`AtomicFile`]; a report opens the file with
-//! [`Recording::open`] (a file cut short or damaged is read as far as its
-//! chunks are good, and [`Recording::damage`] says what was lost), replays its
-//! side-band records into a [`ProcessModel`], and resolves every [`Sample`] to
-//! a [`Location`].
+//! into a [`RecordingSink`]: the [`RecordingWriter`], which writes them in
+//! checksummed chunks through an [`AtomicFile`], or the [`HistogramRecorder`],
+//! which pours the samples into [`ModuleHistograms`] and writes those. A
+//! report opens the file with [`Recording::open`] (a file cut short or damaged
+//! is read as far as its chunks are good, and [`Recording::damage`] says what
+//! was lost), [replays](Recording::replay) its side-band records into a
+//! [`ProcessModel`], and resolves every [`Sample`] to a [`Location`].
 //!
 //! ```
 //! use profiler_model::*;
@@ -49,7 +50,9 @@ mod module_histograms;
 mod process;
 mod reader;
 mod record;
+mod replay;
 mod scan;
+mod sink;
 mod stats;
 mod symbolize;
 mod unwind;
@@ -69,7 +72,7 @@ pub use listing::{AsmSyntax, Disassembler, Flow, FunctionListing, Instruction, S
 pub use live_histograms::HistogramRecorder;
 pub use module::{Module, ModuleId, ModuleTable};
 pub use module_histograms::{
-    HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion,
+    HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion, pour,
 };
 pub use process::{LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order};
 pub use reader::{Recording, Records};
@@ -77,6 +80,8 @@ pub use record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
     Throttle, UserStack,
 };
+pub use replay::Samples;
+pub use sink::{RecordingSink, open_sink};
 pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{
     AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,

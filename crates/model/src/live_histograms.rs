@@ -56,8 +56,7 @@ impl<W: Write> HistogramRecorder<W> {
     pub fn finish(mut self, mut trailer: Trailer) -> io::Result<W> {
         self.end_batch()?;
         for sample in std::mem::take(&mut self.retry) {
-            self.histograms
-                .record(sample.event, Location::Unmapped, sample.period);
+            self.histograms.pour(&sample, Location::Unmapped, &[]);
         }
         trailer.histogram_totals = self.histograms.totals();
         for region in self.histograms.regions() {
@@ -79,14 +78,8 @@ impl<W: Write> HistogramRecorder<W> {
         match record {
             Record::Sample(sample) => match self.mappings.resolve(sample) {
                 Location::Unmapped if !retried => self.retry.push(sample.clone()),
-                location => {
-                    self.histograms
-                        .record(sample.event, location, sample.period);
-                    // `read` holds deltas here (see `push`).
-                    for &(member, delta) in &sample.read {
-                        self.histograms.add(member, location, delta);
-                    }
-                }
+                // `read` holds deltas here (see `push`).
+                location => self.histograms.pour(sample, location, &sample.read),
             },
             Record::Mmap(m) => {
                 if let Some(module) = self.mappings.apply(record) {

@@ -4,7 +4,7 @@
 use profiler_histogram::{BucketWidth, Buckets, HistogramConfig, Region, Scale};
 use profiler_model::{
     HistogramOptions, HistogramSet, MemberDeltas, ModuleHistograms, ModuleRegion, ModuleTable,
-    ProcessModelBuilder, Record, Recording,
+    Record, Recording,
 };
 
 use crate::error::ReportError;
@@ -71,11 +71,7 @@ fn histograms_from_samples(
     width: BucketWidth,
     scale: Scale,
 ) -> Result<HistogramSet, ReportError> {
-    let mut builder = ProcessModelBuilder::new();
-    for record in recording.records()? {
-        builder.add(&record?);
-    }
-    let model = builder.build();
+    let (model, samples) = recording.replay()?;
     let options = HistogramOptions {
         config: HistogramConfig {
             width,
@@ -97,14 +93,10 @@ fn histograms_from_samples(
         }
     }
     let mut members = MemberDeltas::default();
-    for record in recording.records()? {
-        if let Record::Sample(sample) = record? {
-            let location = model.resolve(&sample);
-            histograms.record(sample.event, location, sample.period);
-            for (member, delta) in members.of(&sample) {
-                histograms.add(member, location, delta);
-            }
-        }
+    for sample in samples {
+        let sample = sample?;
+        let deltas = members.of(&sample);
+        histograms.pour(&sample, model.resolve(&sample), &deltas);
     }
     Ok(histograms.into_set(model.into_modules()))
 }

@@ -7,10 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use profiler_histogram::{BucketWidth, Scale};
-use profiler_model::{
-    FileOffset, Location, MemberDeltas, ModuleTable, ProcessModelBuilder, Record, Recording,
-    StackUnwinder,
-};
+use profiler_model::{FileOffset, Location, MemberDeltas, ModuleTable, Recording, StackUnwinder};
 
 use crate::error::ReportError;
 use crate::histograms::recording_histograms;
@@ -159,11 +156,7 @@ fn count_sample_records(
     filter: &SampleFilter,
     unwinder: &dyn StackUnwinder,
 ) -> Result<SampleCounts, ReportError> {
-    let mut builder = ProcessModelBuilder::new();
-    for record in recording.records()? {
-        builder.add(&record?);
-    }
-    let model = builder.build();
+    let (model, samples) = recording.replay()?;
 
     let mut by_stack = vec![HashMap::new(); wanted.len()];
     let mut threads: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
@@ -171,10 +164,8 @@ fn count_sample_records(
     let mut members = MemberDeltas::default();
     let mut commands = Commands::default();
     let mut excluded = BTreeMap::new();
-    for record in recording.records()? {
-        let Record::Sample(sample) = record? else {
-            continue;
-        };
+    for sample in samples {
+        let sample = sample?;
         let event = usize::from(sample.event);
         let deltas = members.of(&sample);
         if !wanted.get(event).copied().unwrap_or(false) {

@@ -96,6 +96,11 @@ pub enum SamplerError {
     #[error("cannot write the recording: {error}")]
     Sink { error: io::Error },
 
+    /// The output refused the recording's header, before anything ran; its
+    /// error says which output and why.
+    #[error("{error}")]
+    Output { error: io::Error },
+
     #[error("there is no process {pid}; check the process id, e.g. with `pgrep NAME`")]
     NoSuchProcess { pid: u32 },
 

@@ -2,13 +2,14 @@
 //! command to draining the kernel's ring buffers into profiler records.
 //!
 //! It owns the first step of the data flow: a [`Recorder`] is checked once
-//! (events, rates, target), then run; every record it drains (samples,
-//! mappings, exec, fork, exit, lost, throttle) goes to a
-//! [`RecordSink`](profiler_model::RecordSink), such as the recording writer.
+//! (events, rates, target), then [records](Recorder::record): every record
+//! it drains (samples, mappings, exec, fork, exit, lost, throttle) goes to
+//! the recording's sink, the file writer or the live histograms, or to any
+//! other [`RecordSink`](profiler_model::RecordSink) given to
+//! [`Recorder::run`].
 //!
 //! ```no_run
 //! use profiler_sampler::{EventRequest, RecordConfig, Recorder, Target};
-//! use profiler_model::RecordingWriter;
 //!
 //! let recorder = Recorder::new(RecordConfig {
 //!     target: Target::Command(vec!["./app".into()]),
@@ -19,9 +20,8 @@
 //!     kernel: false,
 //!     duration: None,
 //! })?;
-//! let mut writer = RecordingWriter::new(Vec::new(), &recorder.header())?;
-//! let outcome = recorder.run(&mut writer)?;
-//! println!("the command {}", outcome.describe());
+//! let recorded = recorder.record(Vec::new(), None)?;
+//! println!("the command {}", recorded.outcome.describe());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -63,6 +63,7 @@ mod privileges;
 mod proc_maps;
 mod profil;
 mod recorder;
+mod recording;
 mod refusal;
 #[allow(unsafe_code)]
 mod signals;
@@ -84,6 +85,7 @@ pub use recorder::{
     DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES, DEFAULT_STACK_RING_BYTES,
     EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
 };
+pub use recording::Recorded;
 pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
     StatOutcome, ThreadCount,

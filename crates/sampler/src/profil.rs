@@ -38,7 +38,7 @@ use profiler_events::{CPU_CLOCK, EventSpec};
 use profiler_histogram::{
     BucketWidth, Flags, Histogram, HistogramConfig, HistogramError, OnFull, Region, Scale,
 };
-use profiler_model::{Avma, Record, RecordSink, Sampling};
+use profiler_model::{Avma, Record, RecordSink, Sampling, pour};
 
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::error::SamplerError;
@@ -466,7 +466,7 @@ impl RecordSink for HistogramSink {
         match record {
             Record::Sample(sample) if sample.pid == self.pid => {
                 self.samples += 1;
-                self.histogram.record(sample.ip.0, sample.period);
+                pour(&mut self.histogram, sample.ip.0, sample);
             }
             Record::Lost(lost) => self.lost += lost.count,
             _ => {}
