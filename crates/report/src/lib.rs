@@ -1,7 +1,6 @@
 //! Reports: a recording, resolved through the process model and named by a
 //! symbolizer, aggregated into views (the flat profile, the histogram table),
-//! each rendered to any `impl Write`; and the histograms themselves, built
-//! live while recording or afterwards from samples.
+//! each rendered to any `impl Write`.
 //!
 //! ```no_run
 //! use profiler_model::{NoSymbols, NoUnwinder, Recording};
@@ -19,6 +18,7 @@ mod annotate_render;
 mod annotate_target;
 mod attribution;
 mod calltree;
+mod completeness;
 mod diff;
 mod error;
 mod events;
@@ -48,6 +48,7 @@ pub use annotate::{
 pub use annotate_render::{render_annotation_json, render_annotation_text};
 pub use annotate_target::AnnotateTarget;
 pub use calltree::{CallNode, CallTree, TreeDirection};
+pub use completeness::{StackCompleteness, stack_completeness};
 pub use diff::{DiffRow, ProfileDiff, Share, diff_profiles, render_diff_json, render_diff_text};
 pub use error::ReportError;
 pub use flamegraph::{FlameOptions, render_diff_flamegraph, render_flamegraph};
@@ -67,9 +68,6 @@ pub use profile::{
 };
 pub use samples::{SampleFilter, Weight};
 pub use sort::SortKey;
-pub use stacks::{
-    Places, StackCompleteness, StackOptions, StackProfile, ThreadFrames, read_stacks,
-    stack_completeness,
-};
+pub use stacks::{Places, StackOptions, StackProfile, ThreadFrames, read_stacks};
 pub use tasks::{Task, TaskRow};
 pub use text::{loss_advice, render_text, stack_advice, stack_phrase};

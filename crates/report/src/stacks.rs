@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use profiler_model::{Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
 
+use crate::completeness::ROOTS;
 use crate::error::ReportError;
 use crate::events::select_events;
 use crate::folded::{FoldedFrame, FoldedStacks, FrameKind};
@@ -80,24 +81,6 @@ pub enum Places {
     Lines,
 }
 
-/// Functions a complete stack starts from: the program's entry, `main`,
-/// the places threads start, and the dynamic loader's entry (samples taken
-/// while it loads the program).
-const ROOTS: &[&str] = &[
-    "_start",
-    "_dl_start",
-    "_dl_start_user",
-    "__libc_start_main",
-    "__libc_start_call_main",
-    "main",
-    "start_thread",
-    "clone",
-    "clone3",
-    "__clone",
-    "__clone3",
-    "thread_start",
-];
-
 /// Extra root frames naming where each stack was sampled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ThreadFrames {
@@ -105,43 +88,6 @@ pub struct ThreadFrames {
     pub process: bool,
     /// `command-PID/TID`
     pub thread: bool,
-}
-
-/// How whole the call stacks of one event are.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StackCompleteness {
-    pub event: String,
-    /// Samples whose stack reached `main`, a thread's start or `_start`.
-    pub rooted: u64,
-    pub samples: u64,
-}
-
-/// For each event of a recording with call graphs, how many stacks reached
-/// a root; naming only functions, which is all this needs.
-pub fn stack_completeness(
-    recording: &Recording,
-    symbolizer: &dyn Symbolizer,
-    unwinder: &dyn StackUnwinder,
-) -> Result<Vec<StackCompleteness>, ReportError> {
-    let options = StackOptions {
-        fold_inline: true,
-        ..StackOptions::default()
-    };
-    let profile = read_stacks(recording, symbolizer, unwinder, &options)?;
-    Ok(recording
-        .header
-        .events
-        .iter()
-        .enumerate()
-        .map(|(index, event)| {
-            let (rooted, samples) = profile.rooted(index);
-            StackCompleteness {
-                event: event.name.clone(),
-                rooted,
-                samples,
-            }
-        })
-        .collect())
 }
 
 /// Reads the samples of `recording` that `options` selects, unwinding

@@ -7,6 +7,7 @@
 //! function table, the DWARF section bytes, the layout.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -107,6 +108,14 @@ impl<'a> ElfModule<'a> {
     /// The function holding `address`.
     pub fn function(&self, address: Svma) -> Option<&Function<'a>> {
         self.functions.find(address.0)
+    }
+
+    /// Where the functions called one of `names` lie, in file offsets.
+    pub fn functions_named(&self, names: &[&str]) -> Vec<Range<FileOffset>> {
+        (self.functions.named(names))
+            .filter_map(|f| self.image.layout.file_range(Svma(f.start), Svma(f.end)))
+            .map(|(start, len)| start..FileOffset(start.0 + len))
+            .collect()
     }
 
     /// The stated address of each file offset.

@@ -3,6 +3,7 @@
 //! recording kept; the vdso from this process's memory, JIT code from
 //! `/tmp/perf-PID.map`, the kernel from /proc/kallsyms.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -141,6 +142,13 @@ impl Symbolizer for ElfSymbolizer {
             .iter()
             .map(|a| kallsyms.and_then(|k| k.name(a.0)).map(str::to_owned))
             .collect()
+    }
+
+    fn find_functions(&self, module: &Module, names: &[&str]) -> Vec<Range<FileOffset>> {
+        let Ok(files) = self.open(module) else {
+            return Vec::new();
+        };
+        parse_recorded(module, &files).map_or(Vec::new(), |elf| elf.functions_named(names))
     }
 
     fn threads(&self) -> usize {
