@@ -70,7 +70,7 @@ impl Disassembler for ElfSymbolizer {
             AsmSyntax::Intel => decode(bitness, code, start, offset, IntelFormatter::new()),
         };
         let svmas: Vec<Svma> = instructions.iter().map(|i| i.svma).collect();
-        let resolved = elf.resolve(&svmas, Detail::Frames, self.options());
+        let resolved = elf.resolve(&svmas, Detail::Frames, self.options().naming());
         let name = resolved
             .first()
             .and_then(|symbol| symbol.function.as_ref())

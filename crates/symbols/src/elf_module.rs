@@ -21,7 +21,6 @@ use crate::dwarf::{self, FrameFinder, Sections};
 use crate::error::SymbolsError;
 use crate::functions::{Function, FunctionTable};
 use crate::image::{self, Bytes, Image, Layout};
-use crate::symbolizer::SymbolizerOptions;
 
 /// Below this many addresses per thread, fewer threads do the work: each
 /// thread pays for parsing the compilation units' headers again.
@@ -65,6 +64,15 @@ impl ModuleFiles {
             debug: None,
         }
     }
+}
+
+/// How a module's addresses are named.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Naming {
+    /// Keep C++ argument lists and return types.
+    pub full_signatures: bool,
+    /// At most this many threads, for a large module's addresses.
+    pub threads: usize,
 }
 
 /// A parsed module.
@@ -128,7 +136,7 @@ impl<'a> ElfModule<'a> {
         &self,
         addresses: &[Svma],
         detail: Detail,
-        options: &SymbolizerOptions,
+        naming: Naming,
     ) -> Vec<AddressSymbol> {
         // For functions alone, DWARF (tens of megabytes to read, perhaps to
         // decompress) is worth reading only for a module without a symbol
@@ -151,9 +159,9 @@ impl<'a> ElfModule<'a> {
             sections: sections.as_ref(),
             endian: dwarf::endian(dwarf_image),
             detail,
-            full_signatures: options.full_signatures,
+            full_signatures: naming.full_signatures,
         };
-        let threads = (options.threads())
+        let threads = (naming.threads)
             .min(addresses.len() / ADDRESSES_PER_THREAD)
             .max(1);
         if threads == 1 || lookup.sections.is_none() {

@@ -12,7 +12,7 @@ use profiler_model::{
     RelativeAddress, Svma, Symbolizer,
 };
 
-use crate::elf_module::{ElfModule, ModuleFiles};
+use crate::elf_module::{ElfModule, ModuleFiles, Naming};
 use crate::error::SymbolsError;
 use crate::jit::PerfMap;
 use crate::kernel::Kallsyms;
@@ -41,6 +41,13 @@ impl SymbolizerOptions {
         match self.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
+        }
+    }
+
+    pub(crate) fn naming(&self) -> Naming {
+        Naming {
+            full_signatures: self.full_signatures,
+            threads: self.threads(),
         }
     }
 }
@@ -164,7 +171,7 @@ pub fn symbolize_file(
     options: &SymbolizerOptions,
 ) -> Result<Vec<AddressSymbol>, SymbolsError> {
     let files = ModuleFiles::open(path, &options.debug_dirs)?;
-    Ok(ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options))
+    Ok(ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options.naming()))
 }
 
 fn symbolize_offsets(
@@ -177,7 +184,7 @@ fn symbolize_offsets(
     let elf = parse_recorded(module, files)?;
     let svmas = elf.svmas(offsets);
     let known: Vec<Svma> = svmas.iter().flatten().copied().collect();
-    let mut resolved = elf.resolve(&known, detail, options).into_iter();
+    let mut resolved = elf.resolve(&known, detail, options.naming()).into_iter();
     let addresses = svmas
         .iter()
         .map(|svma| match svma {
