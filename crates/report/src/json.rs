@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use profiler_model::Sampling;
 
-use crate::places::PlaceKind;
 use crate::profile::{FlatProfile, FunctionRow};
+use crate::sort::PlaceKind;
 use crate::sort::{RowKind, row_kind};
 use crate::tasks::Task;
 

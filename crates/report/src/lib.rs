@@ -61,13 +61,14 @@ pub use inline_sites::{
     InlineSite, InlineSites, inline_sites, render_inline_sites_json, render_inline_sites_text,
 };
 pub use json::render_json;
-pub use places::{PlaceKind, PlaceRow};
+pub use naming::Places;
+pub use places::PlaceRow;
 pub use profile::{
     EventProfile, FlatProfile, FunctionRow, InlinedRow, ModuleRow, ReportOptions, ThreadRow,
     flat_profile,
 };
 pub use samples::{SampleFilter, Weight};
-pub use sort::SortKey;
-pub use stacks::{Places, StackOptions, StackProfile, ThreadFrames, read_stacks};
+pub use sort::{PlaceKind, SortKey};
+pub use stacks::{StackOptions, StackProfile, ThreadFrames, read_stacks};
 pub use tasks::{Task, TaskRow};
 pub use text::{loss_advice, render_text, stack_advice, stack_phrase};

@@ -17,7 +17,18 @@ use profiler_model::{
     Symbolizer,
 };
 
-use crate::stacks::Places;
+/// How much of each sample's place [`read_stacks`](crate::read_stacks)
+/// keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Places {
+    #[default]
+    None,
+    /// Its address, and how far into its function it lies: the symbol
+    /// tables suffice.
+    Addresses,
+    /// Also its source line, from the debug info.
+    Lines,
+}
 
 /// The module a function belongs to, or a pseudo-module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -7,17 +7,10 @@ use std::sync::Arc;
 use profiler_model::{Location, Svma};
 
 use crate::naming::ModuleKey;
-use crate::profile::Leaf;
 use crate::samples::Weight;
+use crate::sort::PlaceKind;
 use crate::stacks::StackProfile;
-use crate::tasks::{Task, TaskKey};
-
-/// What one row of a line or address profile stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlaceKind {
-    Line,
-    Address,
-}
+use crate::tasks::{Leaf, Task, TaskKey};
 
 /// One source line, or one instruction address, with its self samples.
 #[derive(Clone, Debug, PartialEq)]

@@ -14,7 +14,7 @@ use crate::places::{PlaceRow, place_rows};
 use crate::samples::Weight;
 use crate::sort::{RowKind, SortKey, row_kind};
 use crate::stacks::{NamedStack, StackProfile};
-use crate::tasks::{Task, TaskKey, TaskKeys, TaskRow, task_rows};
+use crate::tasks::{Leaf, Task, TaskKey, TaskKeys, TaskRow, task_rows};
 
 /// Choices for [`flat_profile`] (which samples, and how they are named,
 /// are [`StackOptions`](crate::StackOptions) of the stacks read).
@@ -262,13 +262,6 @@ pub fn flat_profile(
 /// A sample's row, before naming: its task and the function (or row id)
 /// its self weight counts for.
 type RowKey = (TaskKey, u32);
-
-/// A stack with the row its samples count for.
-pub(crate) struct Leaf<'a> {
-    pub stack: &'a NamedStack,
-    pub task: TaskKey,
-    pub row: u32,
-}
 
 /// Counts stacks into rows as the options say.
 struct Counter<'a> {

@@ -9,7 +9,7 @@ use crate::completeness::ROOTS;
 use crate::error::ReportError;
 use crate::events::select_events;
 use crate::folded::{FoldedFrame, FoldedStacks, FrameKind};
-use crate::naming::{FunctionKey, ModuleKey, Place, name_locations};
+use crate::naming::{FunctionKey, ModuleKey, Place, Places, name_locations};
 use crate::samples::{SampleFilter, ThreadCount, Weight, count_samples};
 
 /// A stack of named frames, leaf first, in one thread.
@@ -68,18 +68,6 @@ pub struct StackOptions {
 
 /// What samples are merged by: process, thread, command, frames, place.
 type StackKey = (u32, u32, u32, Vec<u32>, Option<u32>);
-
-/// How much of each sample's place [`read_stacks`] keeps.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Places {
-    #[default]
-    None,
-    /// Its address, and how far into its function it lies: the symbol
-    /// tables suffice.
-    Addresses,
-    /// Also its source line, from the debug info.
-    Lines,
-}
 
 /// Extra root frames naming where each stack was sampled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

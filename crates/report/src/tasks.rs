@@ -7,6 +7,13 @@ use crate::samples::Weight;
 use crate::sort::SortKey;
 use crate::stacks::{NamedStack, StackProfile};
 
+/// A stack with the row its samples count for.
+pub(crate) struct Leaf<'a> {
+    pub stack: &'a NamedStack,
+    pub task: TaskKey,
+    pub row: u32,
+}
+
 /// The command and process of a row, as far as the sort keys tell them
 /// apart (all `None` when they do not).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
