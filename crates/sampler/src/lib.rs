@@ -81,6 +81,7 @@ pub use launch::TargetExit;
 pub use list::probe_events;
 pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
 pub use profil::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion};
+pub use profiler_events::EventSource;
 pub use recorder::{
     DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES, DEFAULT_STACK_RING_BYTES,
     EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
@@ -90,5 +91,5 @@ pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
     StatOutcome, ThreadCount,
 };
-pub use sysinfo::{EventSource, page_size};
+pub use sysinfo::page_size;
 pub use target::{Target, TargetEnd};

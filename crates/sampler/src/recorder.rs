@@ -16,7 +16,7 @@ use crate::command::ResolvedCommand;
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::error::SamplerError;
 use crate::launch::{self, RunningChild};
-use crate::privileges::Privileges;
+use crate::privileges;
 use crate::target::{Attachment, ResolvedTarget, Target, TargetEnd, online_cpus};
 use crate::{refusal, signals, snapshot, sysinfo};
 
@@ -314,7 +314,7 @@ impl Recorder {
         match error {
             SamplerError::PermissionDenied { .. } => {
                 let kernel = self.events.iter().any(|e| e.spec.kernel);
-                let (reason, advice) = Privileges::read().refusal(kernel, true);
+                let (reason, advice) = privileges::read().refusal(kernel, true);
                 SamplerError::SystemWideDenied { reason, advice }
             }
             other => other,

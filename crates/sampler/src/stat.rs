@@ -18,7 +18,6 @@
 //! `counts`; here are the configuration, the outcome and the counting loop.
 
 mod counters;
-mod counts;
 mod events;
 mod target;
 
@@ -26,15 +25,15 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
-pub use self::counts::{Count, EventCount, EventValue, StatCounts, ThreadCount};
 pub use self::events::DEFAULT_STAT_EVENTS;
+pub use profiler_events::{Count, EventCount, EventValue, StatCounts, ThreadCount};
 
 use self::counters::Counters;
 use self::events::{StatEvent, resolve_events};
 use self::target::{Counted, resolve_target};
 use crate::error::SamplerError;
 use crate::launch::{self, RunningChild, TargetExit};
-use crate::privileges::Privileges;
+use crate::privileges;
 use crate::signals;
 use crate::target::Target;
 
@@ -99,7 +98,7 @@ impl Stat {
     /// the command, processes, threads or CPUs exist.
     pub fn new(config: StatConfig) -> Result<Stat, SamplerError> {
         check_options(&config)?;
-        let privileges = Privileges::read();
+        let privileges = privileges::read();
         let cpu_wide = matches!(config.target, Target::SystemWide { .. });
         let mut notices = Vec::new();
         let events = resolve_events(&config.events, cpu_wide, &privileges, &mut notices)?;
@@ -319,7 +318,7 @@ mod tests {
 
     #[test]
     fn the_threads_of_this_process_can_be_counted() {
-        if !Privileges::read().may_profile_user() {
+        if !privileges::read().may_profile_user() {
             return;
         }
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -4,7 +4,7 @@
 use std::fs;
 use std::io;
 
-use profiler_events::{SYSFS_PMUS, is_core_pmu};
+use profiler_events::{EventSource, SYSFS_PMUS, is_core_pmu};
 use profiler_model::HostInfo;
 
 use crate::cpu_list::parse_cpu_list;
@@ -70,15 +70,6 @@ fn cpu_model_of(cpuinfo: &str) -> Option<String> {
             (name.trim() == *key && !value.trim().is_empty()).then(|| value.trim().to_owned())
         })
     })
-}
-
-/// An event source the kernel exposes in /sys/bus/event_source/devices:
-/// a PMU (`cpu`, `software`, `tracepoint`, an uncore unit) and the number
-/// that goes into `perf_event_attr.type` for its events.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EventSource {
-    pub name: String,
-    pub perf_type: Option<u32>,
 }
 
 /// The event sources this kernel exposes, by name.
