@@ -36,6 +36,7 @@
 mod cache_events;
 mod checkup;
 mod counts;
+mod cpu_list;
 mod error;
 mod event;
 mod event_parse;
@@ -47,6 +48,7 @@ mod suggest;
 pub use cache_events::PERF_TYPE_HW_CACHE;
 pub use checkup::{Checkup, EventCheck, EventSource};
 pub use counts::{Count, EventCount, EventValue, StatCounts, ThreadCount};
+pub use cpu_list::{format_cpu_list, parse_cpu_list};
 pub use error::EventsError;
 pub use event::{
     CPU_CLOCK, CYCLES, EventSpec, KNOWN_EVENTS, KnownEvent, PERF_TYPE_HARDWARE, PERF_TYPE_RAW,

@@ -116,9 +116,6 @@ pub enum SamplerError {
     #[error("CPU {cpu} is not online; the online CPUs are {online}")]
     CpuNotOnline { cpu: usize, online: String },
 
-    #[error("'{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3")]
-    BadCpuList { text: String },
-
     #[error(
         "--duration applies to -p, -t, -a and -C without a command; a launched command is \
          profiled until it exits, so leave out --duration or the command"

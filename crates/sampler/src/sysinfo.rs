@@ -4,10 +4,8 @@
 use std::fs;
 use std::io;
 
-use profiler_events::{EventSource, SYSFS_PMUS, is_core_pmu};
+use profiler_events::{EventSource, SYSFS_PMUS, is_core_pmu, parse_cpu_list};
 use profiler_model::HostInfo;
-
-use crate::cpu_list::parse_cpu_list;
 
 /// `kernel.perf_event_max_sample_rate`: the highest `-F` the kernel accepts.
 pub fn max_sample_rate() -> Option<u64> {
