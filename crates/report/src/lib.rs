@@ -20,6 +20,7 @@ mod attribution;
 mod calltree;
 mod completeness;
 mod diff;
+mod doctor_render;
 mod error;
 mod events;
 mod flamegraph;
@@ -30,12 +31,15 @@ mod hist_table;
 mod histograms;
 mod inline_sites;
 mod json;
+mod list_render;
 mod naming;
 mod places;
 mod profile;
 mod samples;
 mod sort;
 mod stacks;
+mod stat_render;
+mod symbols_render;
 mod table;
 mod tasks;
 mod text;
@@ -50,6 +54,7 @@ pub use annotate_target::AnnotateTarget;
 pub use calltree::{CallNode, CallTree, TreeDirection};
 pub use completeness::{StackCompleteness, stack_completeness};
 pub use diff::{DiffRow, ProfileDiff, Share, diff_profiles, render_diff_json, render_diff_text};
+pub use doctor_render::{render_checkup_json, render_checkup_text};
 pub use error::ReportError;
 pub use flamegraph::{FlameOptions, render_diff_flamegraph, render_flamegraph};
 pub use folded::{FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX};
@@ -61,6 +66,7 @@ pub use inline_sites::{
     InlineSite, InlineSites, inline_sites, render_inline_sites_json, render_inline_sites_text,
 };
 pub use json::render_json;
+pub use list_render::{render_event_list_json, render_event_list_text};
 pub use naming::Places;
 pub use places::PlaceRow;
 pub use profile::{
@@ -70,5 +76,10 @@ pub use profile::{
 pub use samples::{SampleFilter, Weight};
 pub use sort::{PlaceKind, SortKey};
 pub use stacks::{StackOptions, StackProfile, ThreadFrames, read_stacks};
+pub use stat_render::{
+    StatExit, StatSummary, render_stat_interval_json, render_stat_interval_text, render_stat_json,
+    render_stat_text,
+};
+pub use symbols_render::{render_symbols_json, render_symbols_text};
 pub use tasks::{Task, TaskRow};
 pub use text::{loss_advice, render_text, stack_advice, stack_phrase};
