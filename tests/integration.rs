@@ -15,6 +15,7 @@ mod capi;
 mod doctor;
 mod events;
 mod exit_status;
+mod fact_renderers;
 mod gprof;
 mod groups;
 mod histogram;
