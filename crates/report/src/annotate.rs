@@ -189,7 +189,7 @@ fn samples_by_offset(
     let mut by_offset: BTreeMap<u64, u64> = BTreeMap::new();
     for stack in event_stacks {
         let Some(place) = stack.place else { continue };
-        if let Location::Module { module, offset } = stacks.places[place as usize].0
+        if let Location::Module { module, offset } = stacks.places[place.index()].0
             && module == target.module_id
         {
             *by_offset.entry(offset.0).or_default() += stack.weight.samples;

@@ -11,7 +11,7 @@ use profiler_model::{Detail, FileOffset, Location, ModuleId, Recording, Symboliz
 use serde_json::json;
 
 use crate::annotate_target::plain_name;
-use crate::naming::ModuleKey;
+use crate::naming::{FunctionId, ModuleKey};
 use crate::stacks::StackProfile;
 use crate::text::event_phrase;
 
@@ -77,12 +77,11 @@ impl StackProfile {
             let inlined = &stack.frames[..holder.unwrap_or(0)];
             let from_it = inlined.iter().any(|f| chosen.contains(f));
             if let (true, Some(place)) = (from_it, stack.place) {
-                *by_location
-                    .entry(self.places[place as usize].0)
-                    .or_default() += stack.weight.samples;
+                *by_location.entry(self.places[place.index()].0).or_default() +=
+                    stack.weight.samples;
             }
         }
-        let name = self.functions[first as usize].name.clone();
+        let name = self.functions[first.index()].name.clone();
         let mut by_module: BTreeMap<ModuleId, Vec<(FileOffset, u64)>> = BTreeMap::new();
         for (location, samples) in by_location {
             if let Location::Module { module, offset } = location {
@@ -145,14 +144,14 @@ impl StackProfile {
 
     /// The inlined function with samples named `symbol`, or the only one
     /// whose name starts with it: in every module it was inlined in.
-    fn inlined_named(&self, symbol: &str) -> Vec<u32> {
-        let mut inlined: Vec<u32> = (self.events.iter().flatten())
+    fn inlined_named(&self, symbol: &str) -> Vec<FunctionId> {
+        let mut inlined: Vec<FunctionId> = (self.events.iter().flatten())
             .flat_map(|stack| stack.frames.iter().copied())
             .filter(|&f| self.is_inlined(f))
             .collect();
         inlined.sort_unstable();
         inlined.dedup();
-        let name = |f: &u32| self.functions[*f as usize].name.as_str();
+        let name = |f: &FunctionId| self.functions[f.index()].name.as_str();
         let mut names: Vec<&str> = inlined.iter().map(name).collect();
         names.sort_unstable();
         names.dedup();

@@ -63,15 +63,30 @@ pub(crate) struct Place {
     pub line: Option<u32>,
 }
 
+/// A function of a profile: where its [`FunctionKey`] lies among the
+/// profile's functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct FunctionId(u32);
+
+impl FunctionId {
+    pub fn new(index: usize) -> FunctionId {
+        FunctionId(index as u32)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// The function of every location.
 #[derive(Default)]
 pub(crate) struct Names {
-    of_location: HashMap<Location, u32>,
+    of_location: HashMap<Location, FunctionId>,
     /// Where code was inlined (and inline frames were asked for): the whole
     /// chain, innermost first, the containing function last.
-    chains: HashMap<Location, Box<[u32]>>,
+    chains: HashMap<Location, Box<[FunctionId]>>,
     functions: Vec<FunctionKey>,
-    interned: HashMap<FunctionKey, u32>,
+    interned: HashMap<FunctionKey, FunctionId>,
     /// Why some modules' code is unnamed (file missing, changed...).
     pub problems: Vec<String>,
     /// Where each location is, when asked for.
@@ -81,7 +96,7 @@ pub(crate) struct Names {
 impl Names {
     /// The functions of `location` as frames, innermost first: the
     /// function alone, or the chain of inlined calls leading to the code.
-    pub fn frames(&self, location: &Location) -> &[u32] {
+    pub fn frames(&self, location: &Location) -> &[FunctionId] {
         match self.chains.get(location) {
             Some(chain) => chain,
             None => std::slice::from_ref(&self.of_location[location]),
@@ -93,11 +108,11 @@ impl Names {
         &self.functions
     }
 
-    fn intern(&mut self, key: FunctionKey) -> u32 {
+    fn intern(&mut self, key: FunctionKey) -> FunctionId {
         match self.interned.get(&key) {
             Some(&id) => id,
             None => {
-                let id = self.functions.len() as u32;
+                let id = FunctionId::new(self.functions.len());
                 self.functions.push(key.clone());
                 self.interned.insert(key, id);
                 id
@@ -200,7 +215,7 @@ pub(crate) fn name_locations<'a>(
                 // (GCC's clones and split parts: `f.isra.0`, `f.part.0`) is
                 // its own code.
                 let clone_of = holder.name.split_once('.').map(|(name, _)| name);
-                let mut chain: Vec<u32> = (inlined.iter())
+                let mut chain: Vec<FunctionId> = (inlined.iter())
                     .filter_map(|frame| frame.function.as_deref())
                     .filter(|&name| name != holder.name && Some(name) != clone_of)
                     .map(|name| names.intern(key(name, true)))
@@ -325,7 +340,7 @@ mod tests {
             let names = name_locations(&modules, [location].iter(), &Clone, inline, Places::None);
             let frames: Vec<(String, bool)> = (names.frames(&location).iter())
                 .map(|&f| {
-                    let key = &names.functions()[f as usize];
+                    let key = &names.functions()[f.index()];
                     (key.name.clone(), key.inlined)
                 })
                 .collect();

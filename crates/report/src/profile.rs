@@ -9,7 +9,7 @@ use profiler_model::{
 
 use crate::attribution::{Attribution, InlineTally};
 use crate::calltree::{CallTree, TreeDirection, call_tree};
-use crate::naming::ModuleKey;
+use crate::naming::{FunctionId, ModuleKey};
 use crate::places::{PlaceRow, place_rows};
 use crate::samples::Weight;
 use crate::sort::{RowKind, SortKey, row_kind};
@@ -261,7 +261,7 @@ pub fn flat_profile(
 
 /// A sample's row, before naming: its task and the function (or row id)
 /// its self weight counts for.
-type RowKey = (TaskKey, u32);
+type RowKey = (TaskKey, FunctionId);
 
 /// Counts stacks into rows as the options say.
 struct Counter<'a> {
@@ -380,7 +380,7 @@ impl<'a> Counter<'a> {
         total: f64,
     ) -> Vec<FunctionRow> {
         let mut tallies: HashMap<RowKey, FunctionTally> = HashMap::new();
-        let mut seen: Vec<u32> = Vec::new();
+        let mut seen: Vec<FunctionId> = Vec::new();
         for leaf in leaves {
             let (frames, weight) = (&leaf.stack.frames, leaf.stack.weight);
             let tally = tallies.entry((leaf.task, leaf.row)).or_default();
@@ -402,7 +402,7 @@ impl<'a> Counter<'a> {
         let mut rows: Vec<FunctionRow> = tallies
             .into_iter()
             .map(|((task, function), tally)| {
-                let key = &self.stacks.functions[function as usize];
+                let key = &self.stacks.functions[function.index()];
                 FunctionRow {
                     task: self.stacks.task(task),
                     name: key.name.clone(),
@@ -442,7 +442,7 @@ impl<'a> Counter<'a> {
     fn inlined_rows(&self, tally: &InlineTally) -> Vec<InlinedRow> {
         let mut rows: Vec<InlinedRow> = (tally.by_function.iter())
             .map(|(&function, &[weight, innermost, direct])| InlinedRow {
-                name: self.stacks.functions[function as usize].name.clone(),
+                name: self.stacks.functions[function.index()].name.clone(),
                 weight,
                 innermost,
                 direct,
@@ -462,7 +462,7 @@ impl<'a> Counter<'a> {
     fn module_rows(&self, leaves: &[Leaf], total: f64) -> Vec<ModuleRow> {
         let mut by_module: HashMap<(TaskKey, ModuleKey), Weight> = HashMap::new();
         for leaf in leaves {
-            let module = self.stacks.functions[leaf.row as usize].module;
+            let module = self.stacks.functions[leaf.row.index()].module;
             (by_module.entry((leaf.task, module)).or_default()).add(leaf.stack.weight);
         }
         let mut rows: Vec<ModuleRow> = by_module

@@ -64,14 +64,28 @@ impl SampleFilter {
     }
 }
 
+/// A command name samples were taken under: where it lies among
+/// [`SampleCounts::commands`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct CommandId(u32);
+
+impl CommandId {
+    pub fn new(index: usize) -> CommandId {
+        CommandId(index as u32)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A sampled call stack, leaf first, in the thread it was taken in.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct ThreadStack {
     pub pid: u32,
     pub tid: u32,
-    /// The thread's command name when the sample was taken, an index into
-    /// [`SampleCounts::commands`].
-    pub command: u32,
+    /// The thread's command name when the sample was taken.
+    pub command: CommandId,
     pub frames: Box<[Location]>,
 }
 
@@ -131,7 +145,7 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
             let stack = ThreadStack {
                 pid: 0,
                 tid: 0,
-                command: 0,
+                command: CommandId::new(0),
                 frames: Box::new([location]),
             };
             let weight: &mut Weight = by_stack[event].entry(stack).or_default();
@@ -232,12 +246,12 @@ fn count_sample_records(
 #[derive(Default)]
 struct Commands {
     names: Vec<String>,
-    ids: HashMap<(usize, usize), u32>,
-    by_text: HashMap<String, u32>,
+    ids: HashMap<(usize, usize), CommandId>,
+    by_text: HashMap<String, CommandId>,
 }
 
 impl Commands {
-    fn id(&mut self, name: &str) -> u32 {
+    fn id(&mut self, name: &str) -> CommandId {
         let at = (name.as_ptr() as usize, name.len());
         if let Some(&id) = self.ids.get(&at) {
             return id;
@@ -246,7 +260,7 @@ impl Commands {
             Some(&id) => id,
             None => {
                 self.names.push(name.to_owned());
-                let id = self.names.len() as u32 - 1;
+                let id = CommandId::new(self.names.len() - 1);
                 self.by_text.insert(name.to_owned(), id);
                 id
             }

@@ -9,8 +9,22 @@ use crate::completeness::ROOTS;
 use crate::error::ReportError;
 use crate::events::select_events;
 use crate::folded::{FoldedFrame, FoldedStacks, FrameKind};
-use crate::naming::{FunctionKey, ModuleKey, Place, Places, name_locations};
-use crate::samples::{SampleFilter, ThreadCount, Weight, count_samples};
+use crate::naming::{FunctionId, FunctionKey, ModuleKey, Place, Places, name_locations};
+use crate::samples::{CommandId, SampleFilter, ThreadCount, Weight, count_samples};
+
+/// A sampled place: where it lies among a [`StackProfile`]'s places.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct PlaceId(u32);
+
+impl PlaceId {
+    pub fn new(index: usize) -> PlaceId {
+        PlaceId(index as u32)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A stack of named frames, leaf first, in one thread.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,13 +33,12 @@ pub(crate) struct NamedStack {
     pub tid: u32,
     /// The command name the samples were taken under, an index into
     /// [`StackProfile::commands`].
-    pub command: u32,
-    /// Indices into [`StackProfile::functions`], leaf first: inlined
-    /// functions as frames of their own, before the function holding them.
-    pub frames: Vec<u32>,
-    /// With [`StackOptions::places`]: the leaf's index into
-    /// [`StackProfile::places`].
-    pub place: Option<u32>,
+    pub command: CommandId,
+    /// Leaf first: inlined functions as frames of their own, before the
+    /// function holding them.
+    pub frames: Vec<FunctionId>,
+    /// With [`StackOptions::places`]: the leaf's place.
+    pub place: Option<PlaceId>,
     pub weight: Weight,
 }
 
@@ -67,7 +80,7 @@ pub struct StackOptions {
 }
 
 /// What samples are merged by: process, thread, command, frames, place.
-type StackKey = (u32, u32, u32, Vec<u32>, Option<u32>);
+type StackKey = (u32, u32, CommandId, Vec<FunctionId>, Option<PlaceId>);
 
 /// Extra root frames naming where each stack was sampled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -108,12 +121,12 @@ pub fn read_stacks(
         options.places,
     );
     let mut places: Vec<(Location, Place)> = Vec::new();
-    let mut place_ids: HashMap<Location, u32> = HashMap::new();
-    let mut place_of = |location: &Location| -> u32 {
+    let mut place_ids: HashMap<Location, PlaceId> = HashMap::new();
+    let mut place_of = |location: &Location| -> PlaceId {
         *place_ids.entry(*location).or_insert_with(|| {
             let place = names.places.get(location).cloned().unwrap_or_default();
             places.push((*location, place));
-            places.len() as u32 - 1
+            PlaceId::new(places.len() - 1)
         })
     };
     let events = counts
@@ -256,7 +269,7 @@ impl StackProfile {
         stack
             .frames
             .iter()
-            .any(|&f| ROOTS.contains(&self.functions[f as usize].name.as_str()))
+            .any(|&f| ROOTS.contains(&self.functions[f.index()].name.as_str()))
     }
 
     /// Of an event's samples that have more than one frame or none at all
@@ -277,15 +290,15 @@ impl StackProfile {
         let mut seen = vec![false; self.commands.len()];
         for (stacks, _) in self.events.iter().zip(&self.wanted).filter(|(_, w)| **w) {
             for stack in stacks {
-                seen[stack.command as usize] = true;
+                seen[stack.command.index()] = true;
             }
         }
         seen.iter().filter(|&&s| s).count()
     }
 
     /// Whether `function` is a frame of inlined code.
-    pub(crate) fn is_inlined(&self, function: u32) -> bool {
-        self.functions[function as usize].inlined
+    pub(crate) fn is_inlined(&self, function: FunctionId) -> bool {
+        self.functions[function.index()].inlined
     }
 
     /// The name of thread `tid` of process `pid` ("" if it had none).
@@ -344,7 +357,7 @@ impl StackProfile {
             }
             for &f in stack.frames.iter().rev() {
                 ids.push(intern(
-                    function_frames[f as usize].clone(),
+                    function_frames[f.index()].clone(),
                     &mut folded.frames,
                 ));
             }

@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use crate::samples::Weight;
+use crate::naming::FunctionId;
+use crate::samples::{CommandId, Weight};
 use crate::sort::SortKey;
 use crate::stacks::{NamedStack, StackProfile};
 
@@ -11,7 +12,7 @@ use crate::stacks::{NamedStack, StackProfile};
 pub(crate) struct Leaf<'a> {
     pub stack: &'a NamedStack,
     pub task: TaskKey,
-    pub row: u32,
+    pub row: FunctionId,
 }
 
 /// The command and process of a row, as far as the sort keys tell them
@@ -33,8 +34,8 @@ pub struct TaskRow {
     pub percent: f64,
 }
 
-/// [`Task`] before naming: a command index and a pid.
-pub(crate) type TaskKey = (Option<u32>, Option<u32>);
+/// [`Task`] before naming: a command and a pid.
+pub(crate) type TaskKey = (Option<CommandId>, Option<u32>);
 
 /// Which parts of a sample's task the sort keys keep.
 #[derive(Clone, Copy, Debug, Default)]
@@ -70,7 +71,7 @@ impl TaskKeys {
 impl StackProfile {
     /// The task `key` stands for, named.
     pub(crate) fn task(&self, (command, pid): TaskKey) -> Task {
-        let name = |command: u32| match self.commands[command as usize].as_str() {
+        let name = |command: CommandId| match self.commands[command.index()].as_str() {
             "" => "[unknown]".to_owned(),
             name => name.to_owned(),
         };
