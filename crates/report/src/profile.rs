@@ -183,26 +183,7 @@ pub fn flat_profile(
         let counted: Vec<_> = (members.iter())
             .map(|&member| counter.member_counts(member, options.split_threads))
             .collect();
-        // The whole event, or each thread's share of it.
-        let mut parts: Vec<(Option<Thread>, Vec<&NamedStack>)> = Vec::new();
-        if options.split_threads {
-            let mut by_thread: HashMap<(u32, u32), Vec<&NamedStack>> = HashMap::new();
-            for stack in &stacks.events[index] {
-                by_thread
-                    .entry((stack.pid, stack.tid))
-                    .or_default()
-                    .push(stack);
-            }
-            let mut by_thread: Vec<_> = by_thread.into_iter().collect();
-            by_thread.sort_by_key(|(thread, stacks)| {
-                let samples: u64 = stacks.iter().map(|s| s.weight.samples).sum();
-                (std::cmp::Reverse(samples), *thread)
-            });
-            parts.extend(by_thread.into_iter().map(|(t, s)| (Some(t), s)));
-        } else {
-            parts.push((None, stacks.events[index].iter().collect()));
-        }
-        for (thread, part) in parts {
+        for (thread, part) in parts(stacks, index, options.split_threads) {
             let none = HashMap::new();
             let counted: Vec<&HashMap<RowKey, u64>> = (counted.iter())
                 .map(|by_thread| by_thread.get(&thread).unwrap_or(&none))
@@ -221,7 +202,43 @@ pub fn flat_profile(
             profiles.push(profile);
         }
     }
+    whole_profile(recording, stacks, options, profiles)
+}
 
+/// The stacks of event `index`: all of them, or each thread's, the thread
+/// with the most samples first.
+fn parts(
+    stacks: &StackProfile,
+    index: usize,
+    split_threads: bool,
+) -> Vec<(Option<Thread>, Vec<&NamedStack>)> {
+    if !split_threads {
+        return vec![(None, stacks.events[index].iter().collect())];
+    }
+    let mut by_thread: HashMap<Thread, Vec<&NamedStack>> = HashMap::new();
+    for stack in &stacks.events[index] {
+        by_thread
+            .entry((stack.pid, stack.tid))
+            .or_default()
+            .push(stack);
+    }
+    let mut by_thread: Vec<_> = by_thread.into_iter().collect();
+    by_thread.sort_by_key(|(thread, stacks)| {
+        let samples: u64 = stacks.iter().map(|s| s.weight.samples).sum();
+        (std::cmp::Reverse(samples), *thread)
+    });
+    (by_thread.into_iter())
+        .map(|(thread, stacks)| (Some(thread), stacks))
+        .collect()
+}
+
+/// The profile of the recording, around the profiles of its events.
+fn whole_profile(
+    recording: &Recording,
+    stacks: &StackProfile,
+    options: &ReportOptions,
+    events: Vec<EventProfile>,
+) -> FlatProfile {
     let wanted = &stacks.wanted;
     let trailer = &recording.trailer;
     FlatProfile {
@@ -230,7 +247,7 @@ pub fn flat_profile(
         outcome: trailer.outcome.clone(),
         processes: trailer.stats.processes,
         thread_count: trailer.stats.threads,
-        events: profiles,
+        events,
         threads: stacks
             .threads
             .iter()
@@ -243,9 +260,7 @@ pub fn flat_profile(
             .collect(),
         problems: stacks.problems.clone(),
         histogram: recording.header.histogram.clone().map(|settings| {
-            let totals = events
-                .iter()
-                .enumerate()
+            let totals = (recording.header.events.iter().enumerate())
                 .filter(|(i, _)| wanted[*i])
                 .map(|(i, _)| trailer.histogram_totals.get(i).copied().unwrap_or_default())
                 .collect();

@@ -9,8 +9,8 @@ use crate::completeness::ROOTS;
 use crate::error::ReportError;
 use crate::events::select_events;
 use crate::folded::{FoldedFrame, FoldedStacks, FrameKind};
-use crate::naming::{FunctionId, FunctionKey, ModuleKey, Place, Places, name_locations};
-use crate::samples::{CommandId, SampleFilter, ThreadCount, Weight, count_samples};
+use crate::naming::{FunctionId, FunctionKey, ModuleKey, Names, Place, Places, name_locations};
+use crate::samples::{CommandId, SampleFilter, ThreadCount, ThreadStack, Weight, count_samples};
 
 /// A sampled place: where it lies among a [`StackProfile`]'s places.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -120,52 +120,27 @@ pub fn read_stacks(
         !options.fold_inline,
         options.places,
     );
-    let mut places: Vec<(Location, Place)> = Vec::new();
-    let mut place_ids: HashMap<Location, PlaceId> = HashMap::new();
-    let mut place_of = |location: &Location| -> PlaceId {
-        *place_ids.entry(*location).or_insert_with(|| {
-            let place = names.places.get(location).cloned().unwrap_or_default();
-            places.push((*location, place));
-            PlaceId::new(places.len() - 1)
-        })
+    // Every sampled leaf's place, in the order of the locations.
+    let mut leaves: Vec<Location> = match options.places {
+        Places::None => Vec::new(),
+        Places::Addresses | Places::Lines => (counts.by_stack.iter())
+            .flat_map(|stacks| stacks.keys())
+            .filter_map(|stack| stack.frames.first().copied())
+            .collect(),
     };
-    let events = counts
-        .by_stack
-        .into_iter()
-        .map(|stacks| {
-            let mut merged: HashMap<StackKey, Weight> = HashMap::new();
-            for (stack, weight) in stacks {
-                let frames = stack
-                    .frames
-                    .iter()
-                    .flat_map(|location| names.frames(location).iter().copied())
-                    .collect();
-                let place = match options.places {
-                    Places::None => None,
-                    Places::Addresses | Places::Lines => stack.frames.first().map(&mut place_of),
-                };
-                merged
-                    .entry((stack.pid, stack.tid, stack.command, frames, place))
-                    .or_default()
-                    .add(weight);
-            }
-            let mut stacks: Vec<NamedStack> = merged
-                .into_iter()
-                .map(|((pid, tid, command, frames, place), weight)| NamedStack {
-                    pid,
-                    tid,
-                    command,
-                    frames,
-                    place,
-                    weight,
-                })
-                .collect();
-            stacks.sort_by(|a, b| {
-                (a.pid, a.tid, a.command, &a.frames, a.place)
-                    .cmp(&(b.pid, b.tid, b.command, &b.frames, b.place))
-            });
-            stacks
+    leaves.sort_unstable();
+    leaves.dedup();
+    let place_ids: HashMap<Location, PlaceId> = (leaves.iter().enumerate())
+        .map(|(index, &location)| (location, PlaceId::new(index)))
+        .collect();
+    let places: Vec<(Location, Place)> = (leaves.into_iter())
+        .map(|location| {
+            let place = names.places.get(&location).cloned().unwrap_or_default();
+            (location, place)
         })
+        .collect();
+    let events = (counts.by_stack.into_iter())
+        .map(|stacks| named_stacks(stacks, &names, &place_ids))
         .collect();
     Ok(StackProfile {
         modules: counts.modules,
@@ -181,6 +156,46 @@ pub fn read_stacks(
         problems: names.problems,
         program: recording.header.program.clone(),
     })
+}
+
+/// An event's stacks of locations as stacks of functions (the same
+/// functions' stacks merged), each with its leaf's place if `place_ids`
+/// has one, in a stable order.
+fn named_stacks(
+    stacks: HashMap<ThreadStack, Weight>,
+    names: &Names,
+    place_ids: &HashMap<Location, PlaceId>,
+) -> Vec<NamedStack> {
+    let mut merged: HashMap<StackKey, Weight> = HashMap::new();
+    for (stack, weight) in stacks {
+        let frames = (stack.frames.iter())
+            .flat_map(|location| names.frames(location).iter().copied())
+            .collect();
+        let place = stack
+            .frames
+            .first()
+            .and_then(|leaf| place_ids.get(leaf).copied());
+        merged
+            .entry((stack.pid, stack.tid, stack.command, frames, place))
+            .or_default()
+            .add(weight);
+    }
+    let mut stacks: Vec<NamedStack> = merged
+        .into_iter()
+        .map(|((pid, tid, command, frames, place), weight)| NamedStack {
+            pid,
+            tid,
+            command,
+            frames,
+            place,
+            weight,
+        })
+        .collect();
+    stacks.sort_by(|a, b| {
+        (a.pid, a.tid, a.command, &a.frames, a.place)
+            .cmp(&(b.pid, b.tid, b.command, &b.frames, b.place))
+    });
+    stacks
 }
 
 /// `100 (sh), 101 (grep), ...`: the processes (or threads, `pid/tid`) of
