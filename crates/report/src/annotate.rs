@@ -335,25 +335,7 @@ fn source_blocks(
     sources: &dyn SourceReader,
     context: Option<usize>,
 ) -> Vec<SourceBlock> {
-    // The function's own file and span: where its outermost frames lie.
-    let mut own: HashMap<Arc<str>, (u32, u32, usize)> = HashMap::new();
-    for i in &listing.instructions {
-        let Some(outer) = i.frames.last() else {
-            continue;
-        };
-        let (Some(file), Some(line)) = (&outer.file, outer.line) else {
-            continue;
-        };
-        let span = own.entry(file.clone()).or_insert((line, line, 0));
-        span.0 = span.0.min(line);
-        span.1 = span.1.max(line);
-        span.2 += 1;
-    }
-    let own_file = own
-        .iter()
-        .max_by_key(|(file, (_, _, n))| (*n, std::cmp::Reverse(file.to_string())))
-        .map(|(file, &(first, last, _))| (file.clone(), first, last));
-
+    let own_file = own_span(listing);
     let mut wanted: BTreeMap<Arc<str>, BTreeSet<u32>> = BTreeMap::new();
     if let Some((file, first, last)) = &own_file {
         wanted
@@ -369,55 +351,84 @@ fn source_blocks(
     }
     let counts: HashMap<(&str, u32), &LineCount> =
         lines.iter().map(|l| ((&*l.file, l.line), l)).collect();
-    let mut blocks: Vec<SourceBlock> = wanted
-        .into_iter()
-        .map(|(file, numbers)| {
-            let text = match sources.lines(&file) {
-                Ok(text) => text,
-                Err(problem) => {
-                    return SourceBlock {
-                        file,
-                        rows: Vec::new(),
-                        problem: Some(problem),
-                    };
-                }
-            };
-            let numbers: Vec<u32> = numbers
-                .into_iter()
-                .filter(|&n| n >= 1 && (n as usize) <= text.len())
-                .collect();
-            let samples: Vec<u64> = numbers
-                .iter()
-                .map(|&n| counts.get(&(&*file, n)).map_or(0, |c| c.samples))
-                .collect();
-            let shown = within_context(&samples, context);
-            let mut rows = Vec::new();
-            let mut previous: Option<u32> = None;
-            for (&number, show) in numbers.iter().zip(shown) {
-                if !show {
-                    continue;
-                }
-                let count = counts.get(&(&*file, number));
-                rows.push(SourceRow {
-                    line: number,
-                    text: text[number as usize - 1].clone(),
-                    samples: count.map_or(0, |c| c.samples),
-                    percent: count.map_or(0.0, |c| c.percent),
-                    inlined: count.and_then(|c| c.inlined.clone()),
-                    gap_before: previous.is_some_and(|p| number > p + 1),
-                });
-                previous = Some(number);
-            }
-            SourceBlock {
-                file,
-                rows,
-                problem: None,
-            }
-        })
+    let mut blocks: Vec<SourceBlock> = (wanted.into_iter())
+        .map(|(file, numbers)| source_block(file, numbers, &counts, sources, context))
         .collect();
     // The function's own file first.
     if let Some((own, _, _)) = own_file {
         blocks.sort_by_key(|b| b.file != own);
     }
     blocks
+}
+
+/// The function's own file, and its first and last line there: the file
+/// most of its outermost frames lie in.
+fn own_span(listing: &FunctionListing) -> Option<(Arc<str>, u32, u32)> {
+    let mut own: HashMap<Arc<str>, (u32, u32, usize)> = HashMap::new();
+    for i in &listing.instructions {
+        let Some(outer) = i.frames.last() else {
+            continue;
+        };
+        let (Some(file), Some(line)) = (&outer.file, outer.line) else {
+            continue;
+        };
+        let span = own.entry(file.clone()).or_insert((line, line, 0));
+        span.0 = span.0.min(line);
+        span.1 = span.1.max(line);
+        span.2 += 1;
+    }
+    own.iter()
+        .max_by_key(|(file, (_, _, n))| (*n, std::cmp::Reverse(file.to_string())))
+        .map(|(file, &(first, last, _))| (file.clone(), first, last))
+}
+
+/// Lines `numbers` of `file`, with their samples (`counts`).
+fn source_block(
+    file: Arc<str>,
+    numbers: BTreeSet<u32>,
+    counts: &HashMap<(&str, u32), &LineCount>,
+    sources: &dyn SourceReader,
+    context: Option<usize>,
+) -> SourceBlock {
+    let text = match sources.lines(&file) {
+        Ok(text) => text,
+        Err(problem) => {
+            return SourceBlock {
+                file,
+                rows: Vec::new(),
+                problem: Some(problem),
+            };
+        }
+    };
+    let numbers: Vec<u32> = numbers
+        .into_iter()
+        .filter(|&n| n >= 1 && (n as usize) <= text.len())
+        .collect();
+    let samples: Vec<u64> = numbers
+        .iter()
+        .map(|&n| counts.get(&(&*file, n)).map_or(0, |c| c.samples))
+        .collect();
+    let shown = within_context(&samples, context);
+    let mut rows = Vec::new();
+    let mut previous: Option<u32> = None;
+    for (&number, show) in numbers.iter().zip(shown) {
+        if !show {
+            continue;
+        }
+        let count = counts.get(&(&*file, number));
+        rows.push(SourceRow {
+            line: number,
+            text: text[number as usize - 1].clone(),
+            samples: count.map_or(0, |c| c.samples),
+            percent: count.map_or(0.0, |c| c.percent),
+            inlined: count.and_then(|c| c.inlined.clone()),
+            gap_before: previous.is_some_and(|p| number > p + 1),
+        });
+        previous = Some(number);
+    }
+    SourceBlock {
+        file,
+        rows,
+        problem: None,
+    }
 }
