@@ -10,9 +10,9 @@ use std::path::Path;
 use std::process::Command;
 
 use profiler_model::{
-    Avma, CallGraph, Comm, CpuMode, EventDescription, EventIndex, FileOffset, HistogramRecord,
-    HistogramSettings, HistogramTotals, HostInfo, Mmap, Record, RecordSink, RecordingHeader,
-    RecordingWriter, Sample, Sampling, TaskEvent, Trailer,
+    Avma, CallGraph, CallchainEntry, Comm, CpuMode, EventDescription, EventIndex, FileOffset,
+    HistogramRecord, HistogramSettings, HistogramTotals, HostInfo, Mmap, Record, RecordSink,
+    RecordingHeader, RecordingWriter, Sample, Sampling, TaskEvent, Trailer,
 };
 
 use crate::util::*;
@@ -20,9 +20,6 @@ use crate::util::*;
 /// Where the binary of every process is loaded when it is a PIE (a non-PIE
 /// is loaded at the addresses it states).
 const BASE: u64 = 0x5555_5555_4000;
-/// perf's markers before the kernel's and user space's part of a call chain.
-const PERF_CONTEXT_KERNEL: u64 = -128_i64 as u64;
-const PERF_CONTEXT_USER: u64 = -512_i64 as u64;
 
 /// A recording being made.
 #[derive(Default)]
@@ -216,12 +213,13 @@ impl Synthetic {
             let ip = at.kernel.first().or(at.user.first());
             let mut callchain = Vec::new();
             if self.call_graph.is_some() {
+                let address = |&a: &u64| CallchainEntry::Address(Avma(a));
                 if !at.kernel.is_empty() {
-                    callchain.push(PERF_CONTEXT_KERNEL);
-                    callchain.extend(&at.kernel);
+                    callchain.push(CallchainEntry::Context(CpuMode::Kernel));
+                    callchain.extend(at.kernel.iter().map(address));
                 }
-                callchain.push(PERF_CONTEXT_USER);
-                callchain.extend(&at.user);
+                callchain.push(CallchainEntry::Context(CpuMode::User));
+                callchain.extend(at.user.iter().map(address));
             }
             let read = (at.read.iter())
                 .map(|&(member, delta)| {

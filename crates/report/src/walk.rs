@@ -35,8 +35,8 @@ impl<'a> StackWalker<'a> {
         let mut frames = Vec::new();
         let mut mode = CpuMode::Unknown;
         let mut first_of_context = true;
-        for &raw in &sample.callchain {
-            match CallchainEntry::from_raw(raw) {
+        for &entry in &sample.callchain {
+            match entry {
                 CallchainEntry::Context(context) => {
                     mode = context;
                     first_of_context = true;

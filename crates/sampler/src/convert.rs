@@ -17,8 +17,8 @@ use perf_event_open_sys::bindings::{
     PERF_RECORD_MISC_USER, PERF_RECORD_SAMPLE, perf_event_header,
 };
 use profiler_model::{
-    Avma, BuildId, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record, Sample, Sampling,
-    TaskEvent, Throttle, UserStack,
+    Avma, BuildId, CallchainEntry, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record,
+    Sample, Sampling, TaskEvent, Throttle, UserStack,
 };
 
 /// x86-64 user registers in perf's numbering
@@ -147,7 +147,9 @@ impl<'p> Visitor<'p> for Converter<'_> {
             mode: cpu_mode(metadata.misc()),
             ip: Avma(s.ip()?),
             period: s.period().or(event.and_then(|e| e.period)).unwrap_or(1),
-            callchain: s.callchain().map(<[u64]>::to_vec).unwrap_or_default(),
+            callchain: (s.callchain().unwrap_or_default().iter())
+                .map(|&raw| CallchainEntry::from_raw(raw))
+                .collect(),
             user_stack: user_stack(&s),
             read: self.read(&s),
         }))
