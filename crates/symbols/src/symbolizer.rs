@@ -204,11 +204,14 @@ fn jit_symbols(pid: u32, offsets: &[FileOffset]) -> ModuleSymbols {
     let addresses = offsets
         .iter()
         .map(|offset| {
-            let found = map.as_ref().and_then(|m| m.function(offset.0));
+            let address = Module::anonymous_avma(*offset);
+            let found = map.as_ref().and_then(|m| m.function(address));
             AddressSymbol {
+                // Anonymous memory has no image base: its functions start
+                // where the process has them.
                 function: found.map(|(start, name)| FunctionSymbol {
                     name: Some(name.into()),
-                    start: RelativeAddress(start),
+                    start: RelativeAddress(start.0),
                 }),
                 ..AddressSymbol::default()
             }
