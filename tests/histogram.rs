@@ -313,19 +313,22 @@ live_test!(random_drops_a_quarter, || {
     assert!((0.22..=0.28).contains(&share), "{share} dropped");
 });
 
+/// Runs `args` in `dir`, which must fail with one line naming `needle`.
+fn refused(dir: &Path, args: &[&str], needle: &str) {
+    let output = run(dir, args);
+    let message = stderr(&output);
+    assert!(!output.status.success(), "{args:?}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.contains(needle),
+        "{args:?}: '{needle}' not in {message}"
+    );
+}
+
 #[test]
 fn histogram_options_are_checked() {
     let dir = scratch("histogram-bad-input");
-    let fails = |args: &[&str], needle: &str| {
-        let output = run(&dir, args);
-        let message = stderr(&output);
-        assert!(!output.status.success(), "{args:?}");
-        assert_eq!(message.lines().count(), 1, "{message}");
-        assert!(
-            message.contains(needle),
-            "{args:?}: '{needle}' not in {message}"
-        );
-    };
+    let fails = |args: &[&str], needle: &str| refused(&dir, args, needle);
     fails(
         &["record", "--histogram", "--scale", "70000", "--", "true"],
         "131072",
@@ -367,16 +370,7 @@ fn histogram_options_are_checked() {
 // What can be checked only against a program and a recording of it.
 live_test!(histogram_options_are_checked_against_the_recording, || {
     let dir = scratch("hist-bad-recorded");
-    let fails = |args: &[&str], needle: &str| {
-        let output = run(&dir, args);
-        let message = stderr(&output);
-        assert!(!output.status.success(), "{args:?}");
-        assert_eq!(message.lines().count(), 1, "{message}");
-        assert!(
-            message.contains(needle),
-            "{args:?}: '{needle}' not in {message}"
-        );
-    };
+    let fails = |args: &[&str], needle: &str| refused(&dir, args, needle);
     let split = fixture("split");
     let split = split.to_str().unwrap();
     fails(

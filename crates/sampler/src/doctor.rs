@@ -161,9 +161,9 @@ fn advice(checkup: &Checkup, hardware: &[bool]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use profiler_testing::live_test;
 
-    #[test]
-    fn the_checkup_matches_the_machine() {
+    live_test!(the_checkup_matches_the_machine, || {
         let checkup = checkup();
         assert_eq!(checkup.events.len(), CHECKED_EVENTS.len());
         assert_eq!(checkup.privileges.paranoid, sysinfo::paranoid_level());
@@ -174,5 +174,5 @@ mod tests {
             assert!(reason.contains("no hardware"), "{reason}");
             assert!(checkup.advice.iter().any(|a| a.contains("no hardware PMU")));
         }
-    }
+    });
 }

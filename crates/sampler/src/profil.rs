@@ -242,8 +242,10 @@ impl Profil {
     /// Checks the configuration, then starts counting on every thread of
     /// the calling process at once.
     pub fn start(config: ProfilConfig) -> Result<Profil, SamplerError> {
+        // The histogram is checked before the kernel is asked for anything.
+        let histogram = config.histogram()?;
         let event = ProfilEvent::new(&config.event, config.threshold, config.software_fallback)?;
-        Profil::start_into(&event, config.histogram()?)
+        Profil::start_into(&event, histogram)
     }
 
     /// Starts counting `event` on every thread of the calling process at

@@ -298,6 +298,7 @@ fn wait(exits: Option<BorrowedFd<'_>>, timeout: Duration) -> Result<(), SamplerE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use profiler_testing::live_test;
 
     #[test]
     fn options_that_mean_nothing_for_the_target_are_refused() {
@@ -316,11 +317,7 @@ mod tests {
         assert!(check_options(&config(Target::Processes(vec![1]), true, None)).is_ok());
     }
 
-    #[test]
-    fn the_threads_of_this_process_can_be_counted() {
-        if !privileges::read().may_profile_user() {
-            return;
-        }
+    live_test!(the_threads_of_this_process_can_be_counted, || {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let spinning = stop.clone();
         let spinner = std::thread::spawn(move || {
@@ -347,5 +344,5 @@ mod tests {
         };
         assert!(clock.scaled >= 10_000_000, "{outcome:?}");
         assert_eq!(clock.running_percent(), Some(100.0));
-    }
+    });
 }
