@@ -14,7 +14,7 @@
 //! with [`live_test!`] are then ignored, and libtest lists each by name
 //! with the reason, while every other test runs, under CI too.
 //!
-//! ```ignore
+//! ```text
 //! use profiler_testing::live_test;
 //!
 //! // Samples the split fixture: needs a kernel that lets it sample.
