@@ -26,9 +26,19 @@ pub trait StackUnwinder: Sync {
     /// where an address range was reused).
     fn process<'a>(
         &'a self,
-        modules: &'a ModuleTable,
+        modules: &ModuleTable,
         mappings: &[MappedRange],
     ) -> Box<dyn ProcessUnwinder + 'a>;
+}
+
+/// The registers of a sampled function's caller, one step up from the
+/// sampled instruction: where the function returns to, and the caller's
+/// stack and frame pointers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallerRegisters {
+    pub return_address: Avma,
+    pub sp: Avma,
+    pub bp: Avma,
 }
 
 /// Unwinds the stacks of one process.
@@ -39,6 +49,15 @@ pub trait ProcessUnwinder {
     /// Returns whether the walk reached the stack's end, rather than
     /// stopping for lack of unwind data or of stack bytes.
     fn unwind(&mut self, stack: &UserStack, frames: &mut Vec<Avma>) -> bool;
+
+    /// One step from the sampled instruction by the unwind tables of the
+    /// code it lies in: its caller's registers. `None` where that code has
+    /// no unwind tables (JIT code, a module without them), or the stack
+    /// copy does not hold what they point at.
+    fn caller(&mut self, stack: &UserStack) -> Option<CallerRegisters> {
+        let _ = stack;
+        None
+    }
 }
 
 /// An unwinder that knows no unwind tables: every stack is its sampled
@@ -47,11 +66,7 @@ pub trait ProcessUnwinder {
 pub struct NoUnwinder;
 
 impl StackUnwinder for NoUnwinder {
-    fn process<'a>(
-        &'a self,
-        _: &'a ModuleTable,
-        _: &[MappedRange],
-    ) -> Box<dyn ProcessUnwinder + 'a> {
+    fn process<'a>(&'a self, _: &ModuleTable, _: &[MappedRange]) -> Box<dyn ProcessUnwinder + 'a> {
         Box::new(NoUnwinder)
     }
 }
