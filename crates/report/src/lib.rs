@@ -35,6 +35,7 @@ mod naming;
 mod places;
 mod profile;
 mod samples;
+mod splice;
 mod stacks;
 mod text;
 mod walk;
@@ -65,6 +66,7 @@ pub use profile::{
     flat_profile,
 };
 pub use samples::{SampleFilter, Weight};
+pub use splice::CallerSplicer;
 pub use stacks::{
     Places, StackCompleteness, StackOptions, StackProfile, ThreadFrames, read_stacks,
     stack_completeness,
