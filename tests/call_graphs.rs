@@ -88,6 +88,12 @@ fn check_recursion_unwinds(program: &str, call_graph: &[&str]) {
         whole * 100.0,
         stacks.iter().max_by_key(|(_, n)| *n)
     );
+    // `leaf` sets up a frame: nothing may add its caller a second time.
+    let doubled = stacks.iter().find(|(frames, _)| {
+        frames.last().is_some_and(|f| f == "leaf")
+            && frames.iter().filter(|f| *f == "descend").count() > 65
+    });
+    assert_eq!(doubled, None, "a stack with more than 65 descend frames");
 
     // Inclusive time: descend recurses 65 deep but each sample counts once.
     let report = report_json(&dir, "recurse.data");
@@ -117,6 +123,54 @@ fn a_64_deep_recursion_unwinds_from_stack_copies() {
 #[test]
 fn code_without_frame_pointers_unwinds_from_stack_copies() {
     check_recursion_unwinds("recurse-nofp", &["--call-graph", "dwarf"]);
+}
+
+/// `split`'s three functions set up no frame (GCC builds leaf functions
+/// without one, even with -fno-omit-frame-pointer), so the kernel's
+/// frame-pointer chain goes from each straight to main's caller; the
+/// recorder finds main again from the top of the stack.
+#[test]
+fn a_frameless_leaf_keeps_its_caller_by_frame_pointers() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("stacks-frameless-leaf");
+    let program = fixture("split");
+    let program = program.to_str().unwrap();
+    let main_total = |call_graph: &str| {
+        let options = ["-e", "cpu-clock", "--call-graph", call_graph];
+        record(&dir, "split.data", &options, &[program, "4"]);
+        let report = report_json(&dir, "split.data");
+        let main = function(&report, "main").map_or(0.0, |f| f["total_percent"].as_f64().unwrap());
+        (main, folded(&dir, "split.data", &[]))
+    };
+    let (main, stacks) = main_total("fp");
+    assert!(
+        main >= 99.0,
+        "main's total is {main}%, expected 99% or more"
+    );
+    let total = all_samples(&stacks);
+    assert!(total >= 1000, "too few samples: {total}");
+    for (frames, count) in &stacks {
+        let Some(leaf) = frames.last().filter(|f| f.starts_with("burn_")) else {
+            continue;
+        };
+        assert_eq!(
+            frames[frames.len() - 2],
+            "main",
+            "{count} samples of {leaf} under {frames:?}"
+        );
+        assert!(
+            frames.windows(2).all(|pair| pair[0] != pair[1]),
+            "{frames:?}"
+        );
+    }
+    // The kernel's chain alone skips main: the fixture has what is fixed.
+    let (main, _) = main_total("fp,0");
+    assert!(
+        main < 50.0,
+        "main's total is {main}% without the stack's top"
+    );
 }
 
 #[test]
@@ -242,7 +296,9 @@ fn the_flame_graph_is_well_formed_svg_with_the_expected_frames() {
 }
 
 /// `perf script` through inferno's perf collapser, on the same workload:
-/// the leaf functions' shares and their callers agree.
+/// the leaf functions' shares and their callers agree, once `main` is put
+/// back where perf's frame-pointer chains skip it (`split`'s functions set
+/// up no frame).
 #[test]
 fn folded_stacks_agree_with_perf_script_collapsed_by_inferno() {
     if !sampling_allowed() {
@@ -294,26 +350,34 @@ fn folded_stacks_agree_with_perf_script_collapsed_by_inferno() {
     inferno::collapse::perf::Folder::default()
         .collapse(&script.stdout[..], &mut collapsed)
         .unwrap();
-    let theirs = parse_folded(&String::from_utf8(collapsed).unwrap());
+    let mut theirs = parse_folded(&String::from_utf8(collapsed).unwrap());
+    for (frames, _) in &mut theirs {
+        let leaf = frames.len() - 1;
+        if frames[leaf].starts_with("burn_") && leaf > 0 && frames[leaf - 1] != "main" {
+            frames.insert(leaf, "main".to_owned());
+        }
+    }
 
-    // By the last two frames (caller;leaf), where both tools agree on names.
+    // By the last three frames (main's caller;main;leaf), where both tools
+    // agree on names.
     let shares = |stacks: &[(Vec<String>, u64)]| -> HashMap<String, f64> {
         let total = all_samples(stacks) as f64;
         let mut shares = HashMap::new();
         for (frames, n) in stacks {
-            let tail = frames[frames.len().saturating_sub(2)..].join(";");
+            let tail = frames[frames.len().saturating_sub(3)..].join(";");
             *shares.entry(tail).or_insert(0.0) += *n as f64 * 100.0 / total;
         }
         shares
     };
     let (ours, theirs) = (shares(&ours), shares(&theirs));
-    for tail in ["main;burn_60", "main;burn_30", "main;burn_10"] {
+    for leaf in ["burn_60", "burn_30", "burn_10"] {
+        let tail = format!("__libc_start_call_main;main;{leaf}");
         let (a, b) = (
-            ours.get(tail).copied().unwrap_or(0.0),
-            theirs.get(tail).copied().unwrap_or(0.0),
+            ours.get(&tail).copied().unwrap_or(0.0),
+            theirs.get(&tail).copied().unwrap_or(0.0),
         );
         assert!(
-            (a - b).abs() < 4.0,
+            b > 5.0 && (a - b).abs() < 4.0,
             "{tail}: {a:.1}% here, {b:.1}% by perf script + inferno-collapse-perf"
         );
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use perf_event::{Builder, Counter, ReadFormat, SampleFlag, Sampler};
 use profiler_events::EventSpec;
-use profiler_model::{CallGraph, RecordSink, Sampling};
+use profiler_model::{RecordSink, Sampling};
 
 use crate::builder::counter_builder;
 use crate::convert::{REG_BP, REG_IP, REG_SP, StreamEvent, convert};
@@ -29,6 +29,17 @@ pub struct ResolvedEvent {
     /// opened together. Members count and are read with each sample of the
     /// leader; they take no samples of their own.
     pub leader: Option<usize>,
+}
+
+/// What each sample carries of the user's call stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallStacks {
+    /// The kernel's frame-pointer chain, and the registers and the top
+    /// `copy_bytes` of the stack (none when 0) that find the caller the
+    /// chain skips when the sampled function has no frame of its own.
+    FramePointer { copy_bytes: u32 },
+    /// The registers and `stack_bytes` of the stack, for the unwind tables.
+    Dwarf { stack_bytes: u32 },
 }
 
 /// The smallest ring buffer tried when the locked-memory budget is tight.
@@ -63,7 +74,7 @@ fn builder(
     event: &ResolvedEvent,
     role: Role,
     side_band: bool,
-    call_graph: Option<CallGraph>,
+    call_graph: Option<CallStacks>,
 ) -> Builder<'static> {
     let mut builder = counter_builder(&event.spec);
     if role == Role::Member {
@@ -90,18 +101,24 @@ fn builder(
         Sampling::Period(period) => builder.sample_period(period),
         Sampling::Frequency(hz) => builder.sample_frequency(hz).sample(SampleFlag::PERIOD),
     };
+    let copy_stack = |builder: &mut Builder<'static>, bytes: u32| {
+        builder
+            .sample(SampleFlag::REGS_USER | SampleFlag::STACK_USER)
+            .sample_regs_user((1 << REG_BP) | (1 << REG_SP) | (1 << REG_IP))
+            .sample_stack_user(bytes);
+    };
     match call_graph {
         None => {}
-        Some(CallGraph::FramePointer) => {
+        Some(CallStacks::FramePointer { copy_bytes }) => {
             builder
                 .sample(SampleFlag::CALLCHAIN)
                 .exclude_callchain_kernel(!event.spec.kernel);
+            if copy_bytes > 0 {
+                copy_stack(&mut builder, copy_bytes);
+            }
         }
-        Some(CallGraph::Dwarf { stack_bytes }) => {
-            builder
-                .sample(SampleFlag::REGS_USER | SampleFlag::STACK_USER)
-                .sample_regs_user((1 << REG_BP) | (1 << REG_SP) | (1 << REG_IP))
-                .sample_stack_user(stack_bytes);
+        Some(CallStacks::Dwarf { stack_bytes }) => {
+            copy_stack(&mut builder, stack_bytes);
             // The kernel's own frames still come from its call chain.
             if event.spec.kernel {
                 builder
@@ -127,7 +144,7 @@ fn builder(
 pub(crate) fn probe(
     event: &ResolvedEvent,
     role: Role,
-    call_graph: Option<CallGraph>,
+    call_graph: Option<CallStacks>,
 ) -> Result<(), SamplerError> {
     refusal::probe(&mut builder(event, role, true, call_graph), &event.spec)
 }
@@ -161,7 +178,7 @@ enum OpenFailure {
 /// counters start.
 pub(crate) struct RingPlan<'a> {
     pub events: &'a [ResolvedEvent],
-    pub call_graph: Option<CallGraph>,
+    pub call_graph: Option<CallStacks>,
     /// Threads to follow (with their descendants, by inheritance), or
     /// `[-1]`: every task on each CPU (system-wide, nothing to inherit).
     pub tasks: &'a [libc::pid_t],

@@ -28,6 +28,12 @@ pub enum SamplerError {
     )]
     StackSize { bytes: u32 },
 
+    #[error(
+        "--call-graph fp,{bytes}: the copy of the stack's top must be a multiple of 8 bytes up \
+         to 65528, or 0 for none; the default is {default}"
+    )]
+    CallerStackSize { bytes: u32, default: u32 },
+
     #[error("event '{event}': {problem}")]
     InvalidSampling {
         event: String,

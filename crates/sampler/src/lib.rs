@@ -15,6 +15,7 @@
 //!     events: vec![EventRequest { name: "cpu-clock".into(), sampling: None }],
 //!     sampling: None,
 //!     call_graph: None,
+//!     fp_stack_bytes: None,
 //!     ring_bytes: None,
 //!     kernel: false,
 //!     duration: None,
@@ -81,8 +82,8 @@ pub use list::probe_events;
 pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
 pub use profil::{Profil, ProfilConfig, ProfilOutcome, ProfilRegion};
 pub use recorder::{
-    DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES, DEFAULT_STACK_RING_BYTES,
-    EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
+    DEFAULT_FP_STACK_BYTES, DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES,
+    DEFAULT_STACK_RING_BYTES, EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
 };
 pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
