@@ -234,6 +234,11 @@ pub struct RecordArgs {
     #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = parse_cpu_list)]
     pub cpus: Option<CpuList>,
 
+    /// Record a launched command until every process it started has exited too [default:
+    /// until the command exits, saying how many it left running]
+    #[arg(long)]
+    pub wait_descendants: bool,
+
     /// With -p, -t, or -a/-C without a command: stop after SECS seconds [default: at Ctrl-C,
     /// or when every attached process has exited]
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]

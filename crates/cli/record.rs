@@ -48,6 +48,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
             .map(|pages| pages * profiler_sampler::page_size()),
         kernel: args.kernel,
         duration: args.duration,
+        wait_descendants: args.wait_descendants,
     };
     let recorder = Recorder::new(config)?;
     let mut header = recorder.header();
@@ -84,6 +85,9 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         outcome: outcome.describe(),
         ..Trailer::default()
     };
+    for notice in &outcome.notices {
+        eprintln!("profiler: {notice}");
+    }
     let file = sink.finish(trailer).with_context(write_error)?;
     let file = file
         .into_inner()

@@ -19,6 +19,7 @@
 //!     ring_bytes: None,
 //!     kernel: false,
 //!     duration: None,
+//!     wait_descendants: false,
 //! })?;
 //! let mut writer = RecordingWriter::new(Vec::new(), &recorder.header())?;
 //! let outcome = recorder.run(&mut writer)?;
@@ -52,6 +53,7 @@ mod convert;
 #[allow(unsafe_code)]
 mod counters;
 mod cpu_list;
+mod descendants;
 mod doctor;
 mod error;
 #[allow(unsafe_code)]

@@ -4,6 +4,7 @@
 //! exit), processes or threads already running (attached, then left
 //! running), or whole CPUs.
 
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant, SystemTime};
 
 use profiler_events::{CPU_CLOCK, CYCLES, EventSpec, Pmus, parse_events};
@@ -14,6 +15,7 @@ use profiler_model::{
 use crate::attach::{self, AttachPlan, Liveness};
 use crate::command::ResolvedCommand;
 use crate::counters::{self, CallStacks, ResolvedEvent, RingPlan, Rings, Role};
+use crate::descendants::Descendants;
 use crate::error::SamplerError;
 use crate::launch::{self, RunningChild};
 use crate::privileges::Privileges;
@@ -69,6 +71,9 @@ pub struct RecordConfig {
     /// a command): stop after this long. `None`: until an interrupt, or
     /// until every attached task has ended.
     pub duration: Option<Duration>,
+    /// For a launched command: record until every process it started has
+    /// exited too, rather than until it exits (as perf does).
+    pub wait_descendants: bool,
 }
 
 /// One `-e` with the `-c`/`-F` that applies to it.
@@ -80,7 +85,7 @@ pub struct EventRequest {
 }
 
 /// How a recording ended.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RecordOutcome {
     pub end: TargetEnd,
     pub duration: Duration,
@@ -88,6 +93,9 @@ pub struct RecordOutcome {
     pub interrupted_by: Option<i32>,
     /// Ring-buffer data bytes per CPU actually used.
     pub ring_bytes: usize,
+    /// One-line notices of what the user may not expect, e.g. processes
+    /// the command left running when the recording stopped.
+    pub notices: Vec<String>,
 }
 
 impl RecordOutcome {
@@ -115,6 +123,7 @@ pub struct Recorder {
     call_graph: Option<CallGraph>,
     stacks: Option<CallStacks>,
     ring_bytes: usize,
+    wait_descendants: bool,
 }
 
 impl Recorder {
@@ -166,6 +175,7 @@ impl Recorder {
             notices,
             call_graph: config.call_graph,
             stacks,
+            wait_descendants: config.wait_descendants,
             ring_bytes: config.ring_bytes.unwrap_or(match config.call_graph {
                 Some(CallGraph::Dwarf { .. }) => DEFAULT_STACK_RING_BYTES,
                 _ => DEFAULT_RING_BYTES,
@@ -195,7 +205,7 @@ impl Recorder {
     }
 
     /// Records the target until it is done with: a launched command until it
-    /// and every descendant have exited (with `-a`, until it has exited),
+    /// has exited (with `wait_descendants`, until every descendant has too),
     /// or until an interrupt (Ctrl-C, SIGTERM, SIGHUP), after which it gets
     /// a moment to exit before it is terminated; attached tasks until the
     /// duration is up, an interrupt comes, or all of them have ended,
@@ -214,7 +224,8 @@ impl Recorder {
     }
 
     /// Launches the command suspended, opens the counters on it (enabled
-    /// at its exec), and follows it and its descendants.
+    /// at its exec), and follows it and its descendants until it exits, or
+    /// until they all have.
     fn launch(
         &self,
         command: &ResolvedCommand,
@@ -231,7 +242,17 @@ impl Recorder {
             bytes: self.ring_bytes,
             enable_on_exec: true,
         })?;
-        follow_command(suspended, command, rings, sink, Until::AllHungUp, started)
+        let until = match self.wait_descendants {
+            true => Until::AllHungUp,
+            false => Until::ChildExits,
+        };
+        let mut descendants = Descendants::new(sink);
+        let mut outcome =
+            follow_command(suspended, command, rings, &mut descendants, until, started)?;
+        if let Some(notice) = left_running(&descendants.running()) {
+            outcome.notices.push(notice);
+        }
+        Ok(outcome)
     }
 
     /// Opens counters on the running tasks, tells the sink the state they
@@ -279,6 +300,7 @@ impl Recorder {
             duration: started.elapsed(),
             interrupted_by,
             ring_bytes: rings.bytes_per_ring,
+            notices: Vec::new(),
         })
     }
 
@@ -310,6 +332,7 @@ impl Recorder {
                 duration: started.elapsed(),
                 interrupted_by,
                 ring_bytes: rings.bytes_per_ring,
+                notices: Vec::new(),
             });
         };
         let suspended = launch::fork(command)?;
@@ -349,8 +372,13 @@ fn follow_command(
     until: Until,
     started: Instant,
 ) -> Result<RecordOutcome, SamplerError> {
+    // Where the kernel can tell, the command's exit wakes the wait at once.
+    let exit_fd = match until {
+        Until::ChildExits => suspended.exit_fd(),
+        Until::AllHungUp => None,
+    };
     let mut child = suspended.exec(command)?;
-    let followed = follow(&mut rings, &mut child, sink, until);
+    let followed = follow(&mut rings, &mut child, exit_fd.as_ref(), sink, until);
     let exit = child.wait()?;
     let interrupted_by = followed?;
     rings.drain(sink)?;
@@ -359,7 +387,28 @@ fn follow_command(
         duration: started.elapsed(),
         interrupted_by,
         ring_bytes: rings.bytes_per_ring,
+        notices: Vec::new(),
     })
+}
+
+/// The notice for processes the command started and left running when
+/// the recording stopped, if any.
+fn left_running(pids: &[u32]) -> Option<String> {
+    const LISTED: usize = 5;
+    let (count, them) = match pids.len() {
+        0 => return None,
+        1 => ("1 process".to_owned(), "it was"),
+        n => (format!("{n} processes"), "they were"),
+    };
+    let mut listed: Vec<String> = pids.iter().take(LISTED).map(u32::to_string).collect();
+    if pids.len() > LISTED {
+        listed.push("...".to_owned());
+    }
+    Some(format!(
+        "the command exited and left {count} it started running (pid {}); {them} recorded \
+         until then: --wait-descendants records until every one has exited",
+        listed.join(", ")
+    ))
 }
 
 /// Drains the rings until `deadline`, an interrupt, or `running` says the
@@ -414,12 +463,16 @@ enum Until {
 fn follow(
     rings: &mut Rings,
     child: &mut RunningChild,
+    exit_fd: Option<&OwnedFd>,
     sink: &mut dyn RecordSink,
     until: Until,
 ) -> Result<Option<i32>, SamplerError> {
     let mut interrupt: Option<(i32, Instant)> = None;
     loop {
-        rings.wait(POLL_INTERVAL)?;
+        match exit_fd {
+            Some(fd) => rings.wait_or_stop(POLL_INTERVAL, fd.as_fd()).map(drop)?,
+            None => rings.wait(POLL_INTERVAL)?,
+        }
         rings.drain(sink)?;
         if interrupt.is_none() {
             interrupt = signals::received().map(|signal| (signal, Instant::now()));
@@ -446,7 +499,7 @@ fn call_stacks(
     call_graph: Option<CallGraph>,
     fp_stack_bytes: Option<u32>,
 ) -> Result<Option<CallStacks>, SamplerError> {
-    let valid = |bytes: u32| bytes % 8 == 0 && bytes <= MAX_STACK_BYTES;
+    let valid = |bytes: u32| bytes.is_multiple_of(8) && bytes <= MAX_STACK_BYTES;
     Ok(match call_graph {
         None => None,
         Some(CallGraph::FramePointer) => {
