@@ -173,6 +173,44 @@ fn a_frameless_leaf_keeps_its_caller_by_frame_pointers() {
     );
 }
 
+/// Many threads at once, each sample with 8 KiB of stack: the rings must
+/// hold what comes while the recorder waits its turn for a CPU. The exact
+/// losses, beside perf's, are in BENCHMARKS.md; this only bounds them.
+#[test]
+fn stack_copies_of_many_threads_are_kept() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("stacks-many-threads");
+    let program = fixture("manythreads");
+    let options = ["-e", "cpu-clock", "-F", "4000", "--call-graph", "dwarf"];
+    record(
+        &dir,
+        "many.data",
+        &options,
+        &[program.to_str().unwrap(), "100", "8"],
+    );
+    let report = report_json(&dir, "many.data");
+    let event = &report["events"][0];
+    let (samples, lost) = (
+        event["samples"].as_u64().unwrap(),
+        event["lost"].as_u64().unwrap(),
+    );
+    assert!(samples >= 1000, "too few samples: {samples}");
+    let lost_share = lost as f64 / (samples + lost) as f64;
+    assert!(
+        lost_share < 0.2,
+        "{lost} of {} samples lost",
+        samples + lost
+    );
+    let stacks = &event["stacks"];
+    assert!(
+        stacks["rooted"].as_u64().unwrap() * 10 >= samples * 9,
+        "{stacks}"
+    );
+    assert!(percent(&report, "work") > 90.0, "{report}");
+}
+
 #[test]
 fn call_trees_children_and_threads_in_text() {
     if !sampling_allowed() {

@@ -29,7 +29,9 @@ pub(crate) const REG_SP: u64 = 7;
 pub(crate) const REG_IP: u64 = 8;
 
 /// Converts one ring-buffer record. `None` for record kinds the profiler does
-/// not keep (and for records the parser cannot read).
+/// not keep (and for records the parser cannot read). A sample's stack copy
+/// goes into `spare`'s buffer: handing it back after each sample saves an
+/// allocation per copy.
 ///
 /// The events sharing a ring need not lay their samples out alike (a group
 /// leader's carry counts, a frequency-sampled event's its period): a sample
@@ -40,6 +42,7 @@ pub(crate) fn convert(
     record: &perf_event::Record<'_>,
     config: &ParseConfig<Native>,
     events_by_id: &HashMap<u64, StreamEvent>,
+    spare: &mut Vec<u8>,
 ) -> Option<Record> {
     convert_bytes(
         record.ty(),
@@ -47,6 +50,7 @@ pub(crate) fn convert(
         &record.to_contiguous(),
         config,
         events_by_id,
+        spare,
     )
 }
 
@@ -57,6 +61,7 @@ fn convert_bytes(
     bytes: &[u8],
     config: &ParseConfig<Native>,
     events_by_id: &HashMap<u64, StreamEvent>,
+    spare: &mut Vec<u8>,
 ) -> Option<Record> {
     let header = perf_event_header {
         type_: ty,
@@ -70,10 +75,17 @@ fn convert_bytes(
         }
         _ => config,
     };
-    let visitor = Converter { events_by_id };
+    let visitor = Converter {
+        events_by_id,
+        spare: &mut *spare,
+    };
     match Parser::new(bytes, config.clone()).parse_record_with_header(visitor, header) {
         Ok(record) => record,
         Err(_) if ty == PERF_RECORD_SAMPLE && without_user_registers(bytes, config) => {
+            let visitor = Converter {
+                events_by_id,
+                spare,
+            };
             Parser::new(bytes, config_without_user_stack(config))
                 .parse_record_with_header(visitor, header)
                 .ok()?
@@ -135,9 +147,10 @@ impl StreamEvent {
     }
 }
 
-#[derive(Clone, Copy)]
 struct Converter<'a> {
     events_by_id: &'a HashMap<u64, StreamEvent>,
+    /// The buffer a stack copy goes into.
+    spare: &'a mut Vec<u8>,
 }
 
 impl Converter<'_> {
@@ -199,8 +212,8 @@ impl<'p> Visitor<'p> for Converter<'_> {
             ip: Avma(s.ip()?),
             period: s.period().or(event.and_then(|e| e.period)).unwrap_or(1),
             callchain: s.callchain().map(<[u64]>::to_vec).unwrap_or_default(),
-            user_stack: user_stack(&s),
             read: self.read(&s),
+            user_stack: user_stack(&s, self.spare),
         }))
     }
 
@@ -266,7 +279,7 @@ impl<'p> Visitor<'p> for Converter<'_> {
 
 /// The registers and stack copy of a `--call-graph dwarf` sample; `None`
 /// when the kernel had no user context to copy (the ABI is NONE).
-fn user_stack(s: &perf::Sample<'_>) -> Option<UserStack> {
+fn user_stack(s: &perf::Sample<'_>, spare: &mut Vec<u8>) -> Option<UserStack> {
     let regs = s.regs_user()?;
     if regs.abi == SampleRegsAbi::NONE {
         return None;
@@ -278,12 +291,11 @@ fn user_stack(s: &perf::Sample<'_>) -> Option<UserStack> {
         let index = (regs.mask & ((1 << bit) - 1)).count_ones() as usize;
         regs.regs.get(index).copied().map(Avma)
     };
-    Some(UserStack {
-        ip: register(REG_IP)?,
-        sp: register(REG_SP)?,
-        bp: register(REG_BP)?,
-        bytes: s.stack_user().unwrap_or_default().to_vec(),
-    })
+    let (ip, sp, bp) = (register(REG_IP)?, register(REG_SP)?, register(REG_BP)?);
+    let mut bytes = std::mem::take(spare);
+    bytes.clear();
+    bytes.extend_from_slice(s.stack_user().unwrap_or_default());
+    Some(UserStack { ip, sp, bp, bytes })
 }
 
 fn task(e: &perf::Exit) -> TaskEvent {
@@ -350,7 +362,14 @@ mod tests {
     fn sample(misc: u16, bytes: &[u8]) -> Sample {
         let events = events();
         let config = &events[&ID].config;
-        match convert_bytes(PERF_RECORD_SAMPLE, misc, bytes, config, &events) {
+        match convert_bytes(
+            PERF_RECORD_SAMPLE,
+            misc,
+            bytes,
+            config,
+            &events,
+            &mut Vec::new(),
+        ) {
             Some(Record::Sample(sample)) => sample,
             other => panic!("{other:?}"),
         }
@@ -388,9 +407,8 @@ mod tests {
         let bytes = payload(&[kernel, 0xffff_ffff_8100_0000], &[0]);
         let events = events();
         let config = &events[&ID].config;
-        assert_eq!(
-            convert_bytes(PERF_RECORD_SAMPLE, misc, &bytes, config, &events),
-            None
-        );
+        let spare = &mut Vec::new();
+        let converted = convert_bytes(PERF_RECORD_SAMPLE, misc, &bytes, config, &events, spare);
+        assert_eq!(converted, None);
     }
 }

@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use perf_event::{Builder, Counter, ReadFormat, SampleFlag, Sampler};
 use profiler_events::EventSpec;
-use profiler_model::{RecordSink, Sampling};
+use profiler_model::{Record, RecordSink, Sample, Sampling};
 
 use crate::builder::counter_builder;
 use crate::convert::{REG_BP, REG_IP, REG_SP, StreamEvent, convert};
 use crate::error::SamplerError;
 use crate::refusal::{self, OpenScope};
+use crate::ring_size::MIN_RING_BYTES;
 use crate::{signals, sysinfo};
 
 /// An event with its sampling rate, as it will be opened.
@@ -42,8 +43,10 @@ pub(crate) enum CallStacks {
     Dwarf { stack_bytes: u32 },
 }
 
-/// The smallest ring buffer tried when the locked-memory budget is tight.
-const MIN_RING_BYTES: usize = 16 << 10;
+/// The reader is woken when a ring is this fraction full, rather than at
+/// the kernel's default of half, or by its poll timeout: it starts draining
+/// with room to spare should it then be kept waiting for a CPU.
+const WAKEUP_FRACTION: usize = 4;
 
 /// How an event takes part in a group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,6 +163,8 @@ pub(crate) struct Rings {
     events_by_id: HashMap<u64, StreamEvent>,
     /// Data bytes per ring, after any reduction to fit the mlock budget.
     pub bytes_per_ring: usize,
+    /// The last stack copy's buffer, for the next one.
+    spare: Vec<u8>,
 }
 
 struct Ring {
@@ -231,6 +236,7 @@ fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailur
                 builder
                     .observe_pid(task)
                     .one_cpu(cpu)
+                    .wakeup_watermark(bytes / WAKEUP_FRACTION)
                     .inherit(task != -1)
                     .enable_on_exec(plan.enable_on_exec)
                     .enabled(!plan.enable_on_exec);
@@ -286,6 +292,7 @@ fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailur
         rings,
         events_by_id,
         bytes_per_ring: bytes,
+        spare: Vec::new(),
     })
 }
 
@@ -368,11 +375,19 @@ impl Rings {
             let config = ring.sampler.config().clone();
             while let Some(raw) = ring.sampler.next_record() {
                 // Copy out and release the ring space before writing.
-                let record = convert(&raw, &config, &self.events_by_id);
+                let record = convert(&raw, &config, &self.events_by_id, &mut self.spare);
                 drop(raw);
-                if let Some(record) = record {
-                    sink.push(&record)
-                        .map_err(|error| SamplerError::Sink { error })?;
+                let Some(mut record) = record else {
+                    continue;
+                };
+                sink.push(&record)
+                    .map_err(|error| SamplerError::Sink { error })?;
+                if let Record::Sample(Sample {
+                    user_stack: Some(stack),
+                    ..
+                }) = &mut record
+                {
+                    self.spare = std::mem::take(&mut stack.bytes);
                 }
             }
         }

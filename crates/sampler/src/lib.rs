@@ -67,6 +67,7 @@ mod proc_maps;
 mod profil;
 mod recorder;
 mod refusal;
+mod ring_size;
 #[allow(unsafe_code)]
 mod signals;
 mod snapshot;

@@ -19,17 +19,12 @@ use crate::descendants::Descendants;
 use crate::error::SamplerError;
 use crate::launch::{self, RunningChild};
 use crate::privileges::Privileges;
+pub use crate::ring_size::{DEFAULT_RING_BYTES, DEFAULT_STACK_RING_BYTES};
 use crate::target::{Attachment, ResolvedTarget, Target, TargetEnd, online_cpus};
-use crate::{refusal, signals, snapshot, sysinfo};
+use crate::{refusal, ring_size, signals, snapshot, sysinfo};
 
 /// Samples per second when neither `-c` nor `-F` is given.
 pub const DEFAULT_FREQUENCY: u64 = 4000;
-/// Ring-buffer data bytes per CPU: no losses at 100 kHz on this class of
-/// machine, and within an unprivileged user's default mlock budget.
-pub const DEFAULT_RING_BYTES: usize = 512 << 10;
-/// Ring-buffer data bytes per CPU with stack copies (`--call-graph dwarf`):
-/// room for about 500 samples of 8 KiB between two drains.
-pub const DEFAULT_STACK_RING_BYTES: usize = 4 << 20;
 /// Bytes of user stack copied per sample with `--call-graph dwarf`, as
 /// `perf record` copies.
 pub const DEFAULT_STACK_BYTES: u32 = 8192;
@@ -61,8 +56,10 @@ pub struct RecordConfig {
     /// caller where the kernel's chain skips it (see `CallerSplicer` in the
     /// report crate); `None`: [`DEFAULT_FP_STACK_BYTES`], 0: none.
     pub fp_stack_bytes: Option<u32>,
-    /// Ring-buffer data bytes per CPU; `None`: [`DEFAULT_RING_BYTES`], or
-    /// [`DEFAULT_STACK_RING_BYTES`] with stack copies.
+    /// Ring-buffer data bytes per CPU; `None`: [`DEFAULT_RING_BYTES`], more
+    /// with stack copies ([`DEFAULT_STACK_RING_BYTES`] with dwarf's), less
+    /// where the locked-memory budget is smaller. A size beyond the budget
+    /// is cut to fit, with a notice.
     pub ring_bytes: Option<usize>,
     /// Count the kernel's execution too, for every event without a `:u`,
     /// `:k` or `:h` of its own; otherwise such events count user space only.
@@ -167,6 +164,20 @@ impl Recorder {
             counters::probe(event, Role::of(&events, index), stacks)?;
         }
         let target = ResolvedTarget::resolve(&config.target)?;
+        let online = online_cpus()?.len();
+        let rings = match &target {
+            ResolvedTarget::SystemWide { cpus, .. } => cpus.len(),
+            _ => online,
+        };
+        let ring_bytes = ring_size::plan(
+            config.ring_bytes,
+            stacks,
+            rings,
+            online,
+            &Privileges::read(),
+            sysinfo::page_size(),
+            &mut notices,
+        );
         Ok(Recorder {
             target,
             duration: config.duration,
@@ -176,10 +187,7 @@ impl Recorder {
             call_graph: config.call_graph,
             stacks,
             wait_descendants: config.wait_descendants,
-            ring_bytes: config.ring_bytes.unwrap_or(match config.call_graph {
-                Some(CallGraph::Dwarf { .. }) => DEFAULT_STACK_RING_BYTES,
-                _ => DEFAULT_RING_BYTES,
-            }),
+            ring_bytes,
         })
     }
 
@@ -214,13 +222,22 @@ impl Recorder {
     pub fn run(self, sink: &mut dyn RecordSink) -> Result<RecordOutcome, SamplerError> {
         let _interrupts = signals::catch_interrupts();
         let started = Instant::now();
-        match &self.target {
+        let mut outcome = match &self.target {
             ResolvedTarget::Launch(command) => self.launch(command, started, sink),
             ResolvedTarget::Attach(attachment) => self.attach(attachment, started, sink),
             ResolvedTarget::SystemWide { cpus, command } => {
                 self.system_wide(cpus, command.as_ref(), started, sink)
             }
+        }?;
+        if outcome.ring_bytes < self.ring_bytes {
+            let rings = match &self.target {
+                ResolvedTarget::SystemWide { cpus, .. } => cpus.len(),
+                _ => online_cpus()?.len(),
+            };
+            let cut = ring_size::cut_notice(self.ring_bytes, outcome.ring_bytes, None, rings);
+            outcome.notices.insert(0, cut);
         }
+        Ok(outcome)
     }
 
     /// Launches the command suspended, opens the counters on it (enabled
