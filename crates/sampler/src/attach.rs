@@ -213,7 +213,7 @@ mod tests {
         let pid = std::process::id();
         let worker = WaitingThread::start();
         let ResolvedTarget::Attach(attachment) =
-            ResolvedTarget::resolve(&Target::Threads(vec![worker.tid])).unwrap()
+            ResolvedTarget::resolve(&Target::Threads(vec![worker.tid]), &mut Vec::new()).unwrap()
         else {
             panic!("not an attachment");
         };

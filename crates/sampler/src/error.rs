@@ -108,6 +108,18 @@ pub enum SamplerError {
     #[error("there is no thread {tid}; check the thread id, e.g. with `ps -eLf`")]
     NoSuchThread { tid: u32 },
 
+    #[error(
+        "process {pid} has exited: it is a zombie, kept until its parent (process {parent}) \
+         collects its exit status, and runs no code to sample"
+    )]
+    ZombieProcess { pid: u32, parent: u32 },
+
+    #[error(
+        "thread {tid} has exited: it is a zombie, kept until it is reaped, and runs no code to \
+         sample"
+    )]
+    ZombieThread { tid: u32 },
+
     #[error("cannot attach to {target} (permission denied): {reason}")]
     AttachDenied { target: String, reason: String },
 

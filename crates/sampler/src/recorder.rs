@@ -163,7 +163,7 @@ impl Recorder {
         for (index, event) in events.iter().enumerate() {
             counters::probe(event, Role::of(&events, index), stacks)?;
         }
-        let target = ResolvedTarget::resolve(&config.target)?;
+        let target = ResolvedTarget::resolve(&config.target, &mut notices)?;
         let online = online_cpus()?.len();
         let rings = match &target {
             ResolvedTarget::SystemWide { cpus, .. } => cpus.len(),
