@@ -199,7 +199,7 @@ pub struct RecordArgs {
     #[arg(long, value_name = "fp|dwarf[,STACK_BYTES]", value_parser = parse_call_graph)]
     pub call_graph: Option<CallGraphArg>,
 
-    /// Pages of ring buffer per CPU, a power of two [default: 512 KiB, 4 MiB with -g, 32 MiB
+    /// Pages of ring buffer per CPU, a power of two [default: 512 KiB, 16 MiB with -g, 32 MiB
     /// with --call-graph dwarf, less on many CPUs or where the locked-memory budget is smaller];
     /// more lose fewer samples; beyond the budget they are cut to fit, with a notice
     #[arg(long, value_name = "N", value_parser = parse_mmap_pages)]

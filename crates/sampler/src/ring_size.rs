@@ -14,9 +14,9 @@ pub const DEFAULT_RING_BYTES: usize = 512 << 10;
 /// dwarf`: about a second of 8 KiB samples at 4 kHz, so that a drain held
 /// up by a busy machine loses nothing.
 pub const DEFAULT_STACK_RING_BYTES: usize = 32 << 20;
-/// With frame pointers and the top of the stack copied: about as long
-/// between drains as [`DEFAULT_RING_BYTES`] holds without the copy.
-pub const DEFAULT_FP_RING_BYTES: usize = 4 << 20;
+/// With frame pointers and the top of the stack copied (some 600 bytes a
+/// sample): over a second of samples at 20 kHz, for the same reason.
+pub const DEFAULT_FP_RING_BYTES: usize = 16 << 20;
 /// The most that default ring buffers take over all CPUs together: on a
 /// machine with many CPUs each gets less.
 const DEFAULT_TOTAL_BYTES: usize = 256 << 20;
@@ -139,7 +139,8 @@ mod tests {
         assert_eq!(plan(DWARF, 2, &root()), 32 << 20);
         assert_eq!(plan(DWARF, 64, &root()), 4 << 20);
         let fp = Some(CallStacks::FramePointer { copy_bytes: 512 });
-        assert_eq!(plan(fp, 2, &root()), 4 << 20);
+        assert_eq!(plan(fp, 2, &root()), 16 << 20);
+        assert_eq!(plan(fp, 2, &user()), 4 << 20);
         let kernel_chain = Some(CallStacks::FramePointer { copy_bytes: 0 });
         assert_eq!(plan(kernel_chain, 2, &root()), 512 << 10);
         // Within the budget, quietly: 9 MiB over 2 CPUs holds 4 MiB each.
