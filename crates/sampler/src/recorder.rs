@@ -119,7 +119,9 @@ pub struct Recorder {
     notices: Vec<String>,
     call_graph: Option<CallGraph>,
     stacks: Option<CallStacks>,
+    /// Data bytes per ring, and how many rings: one per CPU sampled.
     ring_bytes: usize,
+    rings: usize,
     wait_descendants: bool,
 }
 
@@ -188,6 +190,7 @@ impl Recorder {
             stacks,
             wait_descendants: config.wait_descendants,
             ring_bytes,
+            rings,
         })
     }
 
@@ -230,11 +233,7 @@ impl Recorder {
             }
         }?;
         if outcome.ring_bytes < self.ring_bytes {
-            let rings = match &self.target {
-                ResolvedTarget::SystemWide { cpus, .. } => cpus.len(),
-                _ => online_cpus()?.len(),
-            };
-            let cut = ring_size::cut_notice(self.ring_bytes, outcome.ring_bytes, None, rings);
+            let cut = ring_size::cut_notice(self.ring_bytes, outcome.ring_bytes, None, self.rings);
             outcome.notices.insert(0, cut);
         }
         Ok(outcome)
@@ -266,7 +265,9 @@ impl Recorder {
         let mut descendants = Descendants::new(sink);
         let mut outcome =
             follow_command(suspended, command, rings, &mut descendants, until, started)?;
-        if let Some(notice) = left_running(&descendants.running()) {
+        if until == Until::ChildExits
+            && let Some(notice) = left_running(&descendants.running())
+        {
             outcome.notices.push(notice);
         }
         Ok(outcome)
