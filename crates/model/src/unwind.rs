@@ -1,5 +1,7 @@
 //! The contract between stack unwinders and the reports, for samples that
-//! carry a copy of the user stack (`record --call-graph dwarf`).
+//! carry a copy of the user stack: the whole stack's top with `record
+//! --call-graph dwarf`, a few hundred bytes with `-g`, where one step finds
+//! the caller that the frame-pointer chain skipped.
 //!
 //! Reports know a process's executable mappings; the unwinder knows how to
 //! read each module's unwind tables. The reports never open ELF files; the
