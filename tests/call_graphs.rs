@@ -125,6 +125,16 @@ fn code_without_frame_pointers_unwinds_from_stack_copies() {
     check_recursion_unwinds("recurse-nofp", &["--call-graph", "dwarf"]);
 }
 
+/// `main`'s total share in a `-e cpu-clock --call-graph MODE` recording of
+/// `command`, and its folded stacks.
+fn main_total(dir: &Path, call_graph: &str, command: &[&str]) -> (f64, Vec<(Vec<String>, u64)>) {
+    let options = ["-e", "cpu-clock", "--call-graph", call_graph];
+    record(dir, "main.data", &options, command);
+    let report = report_json(dir, "main.data");
+    let main = function(&report, "main").map_or(0.0, |f| f["total_percent"].as_f64().unwrap());
+    (main, folded(dir, "main.data", &[]))
+}
+
 /// `split`'s three functions set up no frame (GCC builds leaf functions
 /// without one, even with -fno-omit-frame-pointer), so the kernel's
 /// frame-pointer chain goes from each straight to main's caller; the
@@ -136,15 +146,8 @@ fn a_frameless_leaf_keeps_its_caller_by_frame_pointers() {
     }
     let dir = scratch("stacks-frameless-leaf");
     let program = fixture("split");
-    let program = program.to_str().unwrap();
-    let main_total = |call_graph: &str| {
-        let options = ["-e", "cpu-clock", "--call-graph", call_graph];
-        record(&dir, "split.data", &options, &[program, "4"]);
-        let report = report_json(&dir, "split.data");
-        let main = function(&report, "main").map_or(0.0, |f| f["total_percent"].as_f64().unwrap());
-        (main, folded(&dir, "split.data", &[]))
-    };
-    let (main, stacks) = main_total("fp");
+    let split = [program.to_str().unwrap(), "4"];
+    let (main, stacks) = main_total(&dir, "fp", &split);
     assert!(
         main >= 99.0,
         "main's total is {main}%, expected 99% or more"
@@ -166,11 +169,67 @@ fn a_frameless_leaf_keeps_its_caller_by_frame_pointers() {
         );
     }
     // The kernel's chain alone skips main: the fixture has what is fixed.
-    let (main, _) = main_total("fp,0");
+    let (main, _) = main_total(&dir, "fp,0", &split);
     assert!(
         main < 50.0,
         "main's total is {main}% without the stack's top"
     );
+}
+
+/// libc's strlen, called through the PLT, has no frame but has unwind
+/// tables in libc: its caller is found in another module's tables, and so
+/// is that of a sample in the PLT stub.
+#[test]
+fn a_library_function_without_a_frame_keeps_its_caller() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("stacks-libcall");
+    let program = fixture("libcall");
+    let libcall = [program.to_str().unwrap(), "100"];
+    let (main, stacks) = main_total(&dir, "fp", &libcall);
+    assert!(main >= 99.0, "main's total is {main}%: {stacks:?}");
+    let in_libc: u64 = stacks
+        .iter()
+        .filter(|(frames, _)| frames.last().is_some_and(|f| f.contains("strlen")))
+        .map(|(_, n)| n)
+        .sum();
+    assert!(in_libc * 2 >= all_samples(&stacks), "{stacks:?}");
+    let (main, _) = main_total(&dir, "fp,0", &libcall);
+    assert!(
+        main < 50.0,
+        "main's total is {main}% without the stack's top"
+    );
+}
+
+/// JIT code has no unwind tables: its samples keep the kernel's chain,
+/// with nothing guessed into it.
+#[test]
+fn code_without_unwind_tables_keeps_the_kernels_chain() {
+    if !sampling_allowed() {
+        return;
+    }
+    let dir = scratch("stacks-jit");
+    let program = fixture("jit");
+    let (_, stacks) = main_total(&dir, "fp", &[program.to_str().unwrap()]);
+    let (_, kernel_chain) = main_total(&dir, "fp,0", &[program.to_str().unwrap()]);
+    let in_jit = |stacks: &[(Vec<String>, u64)]| -> (u64, u64) {
+        let jit: Vec<&(Vec<String>, u64)> = stacks
+            .iter()
+            .filter(|(frames, _)| frames.last().is_some_and(|f| f == "jit_hot_loop"))
+            .collect();
+        let under_libc_start = jit
+            .iter()
+            .filter(|(frames, _)| frames.len() == 2 && frames[0] == "__libc_start_call_main")
+            .map(|(_, n)| n)
+            .sum();
+        (jit.iter().map(|(_, n)| n).sum(), under_libc_start)
+    };
+    for stacks in [&stacks, &kernel_chain] {
+        let (jit, as_the_kernel_has_it) = in_jit(stacks);
+        assert!(jit >= 500, "{stacks:?}");
+        assert!(as_the_kernel_has_it * 100 >= jit * 99, "{stacks:?}");
+    }
 }
 
 /// Many threads at once, each sample with 8 KiB of stack: the rings must
