@@ -568,6 +568,11 @@ fn a_bad_call_graph_mode_is_one_line_naming_it() {
         ("lbr", "unknown mode 'lbr'"),
         ("dwarf,13", "multiple of 8"),
         ("dwarf,lots", "'lots' is not a number"),
+        (
+            "fp,7",
+            "--call-graph fp,7: the copy of the stack's top must be a multiple of 8",
+        ),
+        ("fp,x", "'x' is not a number of bytes; e.g. fp,256"),
     ] {
         let output = run(&dir, &["record", "--call-graph", mode, "--", "true"]);
         let message = stderr(&output);

@@ -297,11 +297,15 @@ fn parse_call_graph(text: &str) -> Result<CallGraphArg, String> {
         Some((mode, bytes)) => (mode, Some(bytes)),
         None => (text, None),
     };
+    let example = match mode {
+        "fp" => "fp,256",
+        _ => "dwarf,16384",
+    };
     let bytes = bytes
         .map(|bytes| {
             bytes
                 .parse::<u32>()
-                .map_err(|_| format!("'{bytes}' is not a number of bytes; e.g. {mode},4096"))
+                .map_err(|_| format!("'{bytes}' is not a number of bytes; e.g. {example}"))
         })
         .transpose()?;
     match mode {
