@@ -492,37 +492,32 @@ fn leaf_callers(page: &mut String, dir: &Path, runs: usize, perf_available: bool
     let split = util::fixture("split");
     let split = split.to_str().unwrap();
     let rounds = "10";
+    // Each run's measure, and its recording's bytes per sample.
     let (mut chain, mut spliced, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+    let bytes_per_sample = |data: &str, m: &Measure| {
+        let bytes = std::fs::metadata(dir.join(data)).map_or(0, |m| m.len());
+        bytes as f64 / m.samples.max(1) as f64
+    };
     let record = |flags: &[&str], data: &str| {
         let mut args = vec!["record", "-e", "cpu-clock", "-F", "4000", "-o", data];
         args.extend(flags);
         args.extend(["--", split, rounds]);
         let (mut m, output) = timed(util::profiler().current_dir(dir).args(&args));
         (m.samples, m.lost) = common::profiler_counts(&output);
-        m
+        (m, bytes_per_sample(data, &m))
     };
     for _ in 0..runs {
         chain.push(record(&["--call-graph", "fp,0"], "chain.data"));
         spliced.push(record(&["-g"], "spliced.data"));
         if perf_available {
-            let args = [
-                "record",
-                "-e",
-                "cpu-clock:u",
-                "-F",
-                "4000",
-                "-g",
-                "-o",
+            let args = ["record", "-e", "cpu-clock:u", "-F", "4000", "-g", "-o"];
+            let (mut m, output) = timed(Command::new("perf").current_dir(dir).args(args).args([
                 "split.perf",
-            ];
-            let (mut m, output) = timed(
-                Command::new("perf")
-                    .current_dir(dir)
-                    .args(args)
-                    .args([split, rounds]),
-            );
+                split,
+                rounds,
+            ]));
             (m.samples, m.lost) = common::perf_counts(&output, &dir.join("split.perf"));
-            theirs.push(m);
+            theirs.push((m, bytes_per_sample("split.perf", &m)));
         }
     }
     writeln!(page, "### Frameless functions under `-g`\n").unwrap();
@@ -531,15 +526,15 @@ fn leaf_callers(page: &mut String, dir: &Path, runs: usize, perf_available: bool
         "Workload: `fixtures/programs/split {rounds}` at 4000 Hz: `burn_60`, `burn_30` and \
          `burn_10` set up no frame (GCC omits it in leaf functions even with \
          `-fno-omit-frame-pointer`), so the kernel's frame-pointer chain skips their caller \
-         `main`. `main` is its share of the samples' stacks (the Children column).\n"
+         `main`. `main` is its share of the samples' stacks (the Children column); bytes per \
+         sample are the recording's size over its samples.\n"
     )
     .unwrap();
     writeln!(
         page,
-        "| command | wall s | CPU s | recording KB | bytes per sample | samples | main |\n| --- | --- | --- | --- | --- | --- | --- |"
+        "| command | wall s | CPU s | bytes per sample | samples | main |\n| --- | --- | --- | --- | --- | --- |"
     )
     .unwrap();
-    let size = |name: &str| std::fs::metadata(dir.join(name)).map_or(0, |m| m.len());
     let main_share = |data: &str| {
         let report = common::output_of(
             util::profiler()
@@ -552,48 +547,42 @@ fn leaf_callers(page: &mut String, dir: &Path, runs: usize, perf_available: bool
         });
         main.unwrap_or(0.0)
     };
+    let summary = |runs: &[(Measure, f64)]| {
+        let measures: Vec<Measure> = runs.iter().map(|(m, _)| *m).collect();
+        let bytes = common::median(runs.iter().map(|(_, b)| *b).collect());
+        (median(&measures), bytes)
+    };
     let mut rows = vec![
         (
             "profiler record --call-graph fp,0",
-            median(&chain),
-            size("chain.data"),
+            summary(&chain),
             main_share("chain.data"),
         ),
         (
             "profiler record -g",
-            median(&spliced),
-            size("spliced.data"),
+            summary(&spliced),
             main_share("spliced.data"),
         ),
     ];
     if perf_available {
-        rows.push((
-            "perf record -g",
-            median(&theirs),
-            size("split.perf"),
-            perf_main_share(dir),
-        ));
+        rows.push(("perf record -g", summary(&theirs), perf_main_share(dir)));
     }
-    for (what, m, bytes, main) in &rows {
+    for (what, (m, bytes), main) in &rows {
         writeln!(
             page,
-            "| {what} | {:.3} | {:.2} | {:.0} | {:.1} | {} | {main:.2}% |",
-            m.wall,
-            m.cpu,
-            *bytes as f64 / 1e3,
-            *bytes as f64 / m.samples.max(1) as f64,
-            m.samples
+            "| {what} | {:.3} | {:.2} | {bytes:.1} | {} | {main:.2}% |",
+            m.wall, m.cpu, m.samples
         )
         .unwrap();
     }
-    let (chain, spliced) = (&rows[0], &rows[1]);
+    let ((chain, chain_bytes), (spliced, spliced_bytes)) = (rows[0].1, rows[1].1);
     writeln!(
         page,
         "\n`-g` against the kernel's chain alone: CPU {:.3}×, wall {:.3}×, recording size {:.3}× \
          (one more return address in each stack that lacked it).\n",
-        spliced.1.cpu / chain.1.cpu,
-        spliced.1.wall / chain.1.wall,
-        spliced.2 as f64 / chain.2 as f64
+        spliced.cpu / chain.cpu,
+        spliced.wall / chain.wall,
+        spliced_bytes / chain_bytes
     )
     .unwrap();
 }
