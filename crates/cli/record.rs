@@ -33,6 +33,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         true => Some(CallGraph::FramePointer),
         false => args.call_graph.map(|arg| arg.mode),
     };
+    let fp_stack_bytes = args.call_graph.and_then(|arg| arg.fp_stack_bytes);
     if args.histogram.histogram && call_graph.is_some() {
         eprintln!("profiler: --histogram keeps no call stacks; recording without them");
         call_graph = None;
@@ -42,7 +43,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         sampling,
         target,
         call_graph,
-        fp_stack_bytes: args.call_graph.and_then(|arg| arg.fp_stack_bytes),
+        fp_stack_bytes,
         ring_bytes: args
             .mmap_pages
             .map(|pages| pages * profiler_sampler::page_size()),
@@ -73,7 +74,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     let unwinder = ElfUnwinder::new(&symbols::options(&no_symbol_args(), true));
     let mut sink: Box<dyn Output + '_> = match histogram {
         Some(options) => Box::new(HistogramRecorder::new(writer, header.events.len(), options)),
-        None if call_graph == Some(CallGraph::FramePointer) => {
+        None if call_graph == Some(CallGraph::FramePointer) && fp_stack_bytes != Some(0) => {
             Box::new(CallerSplicer::new(writer, &unwinder))
         }
         None => Box::new(writer),
