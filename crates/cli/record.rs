@@ -15,7 +15,7 @@ use profiler_model::{
     RecordingWriter, Sampling, Svma, Trailer,
 };
 use profiler_report::{
-    HistogramOptions, HistogramRecorder, ProgramRegion, loss_advice, stack_advice,
+    CallerSplicer, HistogramOptions, HistogramRecorder, ProgramRegion, loss_advice, stack_advice,
     stack_completeness, stack_phrase,
 };
 use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
@@ -31,8 +31,9 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     let (events, sampling) = event_requests(&args, matches)?;
     let mut call_graph = match args.frame_pointers {
         true => Some(CallGraph::FramePointer),
-        false => args.call_graph,
+        false => args.call_graph.map(|arg| arg.mode),
     };
+    let fp_stack_bytes = args.call_graph.and_then(|arg| arg.fp_stack_bytes);
     if args.histogram.histogram && call_graph.is_some() {
         eprintln!("profiler: --histogram keeps no call stacks; recording without them");
         call_graph = None;
@@ -44,11 +45,13 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         sampling,
         target,
         call_graph,
+        fp_stack_bytes,
         ring_bytes: args
             .mmap_pages
             .map(|pages| pages * profiler_sampler::page_size()),
         kernel: args.kernel,
         duration: args.duration,
+        wait_descendants: args.wait_descendants,
     };
     let recorder = Recorder::new(config)?;
     let mut header = recorder.header();
@@ -63,8 +66,14 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     let mut writer = RecordingWriter::new(file, &header)?;
     writer.get_mut().start()?;
     let readable = writer.get_ref().is_file();
-    let mut sink: Box<dyn Output> = match histogram {
+    // While recording, the unwind tables of the files on this machine find
+    // the callers that frame-pointer chains skip (the vdso's too).
+    let unwinder = ElfUnwinder::new(&symbols::options(&no_symbol_args(), true));
+    let mut sink: Box<dyn Output + '_> = match histogram {
         Some(options) => Box::new(HistogramRecorder::new(writer, header.events.len(), options)),
+        None if call_graph == Some(CallGraph::FramePointer) && fp_stack_bytes != Some(0) => {
+            Box::new(CallerSplicer::new(writer, &unwinder))
+        }
         None => Box::new(writer),
     };
     let outcome = recorder.run(&mut *sink)?;
@@ -74,6 +83,9 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         outcome: outcome.describe(),
         ..Trailer::default()
     };
+    for notice in &outcome.notices {
+        eprintln!("profiler: {notice}");
+    }
     let complete = sink.finish(trailer)?.finish()?;
     let wrote = match complete {
         true => format!("wrote {}", describe(output)),
@@ -131,10 +143,7 @@ fn report_stacks(output: &Path) -> Result<()> {
     let Some(call_graph) = recording.header.call_graph else {
         return Ok(());
     };
-    let symbol_args = SymbolArgs {
-        debug_dirs: Vec::new(),
-        full_signatures: false,
-    };
+    let symbol_args = no_symbol_args();
     let symbolizer = symbols::symbolizer(&symbol_args, &recording);
     let unwinder = ElfUnwinder::new(&symbols::options(&symbol_args, true));
     for event in stack_completeness(&recording, &symbolizer, &unwinder)? {
@@ -145,6 +154,15 @@ fn report_stacks(output: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `record` takes no symbol flags: debug files are looked for where they
+/// are by default.
+fn no_symbol_args() -> SymbolArgs {
+    SymbolArgs {
+        debug_dirs: Vec::new(),
+        full_signatures: false,
+    }
 }
 
 /// Where the records go: into the file, or into histograms.
@@ -159,6 +177,15 @@ impl Output for RecordingWriter<RecordingFile> {
     }
     fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<RecordingFile> {
         RecordingWriter::finish(*self, trailer)
+    }
+}
+
+impl Output for CallerSplicer<'_, RecordingWriter<RecordingFile>> {
+    fn stats(&self) -> RecordingStats {
+        self.sink().stats()
+    }
+    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<RecordingFile> {
+        CallerSplicer::finish(*self)?.finish(trailer)
     }
 }
 

@@ -38,6 +38,7 @@ mod places;
 mod profile;
 mod samples;
 mod sort;
+mod splice;
 mod stacks;
 mod table;
 mod tasks;
@@ -74,6 +75,7 @@ pub use profile::{
 };
 pub use samples::{SampleFilter, Weight};
 pub use sort::SortKey;
+pub use splice::CallerSplicer;
 pub use stacks::{
     Places, StackCompleteness, StackOptions, StackProfile, ThreadFrames, read_stacks,
     stack_completeness,

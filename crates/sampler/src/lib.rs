@@ -15,9 +15,11 @@
 //!     events: vec![EventRequest { name: "cpu-clock".into(), sampling: None }],
 //!     sampling: None,
 //!     call_graph: None,
+//!     fp_stack_bytes: None,
 //!     ring_bytes: None,
 //!     kernel: false,
 //!     duration: None,
+//!     wait_descendants: false,
 //! })?;
 //! let mut writer = RecordingWriter::new(Vec::new(), &recorder.header())?;
 //! let outcome = recorder.run(&mut writer)?;
@@ -51,6 +53,7 @@ mod convert;
 #[allow(unsafe_code)]
 mod counters;
 mod cpu_list;
+mod descendants;
 mod doctor;
 mod error;
 #[allow(unsafe_code)]
@@ -64,6 +67,7 @@ mod proc_maps;
 mod profil;
 mod recorder;
 mod refusal;
+mod ring_size;
 #[allow(unsafe_code)]
 mod signals;
 mod snapshot;
@@ -81,8 +85,8 @@ pub use list::probe_events;
 pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
 pub use profil::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion};
 pub use recorder::{
-    DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES, DEFAULT_STACK_RING_BYTES,
-    EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
+    DEFAULT_FP_STACK_BYTES, DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES,
+    DEFAULT_STACK_RING_BYTES, EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
 };
 pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
