@@ -137,3 +137,75 @@ live_test!(the_command_starts_with_default_signal_handling, || {
         "signals blocked in the command:\n{status}"
     );
 });
+
+/// Kills a process when dropped, whatever the test's fate.
+struct KillOnDrop(Option<i64>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+// A command that leaves a daemon behind ends the recording when it exits
+// itself, as with perf, and says what it left running; with
+// `--wait-descendants` the recording waits for the daemon too.
+live_test!(
+    the_recording_ends_with_the_command_unless_told_to_wait_for_its_descendants,
+    || {
+        let dir = scratch("exit-status-daemon");
+        let started = std::time::Instant::now();
+        let output = run(
+            &dir,
+            &[
+                "record",
+                "-e",
+                "cpu-clock",
+                "--",
+                "sh",
+                "-c",
+                // The daemon lets go of the output, which the test reads to
+                // its end.
+                "(setsid sleep 30 >/dev/null 2>&1 & echo $! > daemon.pid); exit 3",
+            ],
+        );
+        let elapsed = started.elapsed();
+        let pid = std::fs::read_to_string(dir.join("daemon.pid")).unwrap();
+        let _daemon = KillOnDrop(pid.trim().parse().ok());
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{text}");
+        assert!(
+            elapsed < Duration::from_secs(20),
+            "took {elapsed:?}: {text}"
+        );
+        let notice = format!("left 1 process it started running (pid {})", pid.trim());
+        assert!(text.contains(&notice), "{text}");
+        assert!(text.contains("--wait-descendants"), "{text}");
+        let report = report_json(&dir, "profiler.data");
+        assert_eq!(report["outcome"], "exited with status 3", "{report}");
+
+        let started = std::time::Instant::now();
+        let output = run(
+            &dir,
+            &[
+                "record",
+                "-e",
+                "cpu-clock",
+                "--wait-descendants",
+                "--",
+                "sh",
+                "-c",
+                "(setsid sleep 1 >/dev/null 2>&1 &); exit 4",
+            ],
+        );
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(4), "{text}");
+        assert!(started.elapsed() >= Duration::from_secs(1), "{text}");
+        assert!(!text.contains("left"), "{text}");
+        report_json(&dir, "profiler.data");
+    }
+);

@@ -455,3 +455,46 @@ live_test!(a_loop_of_short_processes_is_split_by_command, || {
     }
     assert!(text.contains("Command  Module"), "{text}");
 });
+
+// Without CAP_IPC_LOCK, ring buffers are charged to the locked-memory
+// budget (kernel.perf_event_mlock_kb per CPU, then `ulimit -l`): a bigger
+// --mmap-pages is cut to fit, and said, rather than halved in silence.
+live_test!(
+    a_ring_beyond_the_locked_memory_budget_is_cut_with_a_notice,
+    || {
+        if !profiler_testing::root("dropping CAP_IPC_LOCK with setpriv")
+            || !profiler_testing::tool("setpriv")
+        {
+            return;
+        }
+        let dir = scratch("ring-budget");
+        let profiler = env!("CARGO_BIN_EXE_profiler");
+        // As this user without CAP_IPC_LOCK, with an 8 MiB `ulimit -l`.
+        let script = format!(
+            "ulimit -l 8192 && exec {profiler} record -e cpu-clock --mmap-pages 65536 -o ring.data -- true"
+        );
+        let output = std::process::Command::new("setpriv")
+            .args([
+                "--bounding-set",
+                "-ipc_lock",
+                "--inh-caps",
+                "-ipc_lock",
+                "--",
+                "sh",
+                "-c",
+            ])
+            .arg(&script)
+            .current_dir(&dir)
+            .output()
+            .expect("setpriv (util-linux) runs a command without a capability");
+        let text = stderr(&output);
+        assert!(output.status.success(), "{text}");
+        let notice = text
+            .lines()
+            .find(|line| line.contains("instead of 256 MiB"))
+            .unwrap_or_else(|| panic!("no notice of the cut: {text}"));
+        assert!(notice.starts_with("profiler: ring buffers of "), "{notice}");
+        assert!(notice.contains("ulimit -l"), "{notice}");
+        report_json(&dir, "ring.data");
+    }
+);

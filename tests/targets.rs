@@ -195,6 +195,23 @@ live_test!(attaching_to_a_thread_records_only_that_thread, || {
     assert_eq!(percent(&report, "spin_b"), 0.0, "{report}");
 });
 
+// perf users give `-p` a thread's id too: the whole process is followed,
+// and `record` says so.
+live_test!(a_thread_given_to_p_stands_for_its_process, || {
+    let dir = scratch("targets-pid-of-thread");
+    let mut spinner = Spinner::start(&[]);
+    let tid = spinner.thread("spin-b");
+    let options = ["-p", &tid.to_string(), "--duration", "1"];
+    let (output, report) = spinner.record(&dir, "p.data", &options);
+    let notice = format!(
+        "profiler: -p {tid} is a thread of process {}: following the whole process (-t {tid} \
+         follows that thread alone)",
+        spinner.pid()
+    );
+    assert!(stderr(&output).contains(&notice), "{}", stderr(&output));
+    spinner.assert_threads_sampled(&report);
+});
+
 live_test!(a_recording_stops_when_the_attached_process_exits, || {
     let dir = scratch("targets-exit");
     let spinner = Spinner::start(&["3"]);
@@ -381,6 +398,29 @@ live_test!(impossible_targets_are_refused_in_one_line, || {
     let missing = "99999999";
     assert_refused(&dir, &["-p", missing], "there is no process 99999999");
     assert_refused(&dir, &["-t", missing], "there is no thread 99999999");
+    // A process that has exited, not yet reaped by its parent (this test).
+    let mut zombie = Command::new("true").spawn().unwrap();
+    let pid = zombie.id().to_string();
+    while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap()
+        .contains(") Z ")
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let reaped_by = std::process::id();
+    assert_refused(
+        &dir,
+        &["-p", &pid],
+        &format!(
+            "process {pid} has exited: it is a zombie, kept until its parent (process {reaped_by})"
+        ),
+    );
+    assert_refused(
+        &dir,
+        &["-t", &pid],
+        &format!("thread {pid} has exited: it is a zombie"),
+    );
+    zombie.wait().unwrap();
     assert_refused(
         &dir,
         &["--duration", "1", "--", "true"],

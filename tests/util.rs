@@ -110,13 +110,6 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// Whether the kernel lets this process sample, for tests written before
-/// [`live_test!`], which is what a live test should be declared with.
-#[allow(dead_code)]
-pub fn sampling_allowed() -> bool {
-    profiler_testing::can_sample()
-}
-
 /// Records into `dir/data` with the extra `options`, and `command` after
 /// `--` unless it is empty (a target of `-p`, `-t`, `-a` or `-C` alone);
 /// asserts success and returns the output (the summary is on stderr).

@@ -196,14 +196,17 @@ pub struct RecordArgs {
     #[arg(short = 'g', conflicts_with = "call_graph")]
     pub frame_pointers: bool,
 
-    /// Record call stacks: fp follows frame pointers (cheap; code built without them
-    /// loses frames); dwarf copies STACK_BYTES of the user stack per sample [default: 8192]
-    /// and unwinds it with the modules' unwind tables at report time
+    /// Record call stacks: fp follows frame pointers (cheap; code built without them loses
+    /// frames), and copies the top STACK_BYTES of the stack [default: 512] to find the caller
+    /// of a function that sets up no frame (0: the kernel's chain alone); dwarf copies
+    /// STACK_BYTES of the user stack per sample [default: 8192] and unwinds it with the
+    /// modules' unwind tables at report time
     #[arg(long, value_name = "fp|dwarf[,STACK_BYTES]", value_parser = parse_call_graph)]
-    pub call_graph: Option<CallGraph>,
+    pub call_graph: Option<CallGraphArg>,
 
-    /// Pages of ring buffer per CPU, a power of two [default: 128 pages of 4 KiB, 1024 with
-    /// --call-graph dwarf]; fewer fit a tight locked-memory budget, more lose fewer samples
+    /// Pages of ring buffer per CPU, a power of two [default: 512 KiB, 16 MiB with -g, 32 MiB
+    /// with --call-graph dwarf, less on many CPUs or where the locked-memory budget is smaller];
+    /// more lose fewer samples; beyond the budget they are cut to fit, with a notice
     #[arg(long, value_name = "N", value_parser = parse_mmap_pages)]
     pub mmap_pages: Option<usize>,
 
@@ -236,6 +239,11 @@ pub struct RecordArgs {
     /// Sample every process on these CPUs, e.g. 0,2-3 (privileged, as -a)
     #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = parse_cpu_list)]
     pub cpus: Option<CpuList>,
+
+    /// Record a launched command until every process it started has exited too [default:
+    /// until the command exits, saying how many it left running]
+    #[arg(long)]
+    pub wait_descendants: bool,
 
     /// With -p, -t, or -a/-C without a command: stop after SECS seconds [default: at Ctrl-C,
     /// or when every attached process has exited]
@@ -281,23 +289,43 @@ fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("'{text}' is not a number of seconds above 0; e.g. 2.5"))
 }
 
-fn parse_call_graph(text: &str) -> Result<CallGraph, String> {
+/// `--call-graph`: how stacks are taken and, with frame pointers, how much
+/// of the stack's top is copied (`None`: the default).
+#[derive(Clone, Copy, Debug)]
+pub struct CallGraphArg {
+    pub mode: CallGraph,
+    pub fp_stack_bytes: Option<u32>,
+}
+
+fn parse_call_graph(text: &str) -> Result<CallGraphArg, String> {
     let (mode, bytes) = match text.split_once(',') {
         Some((mode, bytes)) => (mode, Some(bytes)),
         None => (text, None),
     };
-    match (mode, bytes) {
-        ("fp", None) => Ok(CallGraph::FramePointer),
-        ("dwarf", None) => Ok(CallGraph::Dwarf {
-            stack_bytes: DEFAULT_STACK_BYTES,
+    let example = match mode {
+        "fp" => "fp,256",
+        _ => "dwarf,16384",
+    };
+    let bytes = bytes
+        .map(|bytes| {
+            bytes
+                .parse::<u32>()
+                .map_err(|_| format!("'{bytes}' is not a number of bytes; e.g. {example}"))
+        })
+        .transpose()?;
+    match mode {
+        "fp" => Ok(CallGraphArg {
+            mode: CallGraph::FramePointer,
+            fp_stack_bytes: bytes,
         }),
-        ("dwarf", Some(bytes)) => bytes
-            .parse()
-            .map(|stack_bytes| CallGraph::Dwarf { stack_bytes })
-            .map_err(|_| format!("'{bytes}' is not a number of bytes; e.g. dwarf,16384")),
-        ("fp", Some(_)) => Err("fp takes no stack size; use dwarf,STACK_BYTES".into()),
+        "dwarf" => Ok(CallGraphArg {
+            mode: CallGraph::Dwarf {
+                stack_bytes: bytes.unwrap_or(DEFAULT_STACK_BYTES),
+            },
+            fp_stack_bytes: None,
+        }),
         _ => Err(format!(
-            "unknown mode '{mode}'; use fp or dwarf[,STACK_BYTES]"
+            "unknown mode '{mode}'; use fp[,STACK_BYTES] or dwarf[,STACK_BYTES]"
         )),
     }
 }

@@ -8,9 +8,13 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::ArgMatches;
-use profiler_model::{CallGraph, Recording, RecordingHeader, RecordingStats, Sampling};
-use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phrase};
-use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
+use profiler_model::{
+    CallGraph, Recording, RecordingHeader, RecordingStats, RecordingWriter, Sampling, Trailer,
+};
+use profiler_report::{CallerSplicer, loss_advice, stack_advice, stack_completeness, stack_phrase};
+use profiler_sampler::{
+    EventRequest, RecordConfig, RecordOutcome, Recorded, Recorder, Target, TargetEnd,
+};
 use profiler_symbols::ElfUnwinder;
 
 use crate::args::{CpuList, RecordArgs, SymbolArgs};
@@ -25,8 +29,9 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     let histogram = HistogramRequest::check(&args.histogram)?;
     let mut call_graph = match args.frame_pointers {
         true => Some(CallGraph::FramePointer),
-        false => args.call_graph,
+        false => args.call_graph.map(|arg| arg.mode),
     };
+    let fp_stack_bytes = args.call_graph.and_then(|arg| arg.fp_stack_bytes);
     if histogram.is_some() && call_graph.is_some() {
         eprintln!("profiler: --histogram keeps no call stacks; recording without them");
         call_graph = None;
@@ -38,11 +43,13 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         sampling,
         target,
         call_graph,
+        fp_stack_bytes,
         ring_bytes: args
             .mmap_pages
             .map(|pages| pages * profiler_sampler::page_size()),
         kernel: args.kernel,
         duration: args.duration,
+        wait_descendants: args.wait_descendants,
     })?;
     let histogram = match histogram {
         Some(request) => Some(request.options(recorder.header().program)?),
@@ -51,7 +58,16 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     for notice in recorder.notices() {
         eprintln!("profiler: {notice}");
     }
-    let recorded = recorder.record(file, histogram)?;
+    // While recording, the unwind tables of the files on this machine find
+    // the callers that frame-pointer chains skip (the vdso's too).
+    let unwinder = ElfUnwinder::new(&symbols::options(&no_symbol_args(), true));
+    let recorded = match call_graph == Some(CallGraph::FramePointer) && fp_stack_bytes != Some(0) {
+        true => record_spliced(recorder, file, &unwinder)?,
+        false => recorder.record(file, histogram)?,
+    };
+    for notice in &recorded.outcome.notices {
+        eprintln!("profiler: {notice}");
+    }
     let readable = recorded.output.is_file();
     let complete = recorded.output.finish()?;
     let output = &args.output;
@@ -116,11 +132,7 @@ fn print_stack_completeness(output: &Path) -> Result<()> {
     let Some(call_graph) = recording.header.call_graph else {
         return Ok(());
     };
-    let symbol_args = SymbolArgs {
-        debug_dirs: Vec::new(),
-        full_signatures: false,
-        jobs: None,
-    };
+    let symbol_args = no_symbol_args();
     let symbolizer = symbols::symbolizer(&symbol_args, &recording);
     let unwinder = ElfUnwinder::new(&symbols::options(&symbol_args, true));
     for event in stack_completeness(&recording, &symbolizer, &unwinder)? {
@@ -131,6 +143,40 @@ fn print_stack_completeness(output: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `record` takes no symbol flags: debug files are looked for where they
+/// are by default.
+fn no_symbol_args() -> SymbolArgs {
+    SymbolArgs {
+        debug_dirs: Vec::new(),
+        full_signatures: false,
+        jobs: None,
+    }
+}
+
+/// Records into the file through a [`CallerSplicer`].
+fn record_spliced(
+    recorder: Recorder,
+    file: RecordingFile,
+    unwinder: &ElfUnwinder,
+) -> Result<Recorded<RecordingFile>> {
+    let header = recorder.header();
+    let mut sink = CallerSplicer::new(RecordingWriter::new(file, &header)?, unwinder);
+    let outcome = recorder.run(&mut sink)?;
+    let stats = sink.sink().stats();
+    let trailer = Trailer {
+        duration_ns: outcome.duration.as_nanos() as u64,
+        outcome: outcome.describe(),
+        ..Trailer::default()
+    };
+    let output = sink.finish()?.finish(trailer)?;
+    Ok(Recorded {
+        header,
+        outcome,
+        stats,
+        output,
+    })
 }
 
 fn event_requests(

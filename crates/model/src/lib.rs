@@ -86,5 +86,5 @@ pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{
     AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,
 };
-pub use unwind::{MappedRange, NoUnwinder, ProcessUnwinder, StackUnwinder};
+pub use unwind::{CallerRegisters, MappedRange, NoUnwinder, ProcessUnwinder, StackUnwinder};
 pub use writer::{ChunkLimits, RecordSink, RecordingWriter};

@@ -55,7 +55,9 @@ pub struct Sample {
     /// call graphs.
     pub callchain: Vec<CallchainEntry>,
     /// The user registers and stack copy (`record --call-graph dwarf`),
-    /// unwound at report time.
+    /// unwound at report time; with `-g`, the top of the stack, which finds
+    /// the caller the call chain skipped (spliced into `callchain` while
+    /// recording, and then dropped).
     pub user_stack: Option<UserStack>,
     /// For the leader of a group: each member's count when the sample was
     /// taken (`PERF_SAMPLE_READ`), running totals of this thread's counter

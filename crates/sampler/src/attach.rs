@@ -11,7 +11,7 @@
 //! [`OPEN_ATTEMPTS`] times. No thread is counted twice: each listed thread
 //! existed before any counter of its attempt, so it inherited none.
 
-use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
+use crate::counters::{self, CallStacks, ResolvedEvent, RingPlan, Rings};
 use crate::error::SamplerError;
 use crate::privileges;
 use crate::target::Attachment;
@@ -24,7 +24,7 @@ const OPEN_ATTEMPTS: usize = 5;
 /// What to open on the attached threads.
 pub(crate) struct AttachPlan<'a> {
     pub events: &'a [ResolvedEvent],
-    pub call_graph: Option<profiler_model::CallGraph>,
+    pub call_graph: Option<CallStacks>,
     pub cpus: &'a [usize],
     pub bytes: usize,
 }
@@ -213,7 +213,7 @@ mod tests {
         let pid = std::process::id();
         let worker = WaitingThread::start();
         let ResolvedTarget::Attach(attachment) =
-            ResolvedTarget::resolve(&Target::Threads(vec![worker.tid])).unwrap()
+            ResolvedTarget::resolve(&Target::Threads(vec![worker.tid]), &mut Vec::new()).unwrap()
         else {
             panic!("not an attachment");
         };

@@ -28,6 +28,12 @@ pub enum SamplerError {
     )]
     StackSize { bytes: u32 },
 
+    #[error(
+        "--call-graph fp,{bytes}: the copy of the stack's top must be a multiple of 8 bytes up \
+         to 65528, or 0 for none; the default is {default}"
+    )]
+    CallerStackSize { bytes: u32, default: u32 },
+
     #[error("event '{event}': {problem}")]
     InvalidSampling {
         event: String,
@@ -106,6 +112,18 @@ pub enum SamplerError {
 
     #[error("there is no thread {tid}; check the thread id, e.g. with `ps -eLf`")]
     NoSuchThread { tid: u32 },
+
+    #[error(
+        "process {pid} has exited: it is a zombie, kept until its parent (process {parent}) \
+         collects its exit status, and runs no code to sample"
+    )]
+    ZombieProcess { pid: u32, parent: u32 },
+
+    #[error(
+        "thread {tid} has exited: it is a zombie, kept until it is reaped, and runs no code to \
+         sample"
+    )]
+    ZombieThread { tid: u32 },
 
     #[error("cannot attach to {target} (permission denied): {reason}")]
     AttachDenied { target: String, reason: String },

@@ -16,9 +16,11 @@
 //!     events: vec![EventRequest { name: "cpu-clock".into(), sampling: None }],
 //!     sampling: None,
 //!     call_graph: None,
+//!     fp_stack_bytes: None,
 //!     ring_bytes: None,
 //!     kernel: false,
 //!     duration: None,
+//!     wait_descendants: false,
 //! })?;
 //! let recorded = recorder.record(Vec::new(), None)?;
 //! println!("the command {}", recorded.outcome.describe());
@@ -50,6 +52,7 @@ mod command;
 mod convert;
 #[allow(unsafe_code)]
 mod counters;
+mod descendants;
 mod doctor;
 mod error;
 #[allow(unsafe_code)]
@@ -64,6 +67,7 @@ mod profil;
 mod recorder;
 mod recording;
 mod refusal;
+mod ring_size;
 #[allow(unsafe_code)]
 mod signals;
 mod snapshot;
@@ -82,8 +86,8 @@ pub use profil::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion}
 pub use profiler_events::EventSource;
 pub use profiler_events::{format_cpu_list, parse_cpu_list};
 pub use recorder::{
-    DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES, DEFAULT_STACK_RING_BYTES,
-    EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
+    DEFAULT_FP_STACK_BYTES, DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES,
+    DEFAULT_STACK_RING_BYTES, EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
 };
 pub use recording::Recorded;
 pub use stat::{

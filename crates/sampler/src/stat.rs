@@ -102,7 +102,7 @@ impl Stat {
         let cpu_wide = matches!(config.target, Target::SystemWide { .. });
         let mut notices = Vec::new();
         let events = resolve_events(&config.events, cpu_wide, &privileges, &mut notices)?;
-        let (target, description) = resolve_target(&config.target)?;
+        let (target, description) = resolve_target(&config.target, &mut notices)?;
         Ok(Stat {
             events,
             target,
