@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! profiler record -e cpu-clock -o app.data -- ./app
-//!     RecordArgs -> RecordConfig -> Recorder::new(..)?.record(file, None) -> summary on stderr
+//!     RecordArgs -> RecordConfig -> Recorder::new(..)?.record(file, None, unwinder)
+//!         -> summary on stderr
 //! profiler stat -p 1234 --duration 2
 //!     StatArgs -> StatConfig { target: Target::Processes([1234]), .. } -> Stat::run -> counts
 //! ```

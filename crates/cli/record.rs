@@ -8,13 +8,9 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::ArgMatches;
-use profiler_model::{
-    CallGraph, Recording, RecordingHeader, RecordingStats, RecordingWriter, Sampling, Trailer,
-};
-use profiler_report::{CallerSplicer, loss_advice, stack_advice, stack_completeness, stack_phrase};
-use profiler_sampler::{
-    EventRequest, RecordConfig, RecordOutcome, Recorded, Recorder, Target, TargetEnd,
-};
+use profiler_model::{CallGraph, Recording, RecordingHeader, RecordingStats, Sampling};
+use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phrase};
+use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
 use profiler_symbols::ElfUnwinder;
 
 use crate::args::{CpuList, RecordArgs, SymbolArgs};
@@ -61,10 +57,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     // While recording, the unwind tables of the files on this machine find
     // the callers that frame-pointer chains skip (the vdso's too).
     let unwinder = ElfUnwinder::new(&symbols::options(&no_symbol_args(), true));
-    let recorded = match call_graph == Some(CallGraph::FramePointer) && fp_stack_bytes != Some(0) {
-        true => record_spliced(recorder, file, &unwinder)?,
-        false => recorder.record(file, histogram)?,
-    };
+    let recorded = recorder.record(file, histogram, Some(&unwinder))?;
     for notice in &recorded.outcome.notices {
         eprintln!("profiler: {notice}");
     }
@@ -153,30 +146,6 @@ fn no_symbol_args() -> SymbolArgs {
         full_signatures: false,
         jobs: None,
     }
-}
-
-/// Records into the file through a [`CallerSplicer`].
-fn record_spliced(
-    recorder: Recorder,
-    file: RecordingFile,
-    unwinder: &ElfUnwinder,
-) -> Result<Recorded<RecordingFile>> {
-    let header = recorder.header();
-    let mut sink = CallerSplicer::new(RecordingWriter::new(file, &header)?, unwinder);
-    let outcome = recorder.run(&mut sink)?;
-    let stats = sink.sink().stats();
-    let trailer = Trailer {
-        duration_ns: outcome.duration.as_nanos() as u64,
-        outcome: outcome.describe(),
-        ..Trailer::default()
-    };
-    let output = sink.finish()?.finish(trailer)?;
-    Ok(Recorded {
-        header,
-        outcome,
-        stats,
-        output,
-    })
 }
 
 fn event_requests(

@@ -4,8 +4,10 @@
 //!
 //! Data flow: the sampler turns kernel records into [`Record`]s and pushes them
 //! into a [`RecordingSink`]: the [`RecordingWriter`], which writes them in
-//! checksummed chunks through an [`AtomicFile`], or the [`HistogramRecorder`],
-//! which pours the samples into [`ModuleHistograms`] and writes those. A
+//! checksummed chunks through an [`AtomicFile`] (behind the [`CallerSplicer`]
+//! where frame-pointer chains come with the top of the stack), or the
+//! [`HistogramRecorder`], which pours the samples into [`ModuleHistograms`]
+//! and writes those. A
 //! report opens the file with [`Recording::open`] (a file cut short or damaged
 //! is read as far as its chunks are good, and [`Recording::damage`] says what
 //! was lost), [replays](Recording::replay) its side-band records into a
@@ -53,6 +55,7 @@ mod record;
 mod replay;
 mod scan;
 mod sink;
+mod splice;
 mod stats;
 mod symbolize;
 mod unwind;
@@ -82,6 +85,7 @@ pub use record::{
 };
 pub use replay::Samples;
 pub use sink::{RecordingSink, open_sink};
+pub use splice::{CallerSplicer, has_user_chain, missing_caller};
 pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{
     AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,

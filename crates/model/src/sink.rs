@@ -1,9 +1,10 @@
 //! Where a recording's records end while it is made: in the file writer,
-//! which keeps every record, or in the histogram recorder, which pours the
-//! samples into buckets and keeps those (PAPI_profil's way, in constant
-//! space). Either is a [`RecordingSink`]: records go in as the sampler
-//! drains them, and [`finish`](RecordingSink::finish) writes what is left
-//! and the trailer.
+//! which keeps every record (through the caller splicer, where samples
+//! carry the top of the stack beside a frame-pointer chain), or in the
+//! histogram recorder, which pours the samples into buckets and keeps those
+//! (PAPI_profil's way, in constant space). Each is a [`RecordingSink`]:
+//! records go in as the sampler drains them, and
+//! [`finish`](RecordingSink::finish) writes what is left and the trailer.
 //!
 //! ```
 //! use profiler_model::*;
@@ -18,7 +19,7 @@
 //!     start_unix_ns: 0,
 //!     profiler_version: "0".into(),
 //! };
-//! let mut sink = open_sink(Vec::new(), header, None).unwrap();
+//! let mut sink = open_sink(Vec::new(), header, None, None).unwrap();
 //! sink.end_batch().unwrap();
 //! let bytes = sink.finish(Trailer::default()).unwrap();
 //! assert!(bytes.ends_with(b"PROFEND1"));
@@ -29,7 +30,9 @@ use std::io::{self, Write};
 use crate::header::{RecordingHeader, Trailer};
 use crate::live_histograms::HistogramRecorder;
 use crate::module_histograms::HistogramOptions;
+use crate::splice::CallerSplicer;
 use crate::stats::RecordingStats;
+use crate::unwind::StackUnwinder;
 use crate::writer::{RecordSink, RecordingWriter};
 
 /// A sink a recording is made into, writing to `W`.
@@ -44,17 +47,22 @@ pub trait RecordingSink<W>: RecordSink {
 
 /// Writes `header` to `out` and returns the sink the records go to: the
 /// histogram recorder when `histogram` is given (its settings noted in the
-/// header), else the file writer.
-pub fn open_sink<W: Write + 'static>(
+/// header), else the file writer, behind a [`CallerSplicer`] unwinding
+/// with `splice` when that is given.
+pub fn open_sink<'u, W: Write + 'static>(
     out: W,
     mut header: RecordingHeader,
     histogram: Option<HistogramOptions>,
-) -> io::Result<Box<dyn RecordingSink<W>>> {
+    splice: Option<&'u dyn StackUnwinder>,
+) -> io::Result<Box<dyn RecordingSink<W> + 'u>> {
     header.histogram = histogram.as_ref().map(HistogramOptions::settings);
     let writer = RecordingWriter::new(out, &header)?;
-    Ok(match histogram {
-        Some(options) => Box::new(HistogramRecorder::new(writer, header.events.len(), options)),
-        None => Box::new(writer),
+    Ok(match (histogram, splice) {
+        (Some(options), _) => {
+            Box::new(HistogramRecorder::new(writer, header.events.len(), options))
+        }
+        (None, Some(unwinder)) => Box::new(CallerSplicer::new(writer, unwinder)),
+        (None, None) => Box::new(writer),
     })
 }
 
@@ -75,5 +83,15 @@ impl<W: Write> RecordingSink<W> for HistogramRecorder<W> {
 
     fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<W> {
         HistogramRecorder::finish(*self, trailer)
+    }
+}
+
+impl<W: Write> RecordingSink<W> for CallerSplicer<'_, RecordingWriter<W>> {
+    fn stats(&self) -> RecordingStats {
+        self.sink().stats()
+    }
+
+    fn finish(self: Box<Self>, trailer: Trailer) -> io::Result<W> {
+        CallerSplicer::finish(*self)?.finish(trailer)
     }
 }

@@ -37,7 +37,6 @@ mod places;
 mod profile;
 mod samples;
 mod sort;
-mod splice;
 mod stacks;
 mod stat_render;
 mod symbols_render;
@@ -76,7 +75,6 @@ pub use profile::{
 };
 pub use samples::{SampleFilter, Weight};
 pub use sort::{PlaceKind, SortKey};
-pub use splice::CallerSplicer;
 pub use stacks::{StackOptions, StackProfile, ThreadFrames, read_stacks};
 pub use stat_render::{
     StatExit, StatSummary, render_stat_interval_json, render_stat_interval_text, render_stat_json,

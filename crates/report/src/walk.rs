@@ -1,7 +1,8 @@
 //! A sample's call stack as locations, leaf first: from the kernel's call
 //! chain (frame pointers, and the kernel's own frames), with the caller it
-//! may have skipped spliced in (see `splice`), from the unwound copy of the
-//! user stack, or the sampled address alone.
+//! may have skipped spliced in (by the rule the recorder's `CallerSplicer`
+//! follows), from the unwound copy of the user stack, or the sampled
+//! address alone.
 //!
 //! Callers' return addresses are looked up one byte back, inside the call
 //! instruction: the return address itself can belong to the next line, or
@@ -11,10 +12,8 @@ use std::collections::HashMap;
 
 use profiler_model::{
     Avma, CallchainEntry, CpuMode, Location, ProcessModel, ProcessUnwinder, Sample, StackUnwinder,
-    UserStack,
+    UserStack, has_user_chain, missing_caller,
 };
-
-use crate::splice::{has_user_chain, missing_caller};
 
 /// Walks the stacks of a recording's samples, one unwinder per process.
 pub(crate) struct StackWalker<'a> {

@@ -22,7 +22,7 @@
 //!     duration: None,
 //!     wait_descendants: false,
 //! })?;
-//! let recorded = recorder.record(Vec::new(), None)?;
+//! let recorded = recorder.record(Vec::new(), None, None)?;
 //! println!("the command {}", recorded.outcome.describe());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -53,8 +53,9 @@ pub struct RecordConfig {
     pub call_graph: Option<CallGraph>,
     /// With frame-pointer call graphs, the bytes of the top of the user
     /// stack copied with each sample, which find the sampled function's
-    /// caller where the kernel's chain skips it (see `CallerSplicer` in the
-    /// report crate); `None`: [`DEFAULT_FP_STACK_BYTES`], 0: none.
+    /// caller where the kernel's chain skips it (see
+    /// [`CallerSplicer`](profiler_model::CallerSplicer)); `None`:
+    /// [`DEFAULT_FP_STACK_BYTES`], 0: none.
     pub fp_stack_bytes: Option<u32>,
     /// Ring-buffer data bytes per CPU; `None`: [`DEFAULT_RING_BYTES`], more
     /// with stack copies ([`DEFAULT_STACK_RING_BYTES`] with dwarf's), less
@@ -197,6 +198,12 @@ impl Recorder {
     /// One-line notices for the user (e.g. the fallback to cpu-clock).
     pub fn notices(&self) -> &[String] {
         &self.notices
+    }
+
+    /// Whether samples carry the top of the stack beside a frame-pointer
+    /// chain, to find the callers the chain skips.
+    pub(crate) fn copies_stack_top(&self) -> bool {
+        matches!(self.stacks, Some(CallStacks::FramePointer { copy_bytes }) if copy_bytes > 0)
     }
 
     /// The header of the recording this recorder will produce.

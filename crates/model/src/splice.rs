@@ -14,16 +14,17 @@
 //! [`CallerSplicer`] does this while recording, so that a recording keeps
 //! a chain one address longer instead of the stack copy. A sample whose
 //! code it has not seen mapped (its mapping record still on its way from
-//! another CPU's ring) keeps its copy, for the report to splice (see
-//! `walk`).
+//! another CPU's ring) keeps its copy, for the report to splice when it
+//! walks the stack, by the same rule ([`missing_caller`]).
 
 use std::collections::HashMap;
 use std::io;
 
-use profiler_model::{
-    Avma, CallchainEntry, CallerRegisters, CpuMode, LiveMappings, Location, ProcessUnwinder,
-    Record, RecordSink, Sample, StackUnwinder, UserStack, side_band_order,
-};
+use crate::address::Avma;
+use crate::process::{LiveMappings, Location, side_band_order};
+use crate::record::{CallchainEntry, CpuMode, Record, Sample, UserStack};
+use crate::unwind::{CallerRegisters, ProcessUnwinder, StackUnwinder};
+use crate::writer::RecordSink;
 
 /// Where the kernel's frame-pointer `callchain` lacks the sampled
 /// function's caller: the index at which `caller.return_address` belongs.
@@ -31,7 +32,7 @@ use profiler_model::{
 /// its own frame (the kernel's walk began with its return address), when
 /// `stack` is not of the chain's user context, or when `is_code` says the
 /// return address lies in no code.
-pub(crate) fn missing_caller(
+pub fn missing_caller(
     callchain: &[CallchainEntry],
     stack: &UserStack,
     caller: &CallerRegisters,
@@ -65,7 +66,7 @@ pub(crate) fn missing_caller(
 
 /// Whether `callchain` holds user-space addresses: a frame-pointer chain
 /// of the user stack, which a stack copy completes rather than replaces.
-pub(crate) fn has_user_chain(callchain: &[CallchainEntry]) -> bool {
+pub fn has_user_chain(callchain: &[CallchainEntry]) -> bool {
     callchain.contains(&CallchainEntry::Context(CpuMode::User))
 }
 
@@ -175,7 +176,10 @@ impl<S: RecordSink> RecordSink for CallerSplicer<'_, S> {
 
 #[cfg(test)]
 mod tests {
-    use profiler_model::{FileOffset, MappedRange, Mmap, ModuleTable};
+    use crate::address::FileOffset;
+    use crate::module::ModuleTable;
+    use crate::record::Mmap;
+    use crate::unwind::MappedRange;
 
     use super::*;
 
