@@ -11,7 +11,8 @@
 //! [`OPEN_ATTEMPTS`] times. No thread is counted twice: each listed thread
 //! existed before any counter of its attempt, so it inherited none.
 
-use crate::counters::{self, CallStacks, ResolvedEvent, RingPlan, Rings};
+use crate::call_stacks::CallStacks;
+use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
 use crate::error::SamplerError;
 use crate::privileges;
 use crate::target::Attachment;

@@ -47,6 +47,7 @@
 mod attach;
 mod build_id;
 mod builder;
+mod call_stacks;
 #[allow(unsafe_code)]
 mod command;
 mod convert;

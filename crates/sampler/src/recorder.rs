@@ -13,8 +13,9 @@ use profiler_model::{
 };
 
 use crate::attach::{self, AttachPlan, Liveness};
+use crate::call_stacks::CallStacks;
 use crate::command::ResolvedCommand;
-use crate::counters::{self, CallStacks, ResolvedEvent, RingPlan, Rings, Role};
+use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::descendants::Descendants;
 use crate::error::SamplerError;
 use crate::launch::{self, RunningChild};
