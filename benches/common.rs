@@ -3,7 +3,7 @@
 //! own section between markers and leaves the others.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 /// `2 CPUs (AMD EPYC), Linux 6.18.44, 2026-11-22 21:56 UTC`.
 pub fn machine() -> String {
@@ -76,4 +76,50 @@ pub fn time_and_memory(program: &str, args: &[&str], stdin: Option<&Path>) -> Op
 pub fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Samples and lost samples from `profiler record`'s summary line.
+pub fn profiler_counts(output: &Output) -> (u64, u64) {
+    let text = String::from_utf8_lossy(&output.stderr);
+    let line = text
+        .lines()
+        .find(|l| l.contains(" samples ("))
+        .unwrap_or_default();
+    let words: Vec<&str> = line.split([' ', '(']).collect();
+    let number = |after: &str| {
+        words
+            .iter()
+            .position(|w| *w == after)
+            .and_then(|i| words[i - 1].parse().ok())
+            .unwrap_or(0)
+    };
+    (number("samples"), number("lost,"))
+}
+
+/// Samples from `perf record`'s last line, lost samples from its report header.
+pub fn perf_counts(output: &Output, data: &Path) -> (u64, u64) {
+    let text = String::from_utf8_lossy(&output.stderr);
+    let samples = text
+        .rsplit_once(" samples)")
+        .and_then(|(before, _)| before.rsplit('(').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let report = output_of(
+        Command::new("perf")
+            .args(["report", "--stdio", "--sort", "dso", "-i"])
+            .arg(data),
+    );
+    let lost = report
+        .lines()
+        .find_map(|l| l.strip_prefix("# Total Lost Samples: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    (samples, lost)
+}
+
+pub fn output_of(command: &mut Command) -> String {
+    command
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
 }

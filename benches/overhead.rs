@@ -15,7 +15,7 @@ mod util;
 mod common;
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
@@ -58,7 +58,7 @@ fn main() {
 
 fn header(page: &mut String, runs: usize, perf_available: bool) {
     let perf = if perf_available {
-        output_of(Command::new("perf").arg("--version"))
+        common::output_of(Command::new("perf").arg("--version"))
     } else {
         "no perf".into()
     };
@@ -101,7 +101,7 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
             args.extend_from_slice(extra);
             args.extend(["--", split, ROUNDS]);
             let (mut m, output) = timed(util::profiler().current_dir(dir).args(&args));
-            (m.samples, m.lost) = profiler_counts(&output);
+            (m.samples, m.lost) = common::profiler_counts(&output);
             m
         };
         for _ in 0..runs {
@@ -121,7 +121,7 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
                     split,
                     ROUNDS,
                 ]));
-                (m.samples, m.lost) = perf_counts(&output, &dir.join("perf.data"));
+                (m.samples, m.lost) = common::perf_counts(&output, &dir.join("perf.data"));
                 theirs.push(m);
             }
         }
@@ -215,7 +215,7 @@ fn report_time(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_av
         ])
         .output()
         .unwrap();
-    let samples = profiler_counts(&recorded).0;
+    let samples = common::profiler_counts(&recorded).0;
     if perf_available {
         Command::new("perf")
             .current_dir(dir)
@@ -357,24 +357,24 @@ fn counting(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
     }
 }
 
-/// Recording and reporting call stacks, by frame pointers and by stack
-/// copies, against `perf record -g` / `--call-graph dwarf` and
-/// `perf report --children`.
+/// Recording and reporting call stacks, by frame pointers (the kernel's
+/// chain alone, and with the caller it skips put back from the top of the
+/// stack) and by stack copies, against `perf record -g` / `--call-graph
+/// dwarf` and `perf report --children`.
 fn call_graphs(page: &mut String, dir: &Path, runs: usize, perf_available: bool) {
     let recurse = util::fixture("recurse");
     let recurse = recurse.to_str().unwrap();
     let rounds = "10";
-    writeln!(
-        page,
-        "### Call stacks
-"
-    )
-    .unwrap();
+    writeln!(page, "### Call stacks\n").unwrap();
     writeln!(
         page,
         "Workload: `fixtures/programs/recurse {rounds}` (stacks 68 frames deep) at 4000 Hz. \
-         Reports with the Children column, to /dev/null; perf unwinds dwarf recordings with \
-         its own unwinder (libdw or libunwind).\n"
+         `fp, chain` is the kernel's frame-pointer chain alone (`--call-graph fp,0`, what \
+         `perf record -g` records); `fp` is `-g`, which also copies the top 512 bytes of the \
+         stack to put back the caller a frameless function's chain skips (none here: every \
+         function of `recurse` keeps a frame). Reports with the Children column, to \
+         /dev/null; perf unwinds dwarf recordings with its own unwinder (libdw or \
+         libunwind).\n"
     )
     .unwrap();
     writeln!(
@@ -384,11 +384,24 @@ fn call_graphs(page: &mut String, dir: &Path, runs: usize, perf_available: bool)
     .unwrap();
     let size_mb =
         |name: &str| std::fs::metadata(dir.join(name)).map_or(0.0, |m| m.len() as f64 / 1e6);
-    // Both tools take the same flags.
-    for (mode, flags) in [
-        ("fp", ["--call-graph", "fp"]),
-        ("dwarf", ["--call-graph", "dwarf"]),
-    ] {
+    // (mode, our flags, perf's flags where perf has the mode)
+    type Mode<'a> = (&'a str, &'a [&'a str], Option<&'a [&'a str]>);
+    let modes: [Mode; 3] = [
+        (
+            "fp, chain",
+            &["--call-graph", "fp,0"],
+            Some(&["--call-graph", "fp"]),
+        ),
+        ("fp", &["-g"], None),
+        (
+            "dwarf",
+            &["--call-graph", "dwarf"],
+            Some(&["--call-graph", "dwarf"]),
+        ),
+    ];
+    let mut chain_only = None;
+    for (mode, flags, perf_flags) in modes {
+        let perf_flags = perf_flags.filter(|_| perf_available);
         let (mut records, mut perf_records) = (Vec::new(), Vec::new());
         let (mut reports, mut perf_reports) = (Vec::new(), Vec::new());
         for _ in 0..runs {
@@ -404,11 +417,11 @@ fn call_graphs(page: &mut String, dir: &Path, runs: usize, perf_available: bool)
             args.extend(flags);
             args.extend(["--", recurse, rounds]);
             let (mut m, output) = timed(util::profiler().current_dir(dir).args(&args));
-            (m.samples, m.lost) = profiler_counts(&output);
+            (m.samples, m.lost) = common::profiler_counts(&output);
             records.push(m);
             let report = ["report", "--children", "-i", "stacks.data"];
             reports.push(timed(util::profiler().current_dir(dir).args(report)).0);
-            if perf_available {
+            if let Some(perf_flags) = perf_flags {
                 let mut args = vec![
                     "record",
                     "-e",
@@ -418,10 +431,10 @@ fn call_graphs(page: &mut String, dir: &Path, runs: usize, perf_available: bool)
                     "-o",
                     "stacks.perf",
                 ];
-                args.extend(flags);
+                args.extend(perf_flags);
                 args.extend(["--", recurse, rounds]);
                 let (mut m, output) = timed(Command::new("perf").current_dir(dir).args(&args));
-                (m.samples, m.lost) = perf_counts(&output, &dir.join("stacks.perf"));
+                (m.samples, m.lost) = common::perf_counts(&output, &dir.join("stacks.perf"));
                 perf_records.push(m);
                 let report = ["report", "--stdio", "--children", "-i", "stacks.perf"];
                 perf_reports.push(timed(Command::new("perf").current_dir(dir).args(report)).0);
@@ -441,11 +454,23 @@ fn call_graphs(page: &mut String, dir: &Path, runs: usize, perf_available: bool)
             .unwrap();
         };
         let (ours, ours_report) = (median(&records), median(&reports));
-        line(page, "profiler record", ours, Some(size_mb("stacks.data")));
-        if perf_available {
+        let size = size_mb("stacks.data");
+        line(page, "profiler record", ours, Some(size));
+        line(page, "profiler report --children", ours_report, None);
+        match chain_only {
+            None => chain_only = Some((ours, size)),
+            Some((chain, chain_size)) if mode == "fp" => writeln!(
+                page,
+                "| fp | ratio (fp / fp, chain) | record CPU {:.3}×, size {:.3}× | | | | |",
+                ours.cpu / chain.cpu,
+                size / chain_size
+            )
+            .unwrap(),
+            Some(_) => {}
+        }
+        if perf_flags.is_some() {
             let (theirs, theirs_report) = (median(&perf_records), median(&perf_reports));
             line(page, "perf record", theirs, Some(size_mb("stacks.perf")));
-            line(page, "profiler report --children", ours_report, None);
             line(page, "perf report --children", theirs_report, None);
             writeln!(
                 page,
@@ -454,11 +479,136 @@ fn call_graphs(page: &mut String, dir: &Path, runs: usize, perf_available: bool)
                 ours_report.wall / theirs_report.wall
             )
             .unwrap();
-        } else {
-            line(page, "profiler report --children", ours_report, None);
         }
     }
     writeln!(page).unwrap();
+    leaf_callers(page, dir, runs, perf_available);
+}
+
+/// `-g` on a program whose hot functions set up no frame (`split`): the
+/// kernel's chain alone skips their caller, `main`; with the caller put
+/// back, what it costs in recording time and size.
+fn leaf_callers(page: &mut String, dir: &Path, runs: usize, perf_available: bool) {
+    let split = util::fixture("split");
+    let split = split.to_str().unwrap();
+    let rounds = "10";
+    // Each run's measure, and its recording's bytes per sample.
+    let (mut chain, mut spliced, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+    let bytes_per_sample = |data: &str, m: &Measure| {
+        let bytes = std::fs::metadata(dir.join(data)).map_or(0, |m| m.len());
+        bytes as f64 / m.samples.max(1) as f64
+    };
+    let record = |flags: &[&str], data: &str| {
+        let mut args = vec!["record", "-e", "cpu-clock", "-F", "4000", "-o", data];
+        args.extend(flags);
+        args.extend(["--", split, rounds]);
+        let (mut m, output) = timed(util::profiler().current_dir(dir).args(&args));
+        (m.samples, m.lost) = common::profiler_counts(&output);
+        (m, bytes_per_sample(data, &m))
+    };
+    for _ in 0..runs {
+        chain.push(record(&["--call-graph", "fp,0"], "chain.data"));
+        spliced.push(record(&["-g"], "spliced.data"));
+        if perf_available {
+            let args = ["record", "-e", "cpu-clock:u", "-F", "4000", "-g", "-o"];
+            let (mut m, output) = timed(Command::new("perf").current_dir(dir).args(args).args([
+                "split.perf",
+                split,
+                rounds,
+            ]));
+            (m.samples, m.lost) = common::perf_counts(&output, &dir.join("split.perf"));
+            theirs.push((m, bytes_per_sample("split.perf", &m)));
+        }
+    }
+    writeln!(page, "### Frameless functions under `-g`\n").unwrap();
+    writeln!(
+        page,
+        "Workload: `fixtures/programs/split {rounds}` at 4000 Hz: `burn_60`, `burn_30` and \
+         `burn_10` set up no frame (GCC omits it in leaf functions even with \
+         `-fno-omit-frame-pointer`), so the kernel's frame-pointer chain skips their caller \
+         `main`. `main` is its share of the samples' stacks (the Children column); bytes per \
+         sample are the recording's size over its samples.\n"
+    )
+    .unwrap();
+    writeln!(
+        page,
+        "| command | wall s | CPU s | bytes per sample | samples | main |\n| --- | --- | --- | --- | --- | --- |"
+    )
+    .unwrap();
+    let main_share = |data: &str| {
+        let report = common::output_of(
+            util::profiler()
+                .current_dir(dir)
+                .args(["report", "--format", "json", "-i", data]),
+        );
+        let report: serde_json::Value = serde_json::from_str(&report).unwrap_or_default();
+        let main = report["functions"].as_array().and_then(|functions| {
+            functions.iter().find(|f| f["name"] == "main")?["total_percent"].as_f64()
+        });
+        main.unwrap_or(0.0)
+    };
+    let summary = |runs: &[(Measure, f64)]| {
+        let measures: Vec<Measure> = runs.iter().map(|(m, _)| *m).collect();
+        let bytes = common::median(runs.iter().map(|(_, b)| *b).collect());
+        (median(&measures), bytes)
+    };
+    let mut rows = vec![
+        (
+            "profiler record --call-graph fp,0",
+            summary(&chain),
+            main_share("chain.data"),
+        ),
+        (
+            "profiler record -g",
+            summary(&spliced),
+            main_share("spliced.data"),
+        ),
+    ];
+    if perf_available {
+        rows.push(("perf record -g", summary(&theirs), perf_main_share(dir)));
+    }
+    for (what, (m, bytes), main) in &rows {
+        writeln!(
+            page,
+            "| {what} | {:.3} | {:.2} | {bytes:.1} | {} | {main:.2}% |",
+            m.wall, m.cpu, m.samples
+        )
+        .unwrap();
+    }
+    let ((chain, chain_bytes), (spliced, spliced_bytes)) = (rows[0].1, rows[1].1);
+    writeln!(
+        page,
+        "\n`-g` against the kernel's chain alone: CPU {:.3}×, wall {:.3}×, recording size {:.3}× \
+         (one more return address in each stack that lacked it).\n",
+        spliced.cpu / chain.cpu,
+        spliced.wall / chain.wall,
+        spliced_bytes / chain_bytes
+    )
+    .unwrap();
+}
+
+/// `main`'s share of the stacks in `split.perf`, by `perf report --children`.
+fn perf_main_share(dir: &Path) -> f64 {
+    let report = common::output_of(Command::new("perf").current_dir(dir).args([
+        "report",
+        "--stdio",
+        "--children",
+        "--sort",
+        "sym",
+        "-i",
+        "split.perf",
+    ]));
+    report
+        .lines()
+        .find(|line| line.trim_end().ends_with("[.] main"))
+        .and_then(|line| {
+            line.split_whitespace()
+                .next()?
+                .trim_end_matches('%')
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0.0)
 }
 
 /// A table of the median wall and CPU time of each command that was run;
@@ -521,52 +671,6 @@ fn children_cpu_seconds() -> f64 {
     // Field 3 of the file is the first after the name; 16 and 17 follow.
     let ticks: u64 = fields[13].parse::<u64>().unwrap() + fields[14].parse::<u64>().unwrap();
     ticks as f64 / 100.0
-}
-
-/// Samples and lost samples from `profiler record`'s summary line.
-fn profiler_counts(output: &Output) -> (u64, u64) {
-    let text = String::from_utf8_lossy(&output.stderr);
-    let line = text
-        .lines()
-        .find(|l| l.contains(" samples ("))
-        .unwrap_or_default();
-    let words: Vec<&str> = line.split([' ', '(']).collect();
-    let number = |after: &str| {
-        words
-            .iter()
-            .position(|w| *w == after)
-            .and_then(|i| words[i - 1].parse().ok())
-            .unwrap_or(0)
-    };
-    (number("samples"), number("lost,"))
-}
-
-/// Samples from `perf record`'s last line, lost samples from its report header.
-fn perf_counts(output: &Output, data: &PathBuf) -> (u64, u64) {
-    let text = String::from_utf8_lossy(&output.stderr);
-    let samples = text
-        .rsplit_once(" samples)")
-        .and_then(|(before, _)| before.rsplit('(').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    let report = output_of(
-        Command::new("perf")
-            .args(["report", "--stdio", "--sort", "dso", "-i"])
-            .arg(data),
-    );
-    let lost = report
-        .lines()
-        .find_map(|l| l.strip_prefix("# Total Lost Samples: "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0);
-    (samples, lost)
-}
-
-fn output_of(command: &mut Command) -> String {
-    command
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default()
 }
 
 fn median(measures: &[Measure]) -> Measure {

@@ -21,12 +21,21 @@ fn speedscope_release() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/node_modules/speedscope/dist/release")
 }
 
+/// Whether Chromium and speedscope's page are there; if not, skips the
+/// running test (`.ci/run` installs both).
 fn browser_installed() -> bool {
-    tool_installed("chromium", Path::new(CHROMIUM).exists())
-        && tool_installed(
-            "speedscope (npm ci in tests/browser)",
-            speedscope_release().join("index.html").exists(),
-        )
+    if !profiler_testing::tool(CHROMIUM) {
+        return false;
+    }
+    let page = speedscope_release().join("index.html");
+    if !page.exists() {
+        profiler_testing::skip(format_args!(
+            "{} is missing: run npm ci in tests/browser",
+            page.display()
+        ));
+        return false;
+    }
+    true
 }
 
 /// Chromium, headless, as root; the page's scripts get up to 15 s of
@@ -232,119 +241,121 @@ fn svg_frames(svg: &str) -> (Vec<SvgFrame>, String) {
     (frames, matched)
 }
 
-#[test]
-fn speedscope_and_the_flame_graph_show_the_recursion_in_chromium() {
-    if !browser_installed() || !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("browser");
-    let program = fixture("recurse");
-    let options = ["-e", "cpu-clock", "-g"];
-    record(
-        &dir,
-        "recurse.data",
-        &options,
-        &[program.to_str().unwrap(), "3"],
-    );
-    let input = ["-i", "recurse.data"];
-    run_ok(
-        &dir,
-        &[&["export", "--format", "speedscope"], &input[..]].concat(),
-    );
-    run_ok(
-        &dir,
-        &[&["flamegraph", "-o", "flame.svg"], &input[..]].concat(),
-    );
-    let report = report_json(&dir, "recurse.data");
-
-    let port = serve(speedscope_release(), dir.join("profile.speedscope.json"));
-    let base = format!("http://127.0.0.1:{port}");
-    let page = |view: &str| {
-        let profile = format!("{base}/profile.json")
-            .replace(':', "%3A")
-            .replace('/', "%2F");
-        format!("{base}/index.html#profileURL={profile}&view={view}")
-    };
-    let dom = chromium(&page("sandwich"), &["--dump-dom"]);
-    // The title names the profile once speedscope has imported it; a file
-    // it cannot import leaves `speedscope` and says so in the page.
-    assert!(
-        dom.contains("recurse 3 - speedscope</title>"),
-        "not imported:\n{dom}"
-    );
-    let text = text_of(&dom);
-    assert!(
-        !text.iter().any(|l| l.contains("Something went wrong")),
-        "{text:?}"
-    );
-    for function in ["leaf", "side", "descend", "main"] {
-        assert!(
-            text.iter().any(|l| l == function),
-            "no {function}: {text:?}"
+live_test!(
+    speedscope_and_the_flame_graph_show_the_recursion_in_chromium,
+    || {
+        if !browser_installed() {
+            return;
+        }
+        let dir = scratch("browser");
+        let program = fixture("recurse");
+        let options = ["-e", "cpu-clock", "-g"];
+        record(
+            &dir,
+            "recurse.data",
+            &options,
+            &[program.to_str().unwrap(), "3"],
         );
-    }
-    for function in ["leaf", "side"] {
-        let shown = sandwich_self_percent(&text, function);
-        let ours = percent(&report, function);
-        assert!(
-            (shown - ours).abs() <= 1.0,
-            "{function}: {shown}% in speedscope, {ours:.2}% in report"
+        let input = ["-i", "recurse.data"];
+        run_ok(
+            &dir,
+            &[&["export", "--format", "speedscope"], &input[..]].concat(),
         );
-    }
-    screenshot(
-        &page("sandwich"),
-        "speedscope-recurse-sandwich.png",
-        (1280, 800),
-    );
-    screenshot(
-        &page("time-ordered"),
-        "speedscope-recurse-time-order.png",
-        (1280, 800),
-    );
+        run_ok(
+            &dir,
+            &[&["flamegraph", "-o", "flame.svg"], &input[..]].concat(),
+        );
+        let report = report_json(&dir, "recurse.data");
 
-    // The SVG runs its own search for `?s=` when it loads, as its Search
-    // button and Ctrl-F do.
-    let svg = format!("file://{}", dir.join("flame.svg").display());
-    let searched = format!("{svg}?s=%5Eleaf%5Cb");
-    let dom = chromium(&searched, &["--dump-dom"]);
-    let (frames, matched) = svg_frames(&dom);
-    let titles: Vec<&str> = frames.iter().map(|f| f.title.as_str()).collect();
-    assert!(
-        frames.len() > 65,
-        "the recursion's frames are not all there: {titles:?}"
-    );
-    assert!(
-        frames.iter().all(|f| f.width > 0.0),
-        "a frame without width: {frames:?}"
-    );
-    for function in ["leaf", "side", "descend", "main"] {
-        let drawn = titles
-            .iter()
-            .any(|t| t.starts_with(&format!("{function} (")));
-        assert!(drawn, "no {function} frame: {titles:?}");
+        let port = serve(speedscope_release(), dir.join("profile.speedscope.json"));
+        let base = format!("http://127.0.0.1:{port}");
+        let page = |view: &str| {
+            let profile = format!("{base}/profile.json")
+                .replace(':', "%3A")
+                .replace('/', "%2F");
+            format!("{base}/index.html#profileURL={profile}&view={view}")
+        };
+        let dom = chromium(&page("sandwich"), &["--dump-dom"]);
+        // The title names the profile once speedscope has imported it; a file
+        // it cannot import leaves `speedscope` and says so in the page.
+        assert!(
+            dom.contains("recurse 3 - speedscope</title>"),
+            "not imported:\n{dom}"
+        );
+        let text = text_of(&dom);
+        assert!(
+            !text.iter().any(|l| l.contains("Something went wrong")),
+            "{text:?}"
+        );
+        for function in ["leaf", "side", "descend", "main"] {
+            assert!(
+                text.iter().any(|l| l == function),
+                "no {function}: {text:?}"
+            );
+        }
+        for function in ["leaf", "side"] {
+            let shown = sandwich_self_percent(&text, function);
+            let ours = percent(&report, function);
+            assert!(
+                (shown - ours).abs() <= 1.0,
+                "{function}: {shown}% in speedscope, {ours:.2}% in report"
+            );
+        }
+        screenshot(
+            &page("sandwich"),
+            "speedscope-recurse-sandwich.png",
+            (1280, 800),
+        );
+        screenshot(
+            &page("time-ordered"),
+            "speedscope-recurse-time-order.png",
+            (1280, 800),
+        );
+
+        // The SVG runs its own search for `?s=` when it loads, as its Search
+        // button and Ctrl-F do.
+        let svg = format!("file://{}", dir.join("flame.svg").display());
+        let searched = format!("{svg}?s=%5Eleaf%5Cb");
+        let dom = chromium(&searched, &["--dump-dom"]);
+        let (frames, matched) = svg_frames(&dom);
+        let titles: Vec<&str> = frames.iter().map(|f| f.title.as_str()).collect();
+        assert!(
+            frames.len() > 65,
+            "the recursion's frames are not all there: {titles:?}"
+        );
+        assert!(
+            frames.iter().all(|f| f.width > 0.0),
+            "a frame without width: {frames:?}"
+        );
+        for function in ["leaf", "side", "descend", "main"] {
+            let drawn = titles
+                .iter()
+                .any(|t| t.starts_with(&format!("{function} (")));
+            assert!(drawn, "no {function} frame: {titles:?}");
+        }
+        // Highlighted: given inferno's search colour, the old one kept aside.
+        let highlighted: Vec<&str> = (frames.iter())
+            .filter(|f| f.fill == "rgb(230,0,230)")
+            .map(|f| f.title.as_str())
+            .collect();
+        assert!(
+            !highlighted.is_empty(),
+            "search highlighted nothing: {frames:?}"
+        );
+        assert!(
+            highlighted.iter().all(|t| t.starts_with("leaf (")),
+            "search highlighted others: {highlighted:?}"
+        );
+        let share: f64 = (matched
+            .strip_prefix("Matched: ")
+            .and_then(|m| m.strip_suffix('%')))
+        .and_then(|m| m.parse().ok())
+        .unwrap_or_else(|| panic!("no match share: {matched:?}"));
+        assert!((share - percent(&report, "leaf")).abs() <= 1.0, "{matched}");
+        // As tall as the graph, searched.
+        let height = (dom.split_once(" height=\""))
+            .and_then(|(_, rest)| rest.split('"').next()?.parse().ok())
+            .unwrap_or(1200);
+        screenshot(&searched, "flamegraph-recurse.png", (1280, height));
     }
-    // Highlighted: given inferno's search colour, the old one kept aside.
-    let highlighted: Vec<&str> = (frames.iter())
-        .filter(|f| f.fill == "rgb(230,0,230)")
-        .map(|f| f.title.as_str())
-        .collect();
-    assert!(
-        !highlighted.is_empty(),
-        "search highlighted nothing: {frames:?}"
-    );
-    assert!(
-        highlighted.iter().all(|t| t.starts_with("leaf (")),
-        "search highlighted others: {highlighted:?}"
-    );
-    let share: f64 = (matched
-        .strip_prefix("Matched: ")
-        .and_then(|m| m.strip_suffix('%')))
-    .and_then(|m| m.parse().ok())
-    .unwrap_or_else(|| panic!("no match share: {matched:?}"));
-    assert!((share - percent(&report, "leaf")).abs() <= 1.0, "{matched}");
-    // As tall as the graph, searched.
-    let height = (dom.split_once(" height=\""))
-        .and_then(|(_, rest)| rest.split('"').next()?.parse().ok())
-        .unwrap_or(1200);
-    screenshot(&searched, "flamegraph-recurse.png", (1280, height));
-}
+);

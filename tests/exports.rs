@@ -257,13 +257,9 @@ fn firefox_has_a_track_per_thread_and_every_stack_resolves_to_its_functions() {
     );
 }
 
-/// A recording of the recursion: the program's frames are in Program, its
-/// module the subcategory, libc's in Library; every sample is there.
-#[test]
-fn firefox_puts_frames_in_categories_by_module_kind() {
-    if !sampling_allowed() {
-        return;
-    }
+// A recording of the recursion: the program's frames are in Program, its
+// module the subcategory, libc's in Library; every sample is there.
+live_test!(firefox_puts_frames_in_categories_by_module_kind, || {
     let dir = scratch("export-firefox-live");
     let program = fixture("recurse");
     record(
@@ -309,4 +305,4 @@ fn firefox_puts_frames_in_categories_by_module_kind() {
     assert_eq!(category["name"], "Library");
     let subcategory = frames["subcategory"][frame].as_u64().unwrap() as usize;
     assert_eq!(category["subcategories"][subcategory], "libc.so.6");
-}
+});

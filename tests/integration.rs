@@ -1,5 +1,10 @@
 //! End-to-end tests: the real `profiler` binary on the fixture programs.
 
+// `live_test!` declares the tests that sample with the kernel.
+#[macro_use]
+extern crate profiler_testing;
+
+mod golden;
 mod synthetic;
 mod util;
 
@@ -12,11 +17,15 @@ mod doctor;
 mod events;
 mod exit_status;
 mod exports;
+mod fact_renderers;
 mod gprof;
 mod groups;
 mod histogram;
+mod outputs;
 mod pprof;
 mod record_report;
+mod renderers;
+mod salvage;
 mod shell;
 mod stat;
 mod symbolization;

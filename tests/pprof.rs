@@ -17,14 +17,6 @@ use serde_json::Value;
 use crate::synthetic::*;
 use crate::util::*;
 
-fn go_installed() -> bool {
-    let works = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    tool_installed("go (golang-go, for go tool pprof)", works)
-}
-
 /// `go tool pprof ARGS`' standard output; asserts success.
 fn pprof(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("go")
@@ -147,7 +139,7 @@ fn write_inlined(dir: &Path) -> std::path::PathBuf {
 
 #[test]
 fn pprof_agrees_with_report_with_inlined_functions_or_without() {
-    if !go_installed() {
+    if !profiler_testing::tool("go") {
         return;
     }
     let dir = scratch("pprof-inlined");
@@ -222,7 +214,7 @@ fn pprof_agrees_with_report_with_inlined_functions_or_without() {
 /// function's cumulative share, as `report --children` does.
 #[test]
 fn pprof_counts_a_recursion_once_per_sample() {
-    if !go_installed() {
+    if !profiler_testing::tool("go") {
         return;
     }
     let dir = scratch("pprof-recursion");
@@ -260,74 +252,77 @@ fn record_and_export(dir: &Path, name: &str, options: &[&str], fixture_args: &[&
     run_ok(dir, &["export", "--format", "pprof", "-i", &data, &out]);
 }
 
-/// Live recordings: the annotate fixture without stacks, whose hot loop is
-/// one line; the recursion with frame-pointer stacks; a histogram
-/// recording; and two events.
-#[test]
-fn pprof_of_recordings_names_the_hot_line_and_every_event() {
-    if !go_installed() || !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("pprof-live");
-    let top = |file: &str, options: &[&str]| {
-        pprof(
+// Live recordings: the annotate fixture without stacks, whose hot loop is
+// one line; the recursion with frame-pointer stacks; a histogram
+// recording; and two events.
+live_test!(
+    pprof_of_recordings_names_the_hot_line_and_every_event,
+    || {
+        if !profiler_testing::tool("go") {
+            return;
+        }
+        let dir = scratch("pprof-live");
+        let top = |file: &str, options: &[&str]| {
+            pprof(
+                &dir,
+                &[&["-top", "-nodefraction=0"], options, &[file]].concat(),
+            )
+        };
+        record_and_export(&dir, "annotate", &["-e", "cpu-clock"], &["annotate"]);
+        let annotate = top("annotate.pb.gz", &["-noinlines"]);
+        assert_agree(
+            "annotate",
+            &annotate,
+            &report_json(&dir, "annotate.data"),
+            false,
+        );
+
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/programs/annotate.c");
+        let text = std::fs::read_to_string(source).unwrap();
+        let hot = 1 + text
+            .lines()
+            .position(|l| l.contains("/* hot line */"))
+            .unwrap();
+        let lines = pprof(&dir, &["-top", "-lines", "annotate.pb.gz"]);
+        assert!(
+            top_rows_in_order(&lines)[0].ends_with(&format!("annotate.c:{hot}")),
+            "the hottest line is not annotate.c:{hot}:\n{lines}"
+        );
+
+        record_and_export(
             &dir,
-            &[&["-top", "-nodefraction=0"], options, &[file]].concat(),
-        )
-    };
-    record_and_export(&dir, "annotate", &["-e", "cpu-clock"], &["annotate"]);
-    let annotate = top("annotate.pb.gz", &["-noinlines"]);
-    assert_agree(
-        "annotate",
-        &annotate,
-        &report_json(&dir, "annotate.data"),
-        false,
-    );
+            "recurse",
+            &["-e", "cpu-clock", "-g"],
+            &["recurse", "3"],
+        );
+        let report = report_json_with(&dir, "recurse.data", &["--children"]);
+        let recurse = top("recurse.pb.gz", &["-noinlines"]);
+        assert_agree("recurse -g", &recurse, &report, true);
 
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/programs/annotate.c");
-    let text = std::fs::read_to_string(source).unwrap();
-    let hot = 1 + text
-        .lines()
-        .position(|l| l.contains("/* hot line */"))
-        .unwrap();
-    let lines = pprof(&dir, &["-top", "-lines", "annotate.pb.gz"]);
-    assert!(
-        top_rows_in_order(&lines)[0].ends_with(&format!("annotate.c:{hot}")),
-        "the hottest line is not annotate.c:{hot}:\n{lines}"
-    );
+        // A histogram recording: buckets at file offsets, counted in time.
+        record_and_export(&dir, "hist", &["--histogram"], &["split", "2"]);
+        let histogram = top("hist.pb.gz", &[]);
+        assert_agree(
+            "histogram",
+            &histogram,
+            &report_json(&dir, "hist.data"),
+            false,
+        );
+        assert!(top_rows(&histogram)["burn_60"].flat > 40.0, "{histogram}");
 
-    record_and_export(
-        &dir,
-        "recurse",
-        &["-e", "cpu-clock", "-g"],
-        &["recurse", "3"],
-    );
-    let report = report_json_with(&dir, "recurse.data", &["--children"]);
-    let recurse = top("recurse.pb.gz", &["-noinlines"]);
-    assert_agree("recurse -g", &recurse, &report, true);
-
-    // A histogram recording: buckets at file offsets, counted in time.
-    record_and_export(&dir, "hist", &["--histogram"], &["split", "2"]);
-    let histogram = top("hist.pb.gz", &[]);
-    assert_agree(
-        "histogram",
-        &histogram,
-        &report_json(&dir, "hist.data"),
-        false,
-    );
-    assert!(top_rows(&histogram)["burn_60"].flat > 40.0, "{histogram}");
-
-    // Each event is a pair of sample types, page-faults' named after it.
-    let events = ["-e", "cpu-clock", "-e", "page-faults", "-c", "1"];
-    record_and_export(&dir, "two", &events, &["touchpages", "2000"]);
-    let raw = pprof(&dir, &["-raw", "two.pb.gz"]);
-    let types = "samples/count cpu/nanoseconds[dflt] page-faults_samples/count page-faults/count";
-    assert!(raw.contains(types), "{raw}");
-    let faults = top("two.pb.gz", &["-sample_index=page-faults"]);
-    assert!(faults.contains("Type: page-faults"), "{faults}");
-    let report = report_json_with(&dir, "two.data", &["--event", "page-faults"]);
-    assert_agree("page-faults", &faults, &report, false);
-}
+        // Each event is a pair of sample types, page-faults' named after it.
+        let events = ["-e", "cpu-clock", "-e", "page-faults", "-c", "1"];
+        record_and_export(&dir, "two", &events, &["touchpages", "2000"]);
+        let raw = pprof(&dir, &["-raw", "two.pb.gz"]);
+        let types =
+            "samples/count cpu/nanoseconds[dflt] page-faults_samples/count page-faults/count";
+        assert!(raw.contains(types), "{raw}");
+        let faults = top("two.pb.gz", &["-sample_index=page-faults"]);
+        assert!(faults.contains("Type: page-faults"), "{faults}");
+        let report = report_json_with(&dir, "two.data", &["--event", "page-faults"]);
+        assert_agree("page-faults", &faults, &report, false);
+    }
+);
 
 /// One block of `-traces`: a sample's labels, and its stack leaf first.
 #[derive(Debug, Default)]
@@ -373,7 +368,7 @@ fn top_rows_in_order(text: &str) -> Vec<String> {
 /// too, for the tools that demangle (or search) by them.
 #[test]
 fn pprof_keeps_mangled_names_as_system_names() {
-    if !go_installed() {
+    if !profiler_testing::tool("go") {
         return;
     }
     let dir = scratch("pprof-mangled");

@@ -7,14 +7,6 @@ use std::process::Command;
 
 use crate::util::*;
 
-fn installed(program: &str) -> bool {
-    let found = Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    tool_installed(program, found)
-}
-
 /// Runs `shell -c script` and returns its standard output.
 fn shell(shell: &str, script: &str) -> String {
     let output = Command::new(shell).args(["-c", script]).output().unwrap();
@@ -47,7 +39,7 @@ fn completions_complete_subcommands_options_and_values() {
         std::fs::write(&path, output.stdout).unwrap();
         path.display().to_string()
     };
-    if installed("bash") {
+    if profiler_testing::tool("bash") {
         let file = script("bash");
         let complete = |words: &str| {
             let words: Vec<&str> = words.split(' ').collect();
@@ -74,7 +66,7 @@ fn completions_complete_subcommands_options_and_values() {
         let registered = shell("bash", &format!("source {file}; complete -p profiler"));
         assert!(registered.contains("-F _profiler profiler"), "{registered}");
     }
-    if installed("fish") {
+    if profiler_testing::tool("fish") {
         let file = script("fish");
         let complete = |line: &str| shell("fish", &format!("source {file}; complete -C '{line}'"));
         assert!(complete("profiler exp").starts_with("export\t"));
@@ -82,7 +74,7 @@ fn completions_complete_subcommands_options_and_values() {
         assert!(formats.lines().any(|l| l == "pprof"), "{formats}");
         assert!(complete("profiler record --call").contains("--call-graph"));
     }
-    if installed("zsh") {
+    if profiler_testing::tool("zsh") {
         let file = script("zsh");
         shell("zsh", &format!("zsh -n {file}"));
         let defined = shell(
@@ -145,7 +137,7 @@ fn every_subcommand_has_a_man_page_with_every_option() {
         }
     }
 
-    if installed("man") {
+    if profiler_testing::tool("man") {
         let rendered = Command::new("man")
             .arg("-l")
             .arg(dir.join("man1/profiler-export.1"))

@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
-use profiler_model::{AsmSyntax, Disassembler, FunctionListing, Recording};
+use profiler_model::{AsmSyntax, Disassembler, FunctionListing};
 use profiler_report::{
     AnnotateOptions, AnnotateTarget, AnnotateView, InlineSites, Places, ReportError, StackOptions,
     StackProfile, annotate, inline_sites, read_stacks, render_annotation_json,
@@ -19,7 +19,7 @@ use crate::args::{AnnotateArgs, AsmSyntaxArg, ColorChoice, Format};
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
-    let recording = Recording::open(&args.input.path)?;
+    let recording = crate::input::open(&args.input.path)?;
     // Functions are those holding the code, as perf annotate takes symbols;
     // code inlined into them is marked in the listing.
     let stack_options = StackOptions {

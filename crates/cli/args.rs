@@ -225,7 +225,9 @@ pub struct RecordArgs {
     #[arg(short = 'F', long = "freq", value_name = "HZ")]
     pub frequencies: Vec<u64>,
 
-    /// Where to write the recording
+    /// Where to write the recording (- for the standard output, where the command's own output
+    /// then goes to the standard error); a file is replaced once complete, a device, FIFO or
+    /// socket is written in place
     #[arg(
         short = 'o',
         long = "output",
@@ -238,14 +240,17 @@ pub struct RecordArgs {
     #[arg(short = 'g', conflicts_with = "call_graph")]
     pub frame_pointers: bool,
 
-    /// Record call stacks: fp follows frame pointers (cheap; code built without them
-    /// loses frames); dwarf copies STACK_BYTES of the user stack per sample [default: 8192]
-    /// and unwinds it with the modules' unwind tables at report time
+    /// Record call stacks: fp follows frame pointers (cheap; code built without them loses
+    /// frames), and copies the top STACK_BYTES of the stack [default: 512] to find the caller
+    /// of a function that sets up no frame (0: the kernel's chain alone); dwarf copies
+    /// STACK_BYTES of the user stack per sample [default: 8192] and unwinds it with the
+    /// modules' unwind tables at report time
     #[arg(long, value_name = "fp|dwarf[,STACK_BYTES]", value_parser = parse_call_graph)]
-    pub call_graph: Option<CallGraph>,
+    pub call_graph: Option<CallGraphArg>,
 
-    /// Pages of ring buffer per CPU, a power of two [default: 128 pages of 4 KiB, 1024 with
-    /// --call-graph dwarf]; fewer fit a tight locked-memory budget, more lose fewer samples
+    /// Pages of ring buffer per CPU, a power of two [default: 512 KiB, 16 MiB with -g, 32 MiB
+    /// with --call-graph dwarf, less on many CPUs or where the locked-memory budget is smaller];
+    /// more lose fewer samples; beyond the budget they are cut to fit, with a notice
     #[arg(long, value_name = "N", value_parser = parse_mmap_pages)]
     pub mmap_pages: Option<usize>,
 
@@ -278,6 +283,11 @@ pub struct RecordArgs {
     /// Sample every process on these CPUs, e.g. 0,2-3 (privileged, as -a)
     #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = parse_cpu_list)]
     pub cpus: Option<CpuList>,
+
+    /// Record a launched command until every process it started has exited too [default:
+    /// until the command exits, saying how many it left running]
+    #[arg(long)]
+    pub wait_descendants: bool,
 
     /// With -p, -t, or -a/-C without a command: stop after SECS seconds [default: at Ctrl-C,
     /// or when every attached process has exited]
@@ -323,23 +333,43 @@ fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("'{text}' is not a number of seconds above 0; e.g. 2.5"))
 }
 
-fn parse_call_graph(text: &str) -> Result<CallGraph, String> {
+/// `--call-graph`: how stacks are taken and, with frame pointers, how much
+/// of the stack's top is copied (`None`: the default).
+#[derive(Clone, Copy, Debug)]
+pub struct CallGraphArg {
+    pub mode: CallGraph,
+    pub fp_stack_bytes: Option<u32>,
+}
+
+fn parse_call_graph(text: &str) -> Result<CallGraphArg, String> {
     let (mode, bytes) = match text.split_once(',') {
         Some((mode, bytes)) => (mode, Some(bytes)),
         None => (text, None),
     };
-    match (mode, bytes) {
-        ("fp", None) => Ok(CallGraph::FramePointer),
-        ("dwarf", None) => Ok(CallGraph::Dwarf {
-            stack_bytes: DEFAULT_STACK_BYTES,
+    let example = match mode {
+        "fp" => "fp,256",
+        _ => "dwarf,16384",
+    };
+    let bytes = bytes
+        .map(|bytes| {
+            bytes
+                .parse::<u32>()
+                .map_err(|_| format!("'{bytes}' is not a number of bytes; e.g. {example}"))
+        })
+        .transpose()?;
+    match mode {
+        "fp" => Ok(CallGraphArg {
+            mode: CallGraph::FramePointer,
+            fp_stack_bytes: bytes,
         }),
-        ("dwarf", Some(bytes)) => bytes
-            .parse()
-            .map(|stack_bytes| CallGraph::Dwarf { stack_bytes })
-            .map_err(|_| format!("'{bytes}' is not a number of bytes; e.g. dwarf,16384")),
-        ("fp", Some(_)) => Err("fp takes no stack size; use dwarf,STACK_BYTES".into()),
+        "dwarf" => Ok(CallGraphArg {
+            mode: CallGraph::Dwarf {
+                stack_bytes: bytes.unwrap_or(DEFAULT_STACK_BYTES),
+            },
+            fp_stack_bytes: None,
+        }),
         _ => Err(format!(
-            "unknown mode '{mode}'; use fp or dwarf[,STACK_BYTES]"
+            "unknown mode '{mode}'; use fp[,STACK_BYTES] or dwarf[,STACK_BYTES]"
         )),
     }
 }
@@ -425,7 +455,8 @@ pub struct FlamegraphArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Where to write the SVG
+    /// Where to write the SVG (- for the standard output); a file is replaced once complete,
+    /// a device, FIFO or socket is written in place
     #[arg(
         short = 'o',
         long = "output",
@@ -494,7 +525,7 @@ pub struct DiffArgs {
     pub event: Option<String>,
 
     /// Also write a differential flame graph of NEW: red where a function grew, blue where
-    /// it shrank
+    /// it shrank (- for the standard output; the table then goes to the standard error)
     #[arg(long, value_name = "OUT.svg")]
     pub flamegraph: Option<PathBuf>,
 
@@ -652,9 +683,9 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Where to write [default: gmon.out for gmon, the standard output for folded,
-    /// profile.pb.gz for pprof, profile.firefox.json for firefox, profile.speedscope.json for
-    /// speedscope]
+    /// Where to write (- for the standard output) [default: gmon.out for gmon, the standard
+    /// output for folded, profile.pb.gz for pprof, profile.firefox.json for firefox,
+    /// profile.speedscope.json for speedscope]
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -724,6 +755,11 @@ pub struct SymbolArgs {
     /// Keep C++ argument lists and return types in names
     #[arg(long)]
     pub full_signatures: bool,
+
+    /// Name code with N threads at most [default: one per CPU]; what is printed is the same
+    /// with any number
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 #[derive(Debug, Args)]

@@ -14,12 +14,12 @@ use profiler_report::{
 };
 
 use crate::args::{DiffArgs, Format};
-use crate::output::write_atomically;
+use crate::output::{describe, is_stdout, write_output};
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: DiffArgs) -> Result<ExitCode> {
-    let base = Recording::open(&args.base)?;
-    let new = Recording::open(&args.new)?;
+    let base = crate::input::open(&args.base)?;
+    let new = crate::input::open(&args.new)?;
     let options = StackOptions {
         event: Some(args.event.clone().unwrap_or_else(|| "0".into())),
         ..StackOptions::default()
@@ -39,7 +39,13 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         &event_profile(&new, &new_stacks, &args.new, args.inline)?,
         args.percent_limit,
     );
-    let mut out = BufWriter::new(io::stdout().lock());
+    // With the flame graph on the standard output, the table goes to the
+    // standard error.
+    let table: Box<dyn Write> = match args.flamegraph.as_deref().is_some_and(is_stdout) {
+        true => Box::new(io::stderr().lock()),
+        false => Box::new(io::stdout().lock()),
+    };
+    let mut out = BufWriter::new(table);
     match args.format {
         Format::Text => render_diff_text(&diff, &mut out)?,
         Format::Json => render_diff_json(&diff, &mut out)?,
@@ -56,10 +62,10 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
             base_stacks.folded(ThreadFrames::default()),
             new_stacks.folded(ThreadFrames::default()),
         );
-        write_atomically(path, |out| {
+        write_output(path, |out| {
             Ok(render_diff_flamegraph(&base, &new, &flame, out)?)
         })?;
-        eprintln!("profiler: wrote {}; open it in a browser", path.display());
+        eprintln!("profiler: wrote {}; open it in a browser", describe(path));
     }
     Ok(ExitCode::SUCCESS)
 }

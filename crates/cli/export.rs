@@ -14,11 +14,11 @@ use profiler_report::{
 };
 
 use crate::args::{ExportArgs, ExportFormat};
-use crate::output::write_atomically;
+use crate::output::{describe, write_output};
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
-    let recording = Recording::open(&args.input.path)?;
+    let recording = crate::input::open(&args.input.path)?;
     match args.format {
         ExportFormat::Gmon => export_gmon(&args, &recording),
         ExportFormat::Folded => export_folded(&args, &recording),
@@ -36,7 +36,7 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
     let symbolizer = crate::symbols::symbolizer(&args.symbols, recording);
-    let summary = write_atomically(output, |out| {
+    let summary = write_output(output, |out| {
         Ok(write_gmon(recording, &symbolizer, &options, out)?)
     })?;
     let capped = match summary.capped {
@@ -53,7 +53,7 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     eprintln!(
         "profiler: wrote {}: {} samples of {} in {}{picked} in {} bins{capped}; read it with \
          `gprof -p -b {} {}`",
-        output.display(),
+        describe(output),
         summary.samples,
         summary.event,
         summary.module,
@@ -79,7 +79,7 @@ fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     })?
     .folded(thread_frames);
     match &args.output {
-        Some(path) => write_atomically(path, |out| Ok(stacks.write(out)?))?,
+        Some(path) => write_output(path, |out| Ok(stacks.write(out)?))?,
         None => {
             let mut out = BufWriter::new(io::stdout().lock());
             stacks.write(&mut out)?;
@@ -98,7 +98,7 @@ fn export_pprof(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         ..StackOptions::default()
     };
     let stacks = read_for_export(args, recording, &options)?;
-    write_atomically(output, |out| Ok(render_pprof(recording, &stacks, out)?))?;
+    write_output(output, |out| Ok(render_pprof(recording, &stacks, out)?))?;
     wrote(
         output,
         &stacks,
@@ -127,7 +127,7 @@ fn export_timeline(args: &ExportArgs, recording: &Recording) -> Result<ExitCode>
         ..StackOptions::default()
     };
     let stacks = read_for_export(args, recording, &options)?;
-    write_atomically(output, |out| match args.format {
+    write_output(output, |out| match args.format {
         ExportFormat::Firefox => Ok(render_firefox(recording, &stacks, out)?),
         _ => Ok(render_speedscope(recording, &stacks, out)?),
     })?;
@@ -153,6 +153,6 @@ fn wrote(output: &Path, stacks: &StackProfile, reader: &str) {
     let s = if samples == 1 { "" } else { "s" };
     eprintln!(
         "profiler: wrote {} ({samples} sample{s}); open it with {reader}",
-        output.display(),
+        describe(output),
     );
 }

@@ -1,5 +1,5 @@
 //! `profiler flamegraph`: a recording's call stacks as an interactive SVG,
-//! written atomically.
+//! written atomically to a file, or to the standard output with `-o -`.
 
 use std::process::ExitCode;
 
@@ -8,11 +8,11 @@ use profiler_model::{CallGraph, Recording};
 use profiler_report::{FlameOptions, StackOptions, ThreadFrames, read_stacks, render_flamegraph};
 
 use crate::args::FlamegraphArgs;
-use crate::output::write_atomically;
+use crate::output::{describe, write_output};
 use crate::symbols::with_symbolizer;
 
 pub fn run(args: FlamegraphArgs) -> Result<ExitCode> {
-    let recording = Recording::open(&args.input.path)?;
+    let recording = crate::input::open(&args.input.path)?;
     let options = StackOptions {
         event: args.event.clone(),
         fold_inline: args.no_inline,
@@ -37,12 +37,12 @@ pub fn run(args: FlamegraphArgs) -> Result<ExitCode> {
         min_width: args.min_width,
         count_name: "samples".into(),
     };
-    write_atomically(&args.output, |out| {
+    write_output(&args.output, |out| {
         Ok(render_flamegraph(&stacks, &flame, out)?)
     })?;
     eprintln!(
         "profiler: wrote {} ({} samples); open it in a browser",
-        args.output.display(),
+        describe(&args.output),
         stacks.total()
     );
     Ok(ExitCode::SUCCESS)

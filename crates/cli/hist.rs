@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use profiler_histogram::{BucketWidth, Scale};
-use profiler_model::Recording;
 use profiler_report::{
     HistOptions, histogram_table, render_hist_csv, render_hist_json, render_hist_text,
 };
@@ -24,7 +23,7 @@ pub fn run(args: HistArgs) -> Result<ExitCode> {
             .context("--bucket")?,
         scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
-    let recording = Recording::open(&args.input.path)?;
+    let recording = crate::input::open(&args.input.path)?;
     let table = with_symbolizer(&args.symbols, &recording, |symbolizer, _| {
         histogram_table(&recording, symbolizer, &options)
     })?;

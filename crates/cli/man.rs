@@ -11,7 +11,7 @@ use clap::CommandFactory;
 use clap_mangen::Man;
 
 use crate::args::{Cli, ManArgs};
-use crate::output::write_atomically;
+use crate::output::write_output;
 
 pub fn run(args: ManArgs) -> Result<ExitCode> {
     let mut cli = Cli::command();
@@ -63,7 +63,7 @@ fn write_all(cli: &clap::Command, dir: &Path) -> Result<()> {
         let name = page.get_display_name().unwrap_or(page.get_name());
         let path = dir.join(format!("{name}.1"));
         let text = render(page)?;
-        write_atomically(&path, |out| Ok(out.write_all(&text)?))?;
+        write_output(&path, |out| Ok(out.write_all(&text)?))?;
     }
     eprintln!(
         "profiler: wrote {} pages into {}; read one with `man -l {}`, or all with man once {} is \

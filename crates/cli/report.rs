@@ -5,7 +5,6 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use profiler_model::Recording;
 use profiler_report::{
     Places, ReportOptions, SortKey, StackOptions, TreeDirection, flat_profile, read_stacks,
     render_json, render_text,
@@ -16,7 +15,7 @@ use crate::symbols::with_symbolizer;
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let path = args.file.as_ref().unwrap_or(&args.input.path);
-    let recording = Recording::open(path)?;
+    let recording = crate::input::open(path)?;
     let given = args.sort.clone();
     let mut sort = given.clone().unwrap_or_else(|| vec![SortKey::Symbol]);
     let stack_options = StackOptions {

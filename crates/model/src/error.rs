@@ -20,8 +20,8 @@ pub enum RecordingError {
     NotARecording { path: PathBuf },
 
     #[error(
-        "{} is truncated: it ends before the recording's end marker (interrupted while \
-         being written, or cut short since); record it again",
+        "{} is truncated: it ends inside its header, before any record (interrupted as \
+         recording began, or cut short since); record it again",
         path.display()
     )]
     Truncated { path: PathBuf },

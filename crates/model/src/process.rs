@@ -86,8 +86,13 @@ impl LiveMappings {
         if in_kernel(sample) {
             return Location::Kernel { address: sample.ip };
         }
-        let ip = sample.ip.0;
-        let found = self.live.get(&sample.pid).and_then(|maps| {
+        self.resolve_address(sample.pid, sample.ip)
+    }
+
+    /// Where user-space address `ip` lies in process `pid` now.
+    pub fn resolve_address(&self, pid: u32, ip: Avma) -> Location {
+        let ip = ip.0;
+        let found = self.live.get(&pid).and_then(|maps| {
             let (&start, live) = maps.range(..=ip).next_back()?;
             (ip < live.end).then_some((start, live))
         });
@@ -98,6 +103,20 @@ impl LiveMappings {
             },
             None => Location::Unmapped,
         }
+    }
+
+    /// The executable mappings of process `pid` now, sorted by start.
+    pub fn mappings(&self, pid: u32) -> Vec<MappedRange> {
+        self.live.get(&pid).map_or_else(Vec::new, |maps| {
+            maps.iter()
+                .map(|(&start, live)| MappedRange {
+                    start: Avma(start),
+                    end: Avma(live.end),
+                    offset: FileOffset(live.offset),
+                    module: live.module,
+                })
+                .collect()
+        })
     }
 
     pub fn modules(&self) -> &ModuleTable {
@@ -567,6 +586,13 @@ mod tests {
             ptid: 5,
         }));
         assert_eq!(live.resolve(&sample(0, 6, 0x1010)), at(&live, 0x1010));
+        let child = [MappedRange {
+            start: Avma(0x1000),
+            end: Avma(0x2000),
+            offset: FileOffset(0x2000),
+            module: 0,
+        }];
+        assert_eq!(live.mappings(6), child);
         live.apply(&Record::Comm(Comm {
             time: 3,
             pid: 5,
@@ -575,6 +601,12 @@ mod tests {
             exec: true,
         }));
         assert_eq!(at(&live, 0x1010), Location::Unmapped);
+        assert_eq!(live.mappings(5), []);
+        assert_eq!(
+            live.resolve_address(6, Avma(0x1010)),
+            live.resolve(&sample(0, 6, 0x1010))
+        );
+        assert_eq!(live.resolve_address(6, Avma(0x2000)), Location::Unmapped);
         assert_eq!(
             live.resolve(&sample(0, 6, 0xffff_ffff_8000_0000)),
             Location::Kernel {

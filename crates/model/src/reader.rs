@@ -1,14 +1,25 @@
-//! Reading a recording: validation of its frame, then the records, streamed.
+//! Reading a recording: its header and trailer checked when it is opened,
+//! every chunk checked once, then the records, streamed, as many times as
+//! needed.
+//!
+//! A file cut short or damaged is read as far as its chunks are good: what
+//! was lost is described by [`Recording::damage`], and the trailer's totals
+//! are recounted from the records that were read.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use crate::chunk::{CHUNK_HEADER_LEN, ChunkHeader, ChunkKind};
 use crate::codec::{self, FRAME_HEADER_LEN};
+use crate::damage::{Damage, Recount};
 use crate::error::RecordingError;
 use crate::header::{RecordingHeader, Trailer};
 use crate::layout::{END_MAGIC, FOOTER_LEN, FORMAT_VERSION, MAGIC, MAX_METADATA_LEN, PREAMBLE_LEN};
 use crate::record::Record;
+use crate::scan::{ChunkMap, scan};
 
 /// An opened, validated recording. Records are read on demand, as many times
 /// as needed, with [`Recording::records`].
@@ -17,116 +28,151 @@ pub struct Recording {
     path: PathBuf,
     pub header: RecordingHeader,
     pub trailer: Trailer,
+    /// What could not be read, if anything: the records then hold only the
+    /// good chunks, and the trailer's totals count those.
+    pub damage: Option<Damage>,
     records_start: u64,
     records_end: u64,
+    /// Damaged byte ranges among the records, skipped when reading.
+    skipped: Vec<Range<u64>>,
 }
 
 impl Recording {
-    /// Opens `path` and checks its signature, version, end marker, header
-    /// and trailer.
+    /// Opens `path`, checks its signature, version, header and trailer, and
+    /// every chunk's checksum.
     pub fn open(path: &Path) -> Result<Recording, RecordingError> {
         let open_error = |error| RecordingError::Open {
             path: path.to_owned(),
             error,
         };
-        let mut file = File::open(path).map_err(open_error)?;
+        let file = File::open(path).map_err(open_error)?;
         let metadata = file.metadata().map_err(open_error)?;
         if metadata.is_dir() {
             return Err(open_error(io::Error::from(io::ErrorKind::IsADirectory)));
         }
-        let size = metadata.len();
-        let mut frame = Frame {
+        let frame = Frame {
             path,
-            file: &mut file,
+            file: &file,
+            size: metadata.len(),
         };
-
-        let preamble = frame.read_at(0, PREAMBLE_LEN.min(size) as usize)?;
-        if preamble.len() < 8 || &preamble[..8] != MAGIC {
-            return Err(RecordingError::NotARecording {
-                path: path.to_owned(),
-            });
-        }
-        if preamble.len() < PREAMBLE_LEN as usize {
-            return Err(RecordingError::Truncated {
-                path: path.to_owned(),
-            });
-        }
-        let version = u32::from_le_bytes(le(&preamble[8..12]));
-        if version != FORMAT_VERSION {
-            return Err(RecordingError::Version {
-                path: path.to_owned(),
-                found: version,
-                supported: FORMAT_VERSION,
-            });
-        }
-        let header_len = u64::from(u32::from_le_bytes(le(&preamble[12..16])));
-        let records_start = PREAMBLE_LEN + header_len;
-        if size < records_start + FOOTER_LEN {
-            return Err(RecordingError::Truncated {
-                path: path.to_owned(),
-            });
-        }
-        let footer = frame.read_at(size - FOOTER_LEN, FOOTER_LEN as usize)?;
-        if &footer[16..24] != END_MAGIC {
-            return Err(RecordingError::Truncated {
-                path: path.to_owned(),
-            });
-        }
-        let trailer_start = u64::from_le_bytes(le(&footer[0..8]));
-        let trailer_len = u64::from_le_bytes(le(&footer[8..16]));
-        if trailer_start < records_start
-            || trailer_len > MAX_METADATA_LEN
-            || trailer_start.checked_add(trailer_len) != Some(size - FOOTER_LEN)
-        {
-            return Err(frame.corrupt(size - FOOTER_LEN, "the end marker points outside the file"));
-        }
-        let header = frame.json(PREAMBLE_LEN, header_len, "header")?;
-        let trailer = frame.json(trailer_start, trailer_len, "trailer")?;
-        Ok(Recording {
+        let (header, records_start) = frame.header()?;
+        let (end, trailer) = frame.trailer(records_start)?;
+        let has_end_marker = end.is_some();
+        let end = end.unwrap_or(frame.size);
+        let map =
+            scan(&file, records_start, end, has_end_marker).map_err(|e| frame.read_error(e))?;
+        let trailer = match (&map.trailer, trailer) {
+            (Some(bytes), _) => parse_trailer(bytes),
+            (None, trailer) => trailer,
+        };
+        let ChunkMap {
+            records_end,
+            skipped,
+            skipped_chunks,
+            lost_tail,
+            ..
+        } = map;
+        let mut recording = Recording {
             path: path.to_owned(),
             header,
-            trailer,
+            trailer: Trailer::default(),
+            damage: None,
             records_start,
-            records_end: trailer_start,
-        })
+            records_end,
+            skipped,
+        };
+        let ends_early = match (&trailer, has_end_marker) {
+            (None, false) => Some(lost_tail.map_or(0, |tail| tail.end - tail.start)),
+            _ => None,
+        };
+        let trailer_damaged = has_end_marker && trailer.is_none();
+        match trailer {
+            Some(trailer) if recording.skipped.is_empty() && ends_early.is_none() => {
+                recording.trailer = trailer;
+            }
+            trailer => {
+                let lost = Lost {
+                    ends_early,
+                    skipped_chunks,
+                    trailer_damaged,
+                };
+                recording.salvage(trailer, lost)?;
+            }
+        }
+        Ok(recording)
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Iterates over the records in file order (not time order).
+    /// Iterates over the records in file order (not time order), leaving
+    /// out the damaged chunks.
     pub fn records(&self) -> Result<Records, RecordingError> {
-        let mut file = File::open(&self.path).map_err(|error| RecordingError::Open {
+        let file = File::open(&self.path).map_err(|error| RecordingError::Open {
             path: self.path.clone(),
             error,
         })?;
-        file.seek(SeekFrom::Start(self.records_start))
-            .map_err(|e| self.read_error(e))?;
         Ok(Records {
             path: self.path.clone(),
-            reader: BufReader::with_capacity(256 << 10, file),
+            file,
             position: self.records_start,
             end: self.records_end,
+            skipped: self.skipped.clone(),
+            next_skipped: 0,
             payload: Vec::new(),
+            payload_offset: 0,
+            cursor: 0,
         })
     }
 
-    fn read_error(&self, error: io::Error) -> RecordingError {
-        RecordingError::Read {
-            path: self.path.clone(),
-            error,
-        }
+    /// Counts what the good chunks hold and says what was lost.
+    fn salvage(&mut self, written: Option<Trailer>, lost: Lost) -> Result<(), RecordingError> {
+        let mut recount = Recount::new(self.header.events.len());
+        recount.add_all(self.records()?)?;
+        let histogram = self.header.histogram.is_some();
+        let skipped_bytes = self.skipped.iter().map(|r| r.end - r.start).sum();
+        self.damage = Some(Damage {
+            ends_early: lost.ends_early,
+            skipped_chunks: lost.skipped_chunks,
+            skipped_bytes,
+            trailer_damaged: lost.trailer_damaged,
+            samples_read: recount.samples(),
+            samples_written: written.as_ref().map(|t| t.stats.total().samples),
+            histogram,
+        });
+        self.trailer = match written {
+            // Samples in histogram mode are tallied, not written: the
+            // trailer's totals are the only ones.
+            Some(trailer) if histogram => trailer,
+            written => recount.trailer(written),
+        };
+        Ok(())
     }
+}
+
+/// What the pass over the chunks found missing, to be counted.
+struct Lost {
+    ends_early: Option<u64>,
+    skipped_chunks: u64,
+    trailer_damaged: bool,
 }
 
 /// The records of a recording, in file order.
 pub struct Records {
     path: PathBuf,
-    reader: BufReader<File>,
+    file: File,
+    /// The next chunk.
     position: u64,
     end: u64,
+    skipped: Vec<Range<u64>>,
+    /// The first of `skipped` not yet passed.
+    next_skipped: usize,
+    /// The current chunk's records, where they start in the file, and the
+    /// next one's offset in them.
     payload: Vec<u8>,
+    payload_offset: u64,
+    cursor: usize,
 }
 
 impl Iterator for Records {
@@ -134,88 +180,190 @@ impl Iterator for Records {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
+            if self.cursor < self.payload.len() {
+                match self.next_record() {
+                    Ok(Some(record)) => return Some(Ok(record)),
+                    Ok(None) => continue,
+                    Err(e) => return Some(Err(self.stop(e))),
+                }
+            }
             if self.position >= self.end {
                 return None;
             }
-            match self.next_frame() {
-                Ok(Some(record)) => return Some(Ok(record)),
-                Ok(None) => continue,
-                Err(e) => {
-                    self.position = self.end;
-                    return Some(Err(e));
-                }
+            if let Err(e) = self.next_chunk() {
+                return Some(Err(self.stop(e)));
             }
         }
     }
 }
 
 impl Records {
-    fn next_frame(&mut self) -> Result<Option<Record>, RecordingError> {
-        let start = self.position;
+    /// The record at the cursor; `None` for a kind this version skips.
+    fn next_record(&mut self) -> Result<Option<Record>, RecordingError> {
+        let start = self.cursor;
         let corrupt = |what: &str| RecordingError::Corrupt {
             path: self.path.clone(),
-            offset: start,
+            offset: self.payload_offset + start as u64,
             what: what.to_owned(),
         };
-        if self.end - start < FRAME_HEADER_LEN as u64 {
-            return Err(corrupt("a record frame runs into the trailer"));
+        let rest = &self.payload[start..];
+        let Some(frame) = rest.first_chunk::<FRAME_HEADER_LEN>() else {
+            return Err(corrupt("a record frame runs past the end of its chunk"));
+        };
+        let (tag, len) = codec::frame_header(*frame);
+        let Some(body) = rest[FRAME_HEADER_LEN..].get(..len as usize) else {
+            return Err(corrupt("a record runs past the end of its chunk"));
+        };
+        let record = codec::decode(tag, body).map_err(corrupt)?;
+        self.cursor = start + FRAME_HEADER_LEN + len as usize;
+        Ok(record)
+    }
+
+    /// Loads the next good chunk of records, stepping over damaged ranges
+    /// and chunks of other kinds.
+    fn next_chunk(&mut self) -> Result<(), RecordingError> {
+        self.payload.clear();
+        self.cursor = 0;
+        if let Some(range) = self.skipped.get(self.next_skipped)
+            && range.start == self.position
+        {
+            self.position = range.end;
+            self.next_skipped += 1;
+            return Ok(());
         }
-        let mut frame = [0; FRAME_HEADER_LEN];
-        self.reader
-            .read_exact(&mut frame)
-            .map_err(|e| self.read_error(e))?;
-        let (tag, len) = codec::frame_header(frame);
-        let next = start + FRAME_HEADER_LEN as u64 + u64::from(len);
-        if next > self.end {
-            return Err(corrupt("a record runs into the trailer"));
+        let changed = || RecordingError::Corrupt {
+            path: self.path.clone(),
+            offset: self.position,
+            what: "a chunk that was good when the file was opened is not: the file changed while \
+                   being read"
+                .to_owned(),
+        };
+        let mut bytes = [0; CHUNK_HEADER_LEN];
+        self.read_at(&mut bytes, self.position)?;
+        let header = ChunkHeader::decode(&bytes)
+            .filter(|h| h.total_len() <= self.end - self.position)
+            .ok_or_else(changed)?;
+        let payload_offset = self.position + CHUNK_HEADER_LEN as u64;
+        let mut payload = std::mem::take(&mut self.payload);
+        payload.resize(header.len as usize, 0);
+        self.read_at(&mut payload, payload_offset)?;
+        if !header.verifies(&payload) {
+            return Err(changed());
         }
-        self.payload.resize(len as usize, 0);
-        self.reader
-            .read_exact(&mut self.payload)
+        self.position += header.total_len();
+        if header.kind == ChunkKind::Records {
+            self.payload = payload;
+            self.payload_offset = payload_offset;
+        }
+        Ok(())
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<(), RecordingError> {
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|error| RecordingError::Read {
+                path: self.path.clone(),
+                error,
+            })
+    }
+
+    /// Ends the iteration after an error.
+    fn stop(&mut self, error: RecordingError) -> RecordingError {
+        self.position = self.end;
+        self.payload.clear();
+        self.cursor = 0;
+        error
+    }
+}
+
+/// Positioned reads of the parts of the file that frame the records.
+struct Frame<'a> {
+    path: &'a Path,
+    file: &'a File,
+    size: u64,
+}
+
+impl Frame<'_> {
+    /// The header, checked, and where the records start.
+    fn header(&self) -> Result<(RecordingHeader, u64), RecordingError> {
+        let truncated = || RecordingError::Truncated {
+            path: self.path.to_owned(),
+        };
+        let preamble = self.read_at(0, PREAMBLE_LEN.min(self.size) as usize)?;
+        if preamble.len() < 8 || &preamble[..8] != MAGIC {
+            return Err(RecordingError::NotARecording {
+                path: self.path.to_owned(),
+            });
+        }
+        if preamble.len() < 12 {
+            return Err(truncated());
+        }
+        let version = u32::from_le_bytes(le(&preamble[8..12]));
+        if version != FORMAT_VERSION {
+            return Err(RecordingError::Version {
+                path: self.path.to_owned(),
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        if preamble.len() < PREAMBLE_LEN as usize {
+            return Err(truncated());
+        }
+        let len = u64::from(u32::from_le_bytes(le(&preamble[12..16])));
+        let checksum = u32::from_le_bytes(le(&preamble[16..20]));
+        if len > MAX_METADATA_LEN {
+            return Err(self.corrupt(12, &format!("the header claims {len} bytes")));
+        }
+        if self.size < PREAMBLE_LEN + len {
+            return Err(truncated());
+        }
+        let bytes = self.read_at(PREAMBLE_LEN, len as usize)?;
+        if crc32fast::hash(&bytes) != checksum {
+            return Err(self.corrupt(PREAMBLE_LEN, "the header fails its checksum"));
+        }
+        let header = serde_json::from_slice(&bytes)
+            .map_err(|e| self.corrupt(PREAMBLE_LEN, &format!("unreadable header: {e}")))?;
+        Ok((header, PREAMBLE_LEN + len))
+    }
+
+    /// Where the end marker says the trailer starts, if it is there, and
+    /// the trailer if it is good.
+    fn trailer(
+        &self,
+        records_start: u64,
+    ) -> Result<(Option<u64>, Option<Trailer>), RecordingError> {
+        if self.size < records_start + FOOTER_LEN {
+            return Ok((None, None));
+        }
+        let footer = self.read_at(self.size - FOOTER_LEN, FOOTER_LEN as usize)?;
+        let start = u64::from_le_bytes(le(&footer[0..8]));
+        let len = u64::from_le_bytes(le(&footer[8..16]));
+        let fits = start >= records_start
+            && (CHUNK_HEADER_LEN as u64..=MAX_METADATA_LEN).contains(&len)
+            && start.checked_add(len) == Some(self.size - FOOTER_LEN);
+        if &footer[16..24] != END_MAGIC || !fits {
+            return Ok((None, None));
+        }
+        let chunk = self.read_at(start, len as usize)?;
+        let trailer = ChunkHeader::decode(&chunk)
+            .filter(|h| h.kind == ChunkKind::Trailer && h.verifies(&chunk[CHUNK_HEADER_LEN..]))
+            .and_then(|_| parse_trailer(&chunk[CHUNK_HEADER_LEN..]));
+        Ok((Some(start), trailer))
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>, RecordingError> {
+        let mut buf = vec![0; len];
+        self.file
+            .read_exact_at(&mut buf, offset)
             .map_err(|e| self.read_error(e))?;
-        self.position = next;
-        codec::decode(tag, &self.payload).map_err(corrupt)
+        Ok(buf)
     }
 
     fn read_error(&self, error: io::Error) -> RecordingError {
         RecordingError::Read {
-            path: self.path.clone(),
+            path: self.path.to_owned(),
             error,
         }
-    }
-}
-
-/// Positioned reads over the file being validated.
-struct Frame<'a> {
-    path: &'a Path,
-    file: &'a mut File,
-}
-
-impl Frame<'_> {
-    fn read_at(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, RecordingError> {
-        let mut buf = vec![0; len];
-        self.file
-            .seek(SeekFrom::Start(offset))
-            .and_then(|_| self.file.read_exact(&mut buf))
-            .map_err(|error| RecordingError::Read {
-                path: self.path.to_owned(),
-                error,
-            })?;
-        Ok(buf)
-    }
-
-    fn json<T: serde::de::DeserializeOwned>(
-        &mut self,
-        offset: u64,
-        len: u64,
-        what: &str,
-    ) -> Result<T, RecordingError> {
-        if len > MAX_METADATA_LEN {
-            return Err(self.corrupt(offset, &format!("the {what} claims {len} bytes")));
-        }
-        let bytes = self.read_at(offset, len as usize)?;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| self.corrupt(offset, &format!("unreadable {what}: {e}")))
     }
 
     fn corrupt(&self, offset: u64, what: &str) -> RecordingError {
@@ -227,6 +375,12 @@ impl Frame<'_> {
     }
 }
 
+/// A trailer whose checksum held but whose JSON does not parse is as lost
+/// as a damaged one: its totals are recounted.
+fn parse_trailer(bytes: &[u8]) -> Option<Trailer> {
+    serde_json::from_slice(bytes).ok()
+}
+
 fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
     let mut out = [0; N];
     out.copy_from_slice(&bytes[..N]);
@@ -235,11 +389,13 @@ fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
-    use crate::address::Avma;
+    use crate::address::{Avma, FileOffset};
     use crate::header::HostInfo;
-    use crate::record::{CpuMode, Sample};
-    use crate::writer::{RecordSink, RecordingWriter};
+    use crate::record::{CpuMode, Mmap, Sample};
+    use crate::writer::{ChunkLimits, RecordSink, RecordingWriter};
 
     fn header() -> RecordingHeader {
         RecordingHeader {
@@ -256,7 +412,7 @@ mod tests {
 
     fn sample(i: u64) -> Record {
         Record::Sample(Sample {
-            time: i,
+            time: i + 1,
             pid: 1,
             tid: 1,
             cpu: 0,
@@ -270,18 +426,71 @@ mod tests {
         })
     }
 
-    fn write_recording(name: &str, count: u64) -> PathBuf {
-        let path = std::env::temp_dir().join(format!("reader-{name}-{}.data", std::process::id()));
-        let mut writer = RecordingWriter::new(Vec::new(), &header()).unwrap();
+    fn path(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("reader-{name}-{}.data", std::process::id()))
+    }
+
+    /// A mapping, then `count` samples, `per_batch` to a batch and each
+    /// batch its own chunk.
+    fn recording_bytes(count: u64, per_batch: u64) -> Vec<u8> {
+        let limits = ChunkLimits {
+            bytes: 1,
+            age: Duration::MAX,
+            most_bytes: usize::MAX,
+        };
+        let mut writer = RecordingWriter::with_limits(Vec::new(), &header(), limits).unwrap();
+        writer
+            .push(&Record::Mmap(Mmap {
+                time: 1,
+                pid: 1,
+                tid: 1,
+                start: Avma(0x1000),
+                len: 0x1000,
+                offset: FileOffset(0),
+                path: "/bin/app".into(),
+                build_id: None,
+            }))
+            .unwrap();
         for i in 0..count {
             writer.push(&sample(i)).unwrap();
+            if (i + 1) % per_batch == 0 {
+                writer.end_batch().unwrap();
+            }
         }
         let trailer = Trailer {
             outcome: "exited with status 0".into(),
             ..Trailer::default()
         };
-        std::fs::write(&path, writer.finish(trailer).unwrap()).unwrap();
+        writer.finish(trailer).unwrap()
+    }
+
+    fn write_recording(name: &str, count: u64) -> PathBuf {
+        let path = path(name);
+        std::fs::write(&path, recording_bytes(count, 1000)).unwrap();
         path
+    }
+
+    fn samples(recording: &Recording) -> Vec<Record> {
+        (recording.records().unwrap())
+            .map(Result::unwrap)
+            .filter(|r| matches!(r, Record::Sample(_)))
+            .collect()
+    }
+
+    /// The offsets at which the chunks after the header start, and where
+    /// the records end (the trailer chunk's offset).
+    fn chunk_starts(bytes: &[u8]) -> Vec<usize> {
+        let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+        let mut at = PREAMBLE_LEN as usize + header_len;
+        let mut starts = vec![];
+        while let Some(header) = ChunkHeader::decode(&bytes[at..]) {
+            starts.push(at);
+            if header.kind == ChunkKind::Trailer {
+                break;
+            }
+            at += header.total_len() as usize;
+        }
+        starts
     }
 
     #[test]
@@ -289,44 +498,146 @@ mod tests {
         let path = write_recording("whole", 10_000);
         let recording = Recording::open(&path).unwrap();
         assert_eq!(recording.header, header());
+        assert_eq!(recording.damage, None);
         assert_eq!(recording.trailer.stats.events[0].samples, 10_000);
         assert_eq!(recording.trailer.stats.events[0].period, 100_000);
         assert_eq!(recording.trailer.outcome, "exited with status 0");
         for _ in 0..2 {
-            let records: Vec<Record> = recording.records().unwrap().map(Result::unwrap).collect();
-            assert_eq!(records.len(), 10_000);
-            assert_eq!(records[9_999], sample(9_999));
+            let samples = samples(&recording);
+            assert_eq!(samples.len(), 10_000);
+            assert_eq!(samples[9_999], sample(9_999));
         }
     }
 
     #[test]
-    fn every_cut_of_a_recording_is_refused() {
-        let path = write_recording("cut", 3);
-        let bytes = std::fs::read(&path).unwrap();
+    fn every_cut_keeps_every_whole_chunk_before_it() {
+        let bytes = recording_bytes(12, 3);
+        let starts = chunk_starts(&bytes);
+        // The mapping and three samples, three chunks of three samples,
+        // the trailer.
+        assert_eq!(starts.len(), 5);
+        let trailer_end = bytes.len() - FOOTER_LEN as usize;
+        let path = path("cut");
         for len in 0..bytes.len() {
             std::fs::write(&path, &bytes[..len]).unwrap();
-            let error = Recording::open(&path).unwrap_err();
-            assert!(
-                matches!(
-                    error,
-                    RecordingError::Truncated { .. } | RecordingError::NotARecording { .. }
-                ),
-                "cut at {len}: {error}"
+            let result = Recording::open(&path);
+            if len < starts[0] {
+                let error = result.unwrap_err();
+                assert!(
+                    matches!(
+                        error,
+                        RecordingError::Truncated { .. } | RecordingError::NotARecording { .. }
+                    ),
+                    "cut at {len}: {error}"
+                );
+                continue;
+            }
+            let recording = result.unwrap();
+            let read = samples(&recording);
+            if len >= trailer_end {
+                // Only the end marker is missing: nothing was lost.
+                assert_eq!(recording.damage, None, "cut at {len}");
+                assert_eq!(read.len(), 12, "cut at {len}");
+                assert_eq!(recording.trailer.outcome, "exited with status 0");
+                continue;
+            }
+            let whole = starts[1..].iter().filter(|&&end| end <= len).count();
+            let good_end = if whole == 0 { starts[0] } else { starts[whole] };
+            let expected: Vec<Record> = (0..3 * whole as u64).map(sample).collect();
+            assert_eq!(read, expected, "cut at {len}");
+            assert_eq!(recording.trailer.stats.total().samples, 3 * whole as u64);
+            let damage = recording.damage.as_ref().unwrap();
+            assert_eq!(damage.samples_read, 3 * whole as u64, "cut at {len}");
+            assert_eq!(
+                damage.ends_early,
+                Some((len - good_end) as u64),
+                "cut at {len}"
             );
+            assert_eq!(damage.skipped_chunks, 0, "cut at {len}");
+            assert!(damage.to_string().starts_with("recording ends early"));
         }
+    }
+
+    #[test]
+    fn every_flipped_byte_is_caught_and_never_read_as_a_record() {
+        let bytes = recording_bytes(12, 3);
+        let starts = chunk_starts(&bytes);
+        let originals: Vec<Record> = (0..12).map(sample).collect();
+        let path = path("flip");
+        for at in 0..bytes.len() {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x5a;
+            std::fs::write(&path, &flipped).unwrap();
+            let Ok(recording) = Recording::open(&path) else {
+                assert!(at < starts[0], "byte {at} made the file unreadable");
+                continue;
+            };
+            let read = samples(&recording);
+            assert!(
+                read.iter().all(|r| originals.contains(r)),
+                "byte {at}: a record that was never written"
+            );
+            let damage = recording.damage.clone().unwrap_or_default();
+            if (starts[1]..starts[4]).contains(&at) {
+                // In a chunk of samples: that chunk alone is skipped.
+                assert_eq!(read.len(), 9, "byte {at}");
+                assert_eq!(damage.skipped_chunks, 1, "byte {at}");
+                assert_eq!(damage.samples_written, Some(12), "byte {at}");
+                assert!(
+                    damage.to_string().contains("3 of 12 samples lost"),
+                    "{damage}"
+                );
+            } else if (starts[4]..bytes.len() - 24).contains(&at) {
+                assert!(damage.trailer_damaged, "byte {at}");
+                assert_eq!(read.len(), 12);
+                assert_eq!(recording.trailer.stats.events[0].samples, 12);
+            } else if at >= starts[0] {
+                // The first chunk holds the mapping and three samples; a
+                // damaged end marker costs nothing.
+                assert!(read.len() >= 9, "byte {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn neighbouring_damaged_chunks_are_each_counted_and_skipped() {
+        let mut bytes = recording_bytes(12, 3);
+        let starts = chunk_starts(&bytes);
+        bytes[starts[1] + 30] ^= 1;
+        bytes[starts[2] + 2] ^= 1;
+        let path = path("neighbours");
+        std::fs::write(&path, &bytes).unwrap();
+        let recording = Recording::open(&path).unwrap();
+        let damage = recording.damage.clone().unwrap();
+        assert_eq!(damage.skipped_chunks, 2);
+        assert_eq!(damage.skipped_bytes, (starts[3] - starts[1]) as u64);
+        let expected: Vec<Record> = [0, 1, 2, 9, 10, 11].into_iter().map(sample).collect();
+        assert_eq!(samples(&recording), expected);
+        assert!(
+            damage.to_string().contains("6 of 12 samples lost"),
+            "{damage}"
+        );
     }
 
     #[test]
     fn foreign_files_and_other_versions_are_named_as_such() {
         let path = write_recording("foreign", 1);
         let mut bytes = std::fs::read(&path).unwrap();
-        bytes[8] = 99;
+        bytes[8] = 1;
         std::fs::write(&path, &bytes).unwrap();
         let error = Recording::open(&path).unwrap_err();
         assert!(
-            matches!(error, RecordingError::Version { found: 99, .. }),
+            matches!(
+                error,
+                RecordingError::Version {
+                    found: 1,
+                    supported: 2,
+                    ..
+                }
+            ),
             "{error}"
         );
+        assert!(error.to_string().contains("record it again"), "{error}");
 
         std::fs::write(
             &path,
@@ -347,19 +658,24 @@ mod tests {
     }
 
     #[test]
-    fn a_damaged_record_stream_is_reported_with_its_offset() {
-        let path = write_recording("damaged", 2);
-        let mut bytes = std::fs::read(&path).unwrap();
-        let records_start = 16 + u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
-        // Claim a payload far longer than the stream.
-        bytes[records_start + 1..records_start + 5].copy_from_slice(&u32::MAX.to_le_bytes());
+    fn a_good_chunk_with_a_bad_record_is_reported_with_its_offset() {
+        let mut bytes = recording_bytes(3, 3);
+        let at = chunk_starts(&bytes)[0];
+        let payload = at + CHUNK_HEADER_LEN;
+        // Claim a record far longer than its chunk, and make the checksums
+        // agree, as a crafted file would.
+        bytes[payload + 1..payload + 5].copy_from_slice(&u32::MAX.to_le_bytes());
+        let len = ChunkHeader::decode(&bytes[at..]).unwrap().len as usize;
+        let header = ChunkHeader::encode(ChunkKind::Records, &bytes[payload..payload + len]);
+        bytes[at..payload].copy_from_slice(&header);
+        let path = path("crafted");
         std::fs::write(&path, &bytes).unwrap();
         let recording = Recording::open(&path).unwrap();
         let results: Vec<_> = recording.records().unwrap().collect();
         assert_eq!(results.len(), 1);
         let error = results[0].as_ref().unwrap_err();
         assert!(
-            error.to_string().contains(&format!("byte {records_start}")),
+            error.to_string().contains(&format!("byte {payload}")),
             "{error}"
         );
     }

@@ -1,8 +1,10 @@
-//! Writing a recording: header, streamed records, trailer.
+//! Writing a recording: header, records in checksummed chunks, trailer.
 
 use std::collections::BTreeSet;
 use std::io::{self, Write};
+use std::time::{Duration, Instant};
 
+use crate::chunk::{CHUNK_HEADER_LEN, ChunkHeader, ChunkKind};
 use crate::codec;
 use crate::header::{ModuleEntry, RecordingHeader, Trailer};
 use crate::layout::{END_MAGIC, FORMAT_VERSION, MAGIC, PREAMBLE_LEN};
@@ -22,31 +24,82 @@ pub trait RecordSink {
     }
 }
 
+/// When the writer hands a chunk of records to its output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkLimits {
+    /// At the end of a batch, write the chunk once it holds this many
+    /// bytes [default: 64 KiB].
+    pub bytes: usize,
+    /// At the end of a batch, write the chunk once its first record is this
+    /// old [default: 1 s]: what a killed profiler loses at most.
+    pub age: Duration,
+    /// Within a batch, write the chunk once it holds this many bytes
+    /// [default: 4 MiB], so that a sink that never ends a batch still
+    /// writes as it goes.
+    pub most_bytes: usize,
+}
+
+impl Default for ChunkLimits {
+    fn default() -> Self {
+        ChunkLimits {
+            bytes: 64 << 10,
+            age: Duration::from_secs(1),
+            most_bytes: 4 << 20,
+        }
+    }
+}
+
 /// Streams records into a recording. Records are written in the order they
 /// arrive; readers order them by time.
+///
+/// A chunk ends only where a batch does (unless it outgrows
+/// [`ChunkLimits::most_bytes`]): within a batch the sampler may hand over a
+/// sample before the mapping it falls in, and a chunk cut between the two
+/// could keep the sample and lose its mapping.
 pub struct RecordingWriter<W: Write> {
     out: W,
+    limits: ChunkLimits,
+    /// The chunk being filled: room for its header, then framed records.
+    chunk: Vec<u8>,
+    /// When the chunk's first record arrived.
+    chunk_started: Option<Instant>,
+    /// Bytes handed to `out` so far.
     position: u64,
-    buffer: Vec<u8>,
     stats: StatsCollector,
     modules: BTreeSet<ModuleEntry>,
 }
 
-/// Flush the encoding buffer once it holds this many bytes.
-const FLUSH_THRESHOLD: usize = 64 << 10;
-
 impl<W: Write> RecordingWriter<W> {
     /// Writes the preamble and header.
-    pub fn new(mut out: W, header: &RecordingHeader) -> io::Result<RecordingWriter<W>> {
+    pub fn new(out: W, header: &RecordingHeader) -> io::Result<RecordingWriter<W>> {
+        RecordingWriter::with_limits(out, header, ChunkLimits::default())
+    }
+
+    /// Writes the preamble and header; chunks are cut as `limits` say.
+    pub fn with_limits(
+        mut out: W,
+        header: &RecordingHeader,
+        limits: ChunkLimits,
+    ) -> io::Result<RecordingWriter<W>> {
         let json = serde_json::to_vec(header).map_err(io::Error::other)?;
-        out.write_all(MAGIC)?;
-        out.write_all(&FORMAT_VERSION.to_le_bytes())?;
-        out.write_all(&(json.len() as u32).to_le_bytes())?;
-        out.write_all(&json)?;
+        let mut preamble = Vec::with_capacity(PREAMBLE_LEN as usize + json.len());
+        preamble.extend_from_slice(MAGIC);
+        preamble.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        preamble.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        preamble.extend_from_slice(&crc32fast::hash(&json).to_le_bytes());
+        preamble.extend_from_slice(&json);
+        // Written through at once: an output that cannot take the header
+        // fails here, before the records start.
+        out.write_all(&preamble)?;
+        out.flush()?;
+        let mut chunk = Vec::with_capacity(limits.bytes.saturating_mul(2).min(16 << 20));
+        chunk.resize(CHUNK_HEADER_LEN, 0);
         Ok(RecordingWriter {
             out,
-            position: PREAMBLE_LEN + json.len() as u64,
-            buffer: Vec::with_capacity(FLUSH_THRESHOLD * 2),
+            limits,
+            chunk,
+            chunk_started: None,
+            position: preamble.len() as u64,
             stats: StatsCollector::new(header.events.len()),
             modules: BTreeSet::new(),
         })
@@ -58,30 +111,60 @@ impl<W: Write> RecordingWriter<W> {
         self.stats.add(record);
     }
 
-    /// Totals of the records written so far.
+    /// Totals of the records pushed so far.
     pub fn stats(&self) -> RecordingStats {
         self.stats.snapshot()
     }
 
-    /// Writes the trailer and end marker and hands back the output.
-    /// `trailer.stats` and `trailer.modules` are filled in from the records.
+    /// The output.
+    pub fn get_ref(&self) -> &W {
+        &self.out
+    }
+
+    /// The output, to be changed. Writing to it directly would break the
+    /// recording.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
+    /// Bytes handed to the output so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.position
+    }
+
+    /// Writes the last chunk, the trailer and end marker, and hands back the
+    /// output. `trailer.stats` and `trailer.modules` are filled in from the
+    /// records.
     pub fn finish(mut self, mut trailer: Trailer) -> io::Result<W> {
-        self.flush_buffer()?;
+        self.write_chunk()?;
         trailer.stats = self.stats.snapshot();
         trailer.modules = std::mem::take(&mut self.modules).into_iter().collect();
         let json = serde_json::to_vec(&trailer).map_err(io::Error::other)?;
-        self.out.write_all(&json)?;
-        self.out.write_all(&self.position.to_le_bytes())?;
-        self.out.write_all(&(json.len() as u64).to_le_bytes())?;
-        self.out.write_all(END_MAGIC)?;
+        let trailer_offset = self.position;
+        let mut end = Vec::with_capacity(CHUNK_HEADER_LEN + json.len() + 24);
+        end.extend_from_slice(&ChunkHeader::encode(ChunkKind::Trailer, &json));
+        end.extend_from_slice(&json);
+        end.extend_from_slice(&trailer_offset.to_le_bytes());
+        end.extend_from_slice(&((CHUNK_HEADER_LEN + json.len()) as u64).to_le_bytes());
+        end.extend_from_slice(END_MAGIC);
+        self.out.write_all(&end)?;
         self.out.flush()?;
         Ok(self.out)
     }
 
-    fn flush_buffer(&mut self) -> io::Result<()> {
-        self.out.write_all(&self.buffer)?;
-        self.position += self.buffer.len() as u64;
-        self.buffer.clear();
+    /// Hands the chunk being filled, if it holds any record, to the output
+    /// in one write.
+    fn write_chunk(&mut self) -> io::Result<()> {
+        if self.chunk.len() == CHUNK_HEADER_LEN {
+            return Ok(());
+        }
+        let header = ChunkHeader::encode(ChunkKind::Records, &self.chunk[CHUNK_HEADER_LEN..]);
+        self.chunk[..CHUNK_HEADER_LEN].copy_from_slice(&header);
+        self.out.write_all(&self.chunk)?;
+        self.out.flush()?;
+        self.position += self.chunk.len() as u64;
+        self.chunk.truncate(CHUNK_HEADER_LEN);
+        self.chunk_started = None;
         Ok(())
     }
 }
@@ -100,10 +183,102 @@ impl<W: Write> RecordSink for RecordingWriter<W> {
                 build_id: build_id.clone(),
             });
         }
-        codec::encode(record, &mut self.buffer);
-        if self.buffer.len() >= FLUSH_THRESHOLD {
-            self.flush_buffer()?;
+        self.chunk_started.get_or_insert_with(Instant::now);
+        codec::encode(record, &mut self.chunk);
+        if self.chunk.len() >= self.limits.most_bytes {
+            self.write_chunk()?;
         }
         Ok(())
+    }
+
+    fn end_batch(&mut self) -> io::Result<()> {
+        let full = self.chunk.len() - CHUNK_HEADER_LEN >= self.limits.bytes;
+        let old = self
+            .chunk_started
+            .is_some_and(|started| started.elapsed() >= self.limits.age);
+        if full || old {
+            self.write_chunk()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::address::Avma;
+    use crate::header::HostInfo;
+    use crate::record::{CpuMode, Sample};
+
+    fn writer(limits: ChunkLimits) -> RecordingWriter<Vec<u8>> {
+        let header = RecordingHeader {
+            events: vec![],
+            command: vec![],
+            program: None,
+            histogram: None,
+            call_graph: None,
+            host: HostInfo::default(),
+            start_unix_ns: 0,
+            profiler_version: "test".into(),
+        };
+        RecordingWriter::with_limits(Vec::new(), &header, limits).unwrap()
+    }
+
+    fn sample() -> Record {
+        Record::Sample(Sample {
+            time: 1,
+            pid: 1,
+            tid: 1,
+            cpu: 0,
+            event: 0,
+            mode: CpuMode::User,
+            ip: Avma(0x1000),
+            period: 1,
+            callchain: Vec::new(),
+            user_stack: None,
+            read: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn chunks_are_written_at_batch_ends_when_full_or_old_and_mid_batch_only_when_huge() {
+        let mut full = writer(ChunkLimits {
+            bytes: 100,
+            age: Duration::MAX,
+            most_bytes: usize::MAX,
+        });
+        let start = full.bytes_written();
+        for _ in 0..10 {
+            full.push(&sample()).unwrap();
+        }
+        assert_eq!(
+            full.bytes_written(),
+            start,
+            "a chunk was cut inside a batch"
+        );
+        full.end_batch().unwrap();
+        assert!(full.bytes_written() > start + 100);
+        assert_eq!(full.bytes_written() as usize, full.out.len());
+
+        let mut old = writer(ChunkLimits {
+            bytes: usize::MAX,
+            age: Duration::ZERO,
+            most_bytes: usize::MAX,
+        });
+        let start = old.bytes_written();
+        old.end_batch().unwrap();
+        assert_eq!(old.bytes_written(), start, "an empty chunk was written");
+        old.push(&sample()).unwrap();
+        old.end_batch().unwrap();
+        assert!(old.bytes_written() > start);
+
+        let mut huge = writer(ChunkLimits {
+            bytes: usize::MAX,
+            age: Duration::MAX,
+            most_bytes: 1,
+        });
+        let start = huge.bytes_written();
+        huge.push(&sample()).unwrap();
+        assert!(huge.bytes_written() > start);
     }
 }

@@ -185,7 +185,7 @@ impl Writer<'_> {
         let named = &self.stacks.events[event][stack as usize];
         let frames: Vec<FrameInfo> = (named.frames.iter().rev())
             .map(|&function| {
-                let key = &self.stacks.functions[function as usize];
+                let key = &self.stacks.functions[function.index()];
                 let name = match key.inlined {
                     true => format!("{}{INLINED_SUFFIX}", key.name),
                     false => key.name.clone(),

@@ -7,16 +7,16 @@ use std::collections::HashMap;
 
 use profiler_model::{Avma, Location, MappedRange};
 
-use crate::naming::Names;
-use crate::samples::{ThreadStack, Weight};
+use crate::naming::{FunctionId, Names};
+use crate::samples::{CommandId, ThreadStack, Weight};
 
 /// A location and what is there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LocatedFrames {
     pub location: Location,
-    /// Indices into the profile's functions, innermost first: the inlined
-    /// functions, then the one holding the code.
-    pub functions: Box<[u32]>,
+    /// The profile's functions, innermost first: the inlined functions,
+    /// then the one holding the code.
+    pub functions: Box<[FunctionId]>,
     /// The source line in each of `functions` (0 where unknown).
     pub lines: Box<[u32]>,
 }
@@ -26,8 +26,8 @@ pub(crate) struct LocatedFrames {
 pub(crate) struct LocatedStack {
     pub pid: u32,
     pub tid: u32,
-    /// An index into the profile's command names.
-    pub command: u32,
+    /// The command name the samples were taken under.
+    pub command: CommandId,
     /// Indices into [`Located::locations`], leaf first.
     pub locations: Box<[u32]>,
     pub weight: Weight,
@@ -106,7 +106,7 @@ impl Located {
 }
 
 fn frames_at(location: Location, names: &Names) -> LocatedFrames {
-    let functions: Box<[u32]> = names.frames(&location).into();
+    let functions: Box<[FunctionId]> = names.frames(&location).into();
     let lines = match names.lines(&location) {
         Some(lines) => lines.into(),
         None => vec![0; functions.len()].into(),

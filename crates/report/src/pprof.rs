@@ -24,7 +24,8 @@ use prost::Message;
 use crate::error::ReportError;
 use crate::events::{events_of, sample_period};
 use crate::located::{Located, LocatedStack};
-use crate::naming::ModuleKey;
+use crate::naming::{FunctionId, ModuleKey};
+use crate::samples::CommandId;
 use crate::stacks::StackProfile;
 
 /// Writes the stacks (read with
@@ -207,7 +208,7 @@ impl<'a> Builder<'a> {
     /// One pprof sample per stack and thread, with every event's values.
     fn samples(&mut self, columns: &[(Column, String, &str)]) -> Vec<proto::Sample> {
         let mut samples: Vec<proto::Sample> = Vec::new();
-        let mut index: HashMap<(u32, u32, u32, &[u32]), usize> = HashMap::new();
+        let mut index: HashMap<(u32, u32, CommandId, &[u32]), usize> = HashMap::new();
         let located = self.located;
         for (position, (column, _, _)) in columns.iter().enumerate() {
             let (Column::Samples(event) | Column::Events(event)) = *column;
@@ -244,7 +245,7 @@ impl<'a> Builder<'a> {
         if stack.pid == 0 && stack.tid == 0 {
             return Vec::new();
         }
-        let command = &self.stacks.commands[stack.command as usize];
+        let command = &self.stacks.commands[stack.command.index()];
         let mut labels = Vec::new();
         if !command.is_empty() {
             labels.push(proto::Label {
@@ -401,8 +402,8 @@ impl<'a> Builder<'a> {
             .collect()
     }
 
-    fn function_id(&mut self, function: u32) -> u64 {
-        let slot = function as usize;
+    fn function_id(&mut self, function: FunctionId) -> u64 {
+        let slot = function.index();
         if self.function_ids[slot] == 0 {
             let stacks = self.stacks;
             let (key, detail) = (&stacks.functions[slot], &stacks.details[slot]);

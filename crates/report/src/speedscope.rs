@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::error::ReportError;
 use crate::folded::INLINED_SUFFIX;
+use crate::naming::FunctionId;
 use crate::replay::{Replay, shown_event};
 use crate::stacks::StackProfile;
 
@@ -136,7 +137,7 @@ fn profiles(
 struct Frames<'a> {
     stacks: &'a StackProfile,
     frames: Vec<Frame>,
-    ids: HashMap<u32, u32>,
+    ids: HashMap<FunctionId, u32>,
 }
 
 impl<'a> Frames<'a> {
@@ -148,12 +149,12 @@ impl<'a> Frames<'a> {
         }
     }
 
-    fn id(&mut self, function: u32) -> u32 {
+    fn id(&mut self, function: FunctionId) -> u32 {
         if let Some(&id) = self.ids.get(&function) {
             return id;
         }
-        let key = &self.stacks.functions[function as usize];
-        let detail = &self.stacks.details[function as usize];
+        let key = &self.stacks.functions[function.index()];
+        let detail = &self.stacks.details[function.index()];
         let name = match key.inlined {
             true => format!("{}{INLINED_SUFFIX}", key.name),
             false => key.name.clone(),

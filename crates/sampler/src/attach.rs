@@ -11,9 +11,10 @@
 //! [`OPEN_ATTEMPTS`] times. No thread is counted twice: each listed thread
 //! existed before any counter of its attempt, so it inherited none.
 
+use crate::call_stacks::CallStacks;
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
 use crate::error::SamplerError;
-use crate::privileges::Privileges;
+use crate::privileges;
 use crate::target::Attachment;
 use crate::tasks;
 
@@ -24,7 +25,7 @@ const OPEN_ATTEMPTS: usize = 5;
 /// What to open on the attached threads.
 pub(crate) struct AttachPlan<'a> {
     pub events: &'a [ResolvedEvent],
-    pub call_graph: Option<profiler_model::CallGraph>,
+    pub call_graph: Option<CallStacks>,
     pub cpus: &'a [usize],
     pub bytes: usize,
 }
@@ -99,7 +100,7 @@ fn explain(error: SamplerError, attachment: &Attachment) -> SamplerError {
 
 /// The refusal to attach, with what to change.
 fn attach_denied(attachment: &Attachment) -> SamplerError {
-    let privileges = Privileges::read();
+    let privileges = privileges::read();
     let foreign = attachment.processes.iter().find_map(|&pid| {
         tasks::owner(pid)
             .filter(|&uid| uid != privileges.euid)
@@ -213,7 +214,7 @@ mod tests {
         let pid = std::process::id();
         let worker = WaitingThread::start();
         let ResolvedTarget::Attach(attachment) =
-            ResolvedTarget::resolve(&Target::Threads(vec![worker.tid])).unwrap()
+            ResolvedTarget::resolve(&Target::Threads(vec![worker.tid]), &mut Vec::new()).unwrap()
         else {
             panic!("not an attachment");
         };

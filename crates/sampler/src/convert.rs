@@ -10,15 +10,15 @@ use std::collections::HashMap;
 use perf_event::Counter;
 use perf_event::data::endian::Native;
 use perf_event::data::parse::{ParseConfig, Parser};
-use perf_event::data::{self as perf, RecordMetadata, SampleRegsAbi, Visitor};
+use perf_event::data::{self as perf, RecordMetadata, SampleFlags, SampleRegsAbi, Visitor};
 use perf_event_open_sys::bindings::{
     PERF_RECORD_MISC_COMM_EXEC, PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_GUEST_KERNEL,
     PERF_RECORD_MISC_GUEST_USER, PERF_RECORD_MISC_HYPERVISOR, PERF_RECORD_MISC_KERNEL,
-    PERF_RECORD_MISC_USER, PERF_RECORD_SAMPLE, perf_event_header,
+    PERF_RECORD_MISC_USER, PERF_RECORD_SAMPLE, perf_event_attr, perf_event_header,
 };
 use profiler_model::{
-    Avma, BuildId, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record, Sample, Sampling,
-    TaskEvent, Throttle, UserStack,
+    Avma, BuildId, CallchainEntry, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record,
+    Sample, Sampling, TaskEvent, Throttle, UserStack,
 };
 
 /// x86-64 user registers in perf's numbering
@@ -29,7 +29,9 @@ pub(crate) const REG_SP: u64 = 7;
 pub(crate) const REG_IP: u64 = 8;
 
 /// Converts one ring-buffer record. `None` for record kinds the profiler does
-/// not keep (and for records the parser cannot read).
+/// not keep (and for records the parser cannot read). A sample's stack copy
+/// goes into `spare`'s buffer: handing it back after each sample saves an
+/// allocation per copy.
 ///
 /// The events sharing a ring need not lay their samples out alike (a group
 /// leader's carry counts, a frequency-sampled event's its period): a sample
@@ -40,24 +42,84 @@ pub(crate) fn convert(
     record: &perf_event::Record<'_>,
     config: &ParseConfig<Native>,
     events_by_id: &HashMap<u64, StreamEvent>,
+    spare: &mut Vec<u8>,
 ) -> Option<Record> {
-    let bytes = record.to_contiguous();
+    convert_bytes(
+        record.ty(),
+        record.misc(),
+        &record.to_contiguous(),
+        config,
+        events_by_id,
+        spare,
+    )
+}
+
+/// [`convert`], from a record's type, misc bits and payload.
+fn convert_bytes(
+    ty: u32,
+    misc: u16,
+    bytes: &[u8],
+    config: &ParseConfig<Native>,
+    events_by_id: &HashMap<u64, StreamEvent>,
+    spare: &mut Vec<u8>,
+) -> Option<Record> {
     let header = perf_event_header {
-        type_: record.ty(),
-        misc: record.misc(),
-        size: (record.len() + size_of::<perf_event_header>()) as u16,
+        type_: ty,
+        misc,
+        size: (bytes.len() + size_of::<perf_event_header>()) as u16,
     };
-    let config = match record.ty() {
+    let config = match ty {
         PERF_RECORD_SAMPLE => {
             let id = u64::from_ne_bytes(bytes.get(..8)?.try_into().ok()?);
             events_by_id.get(&id).map_or(config, |e| &e.config)
         }
         _ => config,
     };
-    let visitor = Converter { events_by_id };
-    Parser::new(bytes.as_ref(), config.clone())
-        .parse_record_with_header(visitor, header)
-        .ok()?
+    let visitor = Converter {
+        events_by_id,
+        spare: &mut *spare,
+    };
+    match Parser::new(bytes, config.clone()).parse_record_with_header(visitor, header) {
+        Ok(record) => record,
+        Err(_) if ty == PERF_RECORD_SAMPLE && without_user_registers(bytes, config) => {
+            let visitor = Converter {
+                events_by_id,
+                spare,
+            };
+            Parser::new(bytes, config_without_user_stack(config))
+                .parse_record_with_header(visitor, header)
+                .ok()?
+        }
+        Err(_) => None,
+    }
+}
+
+/// Whether a sample that asked for the user registers and stack, last of
+/// its fields, got neither: the kernel then writes the ABI word NONE and a
+/// stack size of 0 alone (the thread had no user context: a kernel thread),
+/// where perf-event-data expects the registers after the ABI word anyway,
+/// and fails.
+fn without_user_registers(bytes: &[u8], config: &ParseConfig<Native>) -> bool {
+    let user_stack = SampleFlags::REGS_USER | SampleFlags::STACK_USER;
+    // The fields the kernel writes after the stack: those of higher bits,
+    // but the identifier, which it writes first.
+    let later = !SampleFlags::from_bits_retain((SampleFlags::STACK_USER.bits() << 1) - 1)
+        - SampleFlags::IDENTIFIER;
+    let flags = config.sample_type();
+    flags.contains(user_stack)
+        && (flags & later).is_empty()
+        && bytes.len() >= 16
+        && bytes[bytes.len() - 16..].iter().all(|&b| b == 0)
+}
+
+/// `config` without the user registers and stack: what a sample that had
+/// none parses with, its two empty fields left over at the end.
+fn config_without_user_stack(config: &ParseConfig<Native>) -> ParseConfig<Native> {
+    let mut attr = perf_event_attr::default();
+    attr.sample_type =
+        (config.sample_type() - SampleFlags::REGS_USER - SampleFlags::STACK_USER).bits();
+    attr.read_format = config.read_format().bits();
+    ParseConfig::from(attr)
 }
 
 /// The event a counter's records belong to.
@@ -87,6 +149,8 @@ impl StreamEvent {
 
 struct Converter<'a> {
     events_by_id: &'a HashMap<u64, StreamEvent>,
+    /// The buffer a stack copy goes into.
+    spare: &'a mut Vec<u8>,
 }
 
 impl Converter<'_> {
@@ -147,9 +211,11 @@ impl<'p> Visitor<'p> for Converter<'_> {
             mode: cpu_mode(metadata.misc()),
             ip: Avma(s.ip()?),
             period: s.period().or(event.and_then(|e| e.period)).unwrap_or(1),
-            callchain: s.callchain().map(<[u64]>::to_vec).unwrap_or_default(),
-            user_stack: user_stack(&s),
+            callchain: (s.callchain().unwrap_or_default().iter())
+                .map(|&raw| CallchainEntry::from_raw(raw))
+                .collect(),
             read: self.read(&s),
+            user_stack: user_stack(&s, self.spare),
         }))
     }
 
@@ -215,7 +281,7 @@ impl<'p> Visitor<'p> for Converter<'_> {
 
 /// The registers and stack copy of a `--call-graph dwarf` sample; `None`
 /// when the kernel had no user context to copy (the ABI is NONE).
-fn user_stack(s: &perf::Sample<'_>) -> Option<UserStack> {
+fn user_stack(s: &perf::Sample<'_>, spare: &mut Vec<u8>) -> Option<UserStack> {
     let regs = s.regs_user()?;
     if regs.abi == SampleRegsAbi::NONE {
         return None;
@@ -227,12 +293,11 @@ fn user_stack(s: &perf::Sample<'_>) -> Option<UserStack> {
         let index = (regs.mask & ((1 << bit) - 1)).count_ones() as usize;
         regs.regs.get(index).copied().map(Avma)
     };
-    Some(UserStack {
-        ip: register(REG_IP)?,
-        sp: register(REG_SP)?,
-        bp: register(REG_BP)?,
-        bytes: s.stack_user().unwrap_or_default().to_vec(),
-    })
+    let (ip, sp, bp) = (register(REG_IP)?, register(REG_SP)?, register(REG_BP)?);
+    let mut bytes = std::mem::take(spare);
+    bytes.clear();
+    bytes.extend_from_slice(s.stack_user().unwrap_or_default());
+    Some(UserStack { ip, sp, bp, bytes })
 }
 
 fn task(e: &perf::Exit) -> TaskEvent {
@@ -251,4 +316,105 @@ fn throttle(event: EventIndex, t: &perf::Throttle, unthrottle: bool) -> Record {
         event,
         unthrottle,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: u64 = 42;
+
+    /// How the recorder lays out the samples of a frequency-sampled event
+    /// with call chains and stack copies.
+    fn events() -> HashMap<u64, StreamEvent> {
+        let mut attr = perf_event_attr::default();
+        attr.sample_type = (SampleFlags::IDENTIFIER
+            | SampleFlags::IP
+            | SampleFlags::TID
+            | SampleFlags::TIME
+            | SampleFlags::CPU
+            | SampleFlags::PERIOD
+            | SampleFlags::CALLCHAIN
+            | SampleFlags::REGS_USER
+            | SampleFlags::STACK_USER)
+            .bits();
+        attr.sample_regs_user = (1 << REG_BP) | (1 << REG_SP) | (1 << REG_IP);
+        let config = ParseConfig::from(attr);
+        HashMap::from([(
+            ID,
+            StreamEvent {
+                index: 0,
+                period: None,
+                config,
+            },
+        )])
+    }
+
+    /// A sample's payload: its fixed fields, then `callchain`, then `tail`.
+    fn payload(callchain: &[u64], tail: &[u64]) -> Vec<u8> {
+        let pid_tid = 7 | (8 << 32);
+        [ID, 0x1000, pid_tid, 123, 1, 250_000, callchain.len() as u64]
+            .iter()
+            .chain(callchain)
+            .chain(tail)
+            .flat_map(|word| word.to_ne_bytes())
+            .collect()
+    }
+
+    fn sample(misc: u16, bytes: &[u8]) -> Sample {
+        let events = events();
+        let config = &events[&ID].config;
+        match convert_bytes(
+            PERF_RECORD_SAMPLE,
+            misc,
+            bytes,
+            config,
+            &events,
+            &mut Vec::new(),
+        ) {
+            Some(Record::Sample(sample)) => sample,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn raw(callchain: &[CallchainEntry]) -> Vec<u64> {
+        callchain.iter().map(|entry| entry.to_raw()).collect()
+    }
+
+    #[test]
+    fn a_sample_with_user_registers_carries_its_stack_copy() {
+        let user = u64::MAX - 511;
+        // ABI 64, then bp, sp, ip (by register number), then 16 bytes of
+        // stack and how many of them the kernel filled.
+        let tail = [2, 0x7f10, 0x7f00, 0x1000, 16, 0xaaaa, 0xbbbb, 16];
+        let misc = PERF_RECORD_MISC_USER as u16;
+        let s = sample(misc, &payload(&[user, 0x1000, 0x2000], &tail));
+        assert_eq!((s.pid, s.tid, s.time, s.period), (7, 8, 123, 250_000));
+        assert_eq!(raw(&s.callchain), [user, 0x1000, 0x2000]);
+        let stack = s.user_stack.unwrap();
+        assert_eq!(
+            (stack.ip, stack.sp, stack.bp),
+            (Avma(0x1000), Avma(0x7f00), Avma(0x7f10))
+        );
+        assert_eq!(stack.read_u64(0x7f08), Some(0xbbbb));
+    }
+
+    #[test]
+    fn a_sample_without_user_registers_is_kept_without_a_stack() {
+        // A kernel thread: the ABI word NONE and an empty stack, nothing
+        // else, where the parser would read three registers.
+        let kernel = u64::MAX - 127;
+        let misc = PERF_RECORD_MISC_KERNEL as u16;
+        let s = sample(misc, &payload(&[kernel, 0xffff_ffff_8100_0000], &[0, 0]));
+        assert_eq!(s.mode, CpuMode::Kernel);
+        assert_eq!(raw(&s.callchain), [kernel, 0xffff_ffff_8100_0000]);
+        assert_eq!(s.user_stack, None);
+        // A record cut short is still refused.
+        let bytes = payload(&[kernel, 0xffff_ffff_8100_0000], &[0]);
+        let events = events();
+        let config = &events[&ID].config;
+        let spare = &mut Vec::new();
+        let converted = convert_bytes(PERF_RECORD_SAMPLE, misc, &bytes, config, &events, spare);
+        assert_eq!(converted, None);
+    }
 }

@@ -12,12 +12,14 @@ use std::time::Duration;
 
 use perf_event::{Builder, Counter, ReadFormat, SampleFlag, Sampler};
 use profiler_events::EventSpec;
-use profiler_model::{CallGraph, RecordSink, Sampling};
+use profiler_model::{Record, RecordSink, Sample, Sampling};
 
 use crate::builder::counter_builder;
+use crate::call_stacks::CallStacks;
 use crate::convert::{REG_BP, REG_IP, REG_SP, StreamEvent, convert};
 use crate::error::SamplerError;
 use crate::refusal::{self, OpenScope};
+use crate::ring_size::MIN_RING_BYTES;
 use crate::{signals, sysinfo};
 
 /// An event with its sampling rate, as it will be opened.
@@ -31,8 +33,10 @@ pub struct ResolvedEvent {
     pub leader: Option<usize>,
 }
 
-/// The smallest ring buffer tried when the locked-memory budget is tight.
-const MIN_RING_BYTES: usize = 16 << 10;
+/// The reader is woken when a ring is this fraction full, rather than at
+/// the kernel's default of half, or by its poll timeout: it starts draining
+/// with room to spare should it then be kept waiting for a CPU.
+const WAKEUP_FRACTION: usize = 4;
 
 /// How an event takes part in a group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +67,7 @@ fn builder(
     event: &ResolvedEvent,
     role: Role,
     side_band: bool,
-    call_graph: Option<CallGraph>,
+    call_graph: Option<CallStacks>,
 ) -> Builder<'static> {
     let mut builder = counter_builder(&event.spec);
     if role == Role::Member {
@@ -90,18 +94,24 @@ fn builder(
         Sampling::Period(period) => builder.sample_period(period),
         Sampling::Frequency(hz) => builder.sample_frequency(hz).sample(SampleFlag::PERIOD),
     };
+    let copy_stack = |builder: &mut Builder<'static>, bytes: u32| {
+        builder
+            .sample(SampleFlag::REGS_USER | SampleFlag::STACK_USER)
+            .sample_regs_user((1 << REG_BP) | (1 << REG_SP) | (1 << REG_IP))
+            .sample_stack_user(bytes);
+    };
     match call_graph {
         None => {}
-        Some(CallGraph::FramePointer) => {
+        Some(CallStacks::FramePointer { copy_bytes }) => {
             builder
                 .sample(SampleFlag::CALLCHAIN)
                 .exclude_callchain_kernel(!event.spec.kernel);
+            if copy_bytes > 0 {
+                copy_stack(&mut builder, copy_bytes);
+            }
         }
-        Some(CallGraph::Dwarf { stack_bytes }) => {
-            builder
-                .sample(SampleFlag::REGS_USER | SampleFlag::STACK_USER)
-                .sample_regs_user((1 << REG_BP) | (1 << REG_SP) | (1 << REG_IP))
-                .sample_stack_user(stack_bytes);
+        Some(CallStacks::Dwarf { stack_bytes }) => {
+            copy_stack(&mut builder, stack_bytes);
             // The kernel's own frames still come from its call chain.
             if event.spec.kernel {
                 builder
@@ -127,7 +137,7 @@ fn builder(
 pub(crate) fn probe(
     event: &ResolvedEvent,
     role: Role,
-    call_graph: Option<CallGraph>,
+    call_graph: Option<CallStacks>,
 ) -> Result<(), SamplerError> {
     refusal::probe(&mut builder(event, role, true, call_graph), &event.spec)
 }
@@ -143,6 +153,8 @@ pub(crate) struct Rings {
     events_by_id: HashMap<u64, StreamEvent>,
     /// Data bytes per ring, after any reduction to fit the mlock budget.
     pub bytes_per_ring: usize,
+    /// The last stack copy's buffer, for the next one.
+    spare: Vec<u8>,
 }
 
 struct Ring {
@@ -161,7 +173,7 @@ enum OpenFailure {
 /// counters start.
 pub(crate) struct RingPlan<'a> {
     pub events: &'a [ResolvedEvent],
-    pub call_graph: Option<CallGraph>,
+    pub call_graph: Option<CallStacks>,
     /// Threads to follow (with their descendants, by inheritance), or
     /// `[-1]`: every task on each CPU (system-wide, nothing to inherit).
     pub tasks: &'a [libc::pid_t],
@@ -214,6 +226,7 @@ fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailur
                 builder
                     .observe_pid(task)
                     .one_cpu(cpu)
+                    .wakeup_watermark(bytes / WAKEUP_FRACTION)
                     .inherit(task != -1)
                     .enable_on_exec(plan.enable_on_exec)
                     .enabled(!plan.enable_on_exec);
@@ -269,6 +282,7 @@ fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailur
         rings,
         events_by_id,
         bytes_per_ring: bytes,
+        spare: Vec::new(),
     })
 }
 
@@ -351,11 +365,19 @@ impl Rings {
             let config = ring.sampler.config().clone();
             while let Some(raw) = ring.sampler.next_record() {
                 // Copy out and release the ring space before writing.
-                let record = convert(&raw, &config, &self.events_by_id);
+                let record = convert(&raw, &config, &self.events_by_id, &mut self.spare);
                 drop(raw);
-                if let Some(record) = record {
-                    sink.push(&record)
-                        .map_err(|error| SamplerError::Sink { error })?;
+                let Some(mut record) = record else {
+                    continue;
+                };
+                sink.push(&record)
+                    .map_err(|error| SamplerError::Sink { error })?;
+                if let Record::Sample(Sample {
+                    user_stack: Some(stack),
+                    ..
+                }) = &mut record
+                {
+                    self.spare = std::mem::take(&mut stack.bytes);
                 }
             }
         }

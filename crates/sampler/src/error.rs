@@ -28,6 +28,12 @@ pub enum SamplerError {
     )]
     StackSize { bytes: u32 },
 
+    #[error(
+        "--call-graph fp,{bytes}: the copy of the stack's top must be a multiple of 8 bytes up \
+         to 65528, or 0 for none; the default is {default}"
+    )]
+    CallerStackSize { bytes: u32, default: u32 },
+
     #[error("event '{event}': {problem}")]
     InvalidSampling {
         event: String,
@@ -96,11 +102,28 @@ pub enum SamplerError {
     #[error("cannot write the recording: {error}")]
     Sink { error: io::Error },
 
+    /// The output refused the recording's header, before anything ran; its
+    /// error says which output and why.
+    #[error("{error}")]
+    Output { error: io::Error },
+
     #[error("there is no process {pid}; check the process id, e.g. with `pgrep NAME`")]
     NoSuchProcess { pid: u32 },
 
     #[error("there is no thread {tid}; check the thread id, e.g. with `ps -eLf`")]
     NoSuchThread { tid: u32 },
+
+    #[error(
+        "process {pid} has exited: it is a zombie, kept until its parent (process {parent}) \
+         collects its exit status, and runs no code to sample"
+    )]
+    ZombieProcess { pid: u32, parent: u32 },
+
+    #[error(
+        "thread {tid} has exited: it is a zombie, kept until it is reaped, and runs no code to \
+         sample"
+    )]
+    ZombieThread { tid: u32 },
 
     #[error("cannot attach to {target} (permission denied): {reason}")]
     AttachDenied { target: String, reason: String },
@@ -110,9 +133,6 @@ pub enum SamplerError {
 
     #[error("CPU {cpu} is not online; the online CPUs are {online}")]
     CpuNotOnline { cpu: usize, online: String },
-
-    #[error("'{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3")]
-    BadCpuList { text: String },
 
     #[error(
         "--duration applies to -p, -t, -a and -C without a command; a launched command is \

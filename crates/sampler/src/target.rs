@@ -7,8 +7,9 @@ use std::ffi::OsString;
 use std::io;
 use std::time::Duration;
 
+use profiler_events::format_cpu_list;
+
 use crate::command::{ResolvedCommand, resolve_command};
-use crate::cpu_list::format_cpu_list;
 use crate::error::SamplerError;
 use crate::launch::TargetExit;
 use crate::{sysinfo, tasks};
@@ -156,7 +157,12 @@ pub(crate) enum ResolvedTarget {
 }
 
 impl ResolvedTarget {
-    pub fn resolve(target: &Target) -> Result<ResolvedTarget, SamplerError> {
+    /// Checks `target`; what it takes to mean other than what was written
+    /// (a thread's id given to `-p`) is said in `notices`.
+    pub fn resolve(
+        target: &Target,
+        notices: &mut Vec<String>,
+    ) -> Result<ResolvedTarget, SamplerError> {
         let empty = |problem| Err(SamplerError::EmptyTarget { problem });
         match target {
             Target::Command(args) if args.is_empty() => {
@@ -176,6 +182,12 @@ impl ResolvedTarget {
                 let mut processes = Vec::new();
                 for &pid in pids {
                     let process = existing_process(pid)?;
+                    if process != pid {
+                        notices.push(format!(
+                            "-p {pid} is a thread of process {process}: following the whole \
+                             process (-t {pid} follows that thread alone)"
+                        ));
+                    }
                     if !processes.contains(&process) {
                         processes.push(process);
                     }
@@ -282,7 +294,13 @@ fn existing_process(pid: u32) -> Result<u32, SamplerError> {
         },
     })?;
     if !tasks::has_running_thread(process) {
-        return Err(missing());
+        return Err(match tasks::task_stat(process, process) {
+            Some(stat) if stat.state == 'Z' => SamplerError::ZombieProcess {
+                pid: process,
+                parent: stat.parent,
+            },
+            _ => missing(),
+        });
     }
     Ok(process)
 }
@@ -299,6 +317,7 @@ fn existing_thread(tid: u32) -> Result<u32, SamplerError> {
     })?;
     match tasks::task_stat(pid, tid) {
         Some(stat) if !stat.has_ended() => Ok(pid),
+        Some(stat) if stat.state == 'Z' => Err(SamplerError::ZombieThread { tid }),
         _ => Err(missing()),
     }
 }
@@ -323,8 +342,10 @@ mod tests {
         let pid = std::process::id();
         let worker = tasks::WaitingThread::start();
         let other = worker.tid;
-        // A thread's id given for a process means its process.
-        let target = ResolvedTarget::resolve(&Target::Processes(vec![other, pid])).unwrap();
+        let mut notices = Vec::new();
+        // A thread's id given for a process means its process, and says so.
+        let target =
+            ResolvedTarget::resolve(&Target::Processes(vec![other, pid]), &mut notices).unwrap();
         let ResolvedTarget::Attach(attachment) = &target else {
             panic!("{target:?}");
         };
@@ -333,8 +354,15 @@ mod tests {
         assert!(tasks_now.len() >= 2, "{tasks_now:?}");
         assert_eq!(target.program(), tasks::executable(pid));
         assert!(!target.command_line().is_empty());
+        assert_eq!(
+            notices,
+            [format!(
+                "-p {other} is a thread of process {pid}: following the whole process \
+                 (-t {other} follows that thread alone)"
+            )]
+        );
 
-        let target = ResolvedTarget::resolve(&Target::Threads(vec![other])).unwrap();
+        let target = ResolvedTarget::resolve(&Target::Threads(vec![other]), &mut notices).unwrap();
         let ResolvedTarget::Attach(attachment) = &target else {
             panic!("{target:?}");
         };
@@ -342,26 +370,59 @@ mod tests {
         assert_eq!(attachment.tasks_now().unwrap(), vec![other as libc::pid_t]);
         worker.end();
 
-        let error = ResolvedTarget::resolve(&Target::Processes(vec![u32::MAX]))
+        let error = ResolvedTarget::resolve(&Target::Processes(vec![u32::MAX]), &mut notices)
             .unwrap_err()
             .to_string();
         assert!(
             error.starts_with(&format!("there is no process {}", u32::MAX)),
             "{error}"
         );
-        let error = ResolvedTarget::resolve(&Target::Threads(vec![u32::MAX]))
+        let error = ResolvedTarget::resolve(&Target::Threads(vec![u32::MAX]), &mut notices)
             .unwrap_err()
             .to_string();
         assert!(error.starts_with("there is no thread"), "{error}");
+        assert_eq!(notices.len(), 1);
+    }
+
+    #[test]
+    fn a_zombie_is_named_as_one() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Not reaped yet: a zombie once it has exited.
+        while tasks::task_stat(pid, pid).is_some_and(|stat| stat.state != 'Z') {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let error = ResolvedTarget::resolve(&Target::Processes(vec![pid]), &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        let me = std::process::id();
+        assert_eq!(
+            error,
+            format!(
+                "process {pid} has exited: it is a zombie, kept until its parent (process {me}) \
+                 collects its exit status, and runs no code to sample"
+            )
+        );
+        let error = ResolvedTarget::resolve(&Target::Threads(vec![pid]), &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with(&format!("thread {pid} has exited: it is a zombie")),
+            "{error}"
+        );
+        child.wait().unwrap();
     }
 
     #[test]
     fn system_wide_takes_online_cpus_only() {
         let online = sysinfo::online_cpus().unwrap();
-        let target = ResolvedTarget::resolve(&Target::SystemWide {
-            cpus: None,
-            command: None,
-        })
+        let target = ResolvedTarget::resolve(
+            &Target::SystemWide {
+                cpus: None,
+                command: None,
+            },
+            &mut Vec::new(),
+        )
         .unwrap();
         let ResolvedTarget::SystemWide { cpus, .. } = &target else {
             panic!("{target:?}");
@@ -370,10 +431,13 @@ mod tests {
         assert!(target.command_line()[0].starts_with("system-wide on CPU"));
         assert_eq!(target.program(), None);
         let offline = online.iter().max().unwrap() + 1;
-        let error = ResolvedTarget::resolve(&Target::SystemWide {
-            cpus: Some(vec![offline]),
-            command: None,
-        })
+        let error = ResolvedTarget::resolve(
+            &Target::SystemWide {
+                cpus: Some(vec![offline]),
+                command: None,
+            },
+            &mut Vec::new(),
+        )
         .unwrap_err()
         .to_string();
         assert_eq!(

@@ -46,12 +46,13 @@ pub(crate) fn thread_name(pid: u32, tid: u32) -> Option<String> {
         .map(|name| name.trim_end_matches('\n').to_owned())
 }
 
-/// What /proc says of one task: its state letter (`R`, `S`, `Z`, ...) and
-/// when it started, in clock ticks after boot, which tells a task from a
-/// later one that reuses its id.
+/// What /proc says of one task: its state letter (`R`, `S`, `Z`, ...), its
+/// parent process, and when it started, in clock ticks after boot, which
+/// tells a task from a later one that reuses its id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TaskStat {
     pub state: char,
+    pub parent: u32,
     pub start_time: u64,
 }
 
@@ -73,9 +74,11 @@ pub(crate) fn task_stat(pid: u32, tid: u32) -> Option<TaskStat> {
 fn parse_stat(text: &str) -> Option<TaskStat> {
     let (_, rest) = text.rsplit_once(')')?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    // Fields 3 (state) and 22 (starttime) of proc(5), counted from 1.
+    // Fields 3 (state), 4 (ppid) and 22 (starttime) of proc(5), counted
+    // from 1.
     Some(TaskStat {
         state: fields.first()?.chars().next()?,
+        parent: fields.get(1)?.parse().ok()?,
         start_time: fields.get(19)?.parse().ok()?,
     })
 }
@@ -206,7 +209,7 @@ mod tests {
         let line = "42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 \
                     12345 1000 100";
         let stat = parse_stat(line).unwrap();
-        assert_eq!((stat.state, stat.start_time), ('S', 12345));
+        assert_eq!((stat.state, stat.parent, stat.start_time), ('S', 1, 12345));
         assert!(parse_stat("42 (x) Z 1 2").is_none());
     }
 }

@@ -70,8 +70,7 @@ impl Disassembler for ElfSymbolizer {
             AsmSyntax::Intel => decode(bitness, code, start, offset, IntelFormatter::new()),
         };
         let svmas: Vec<Svma> = instructions.iter().map(|i| i.svma).collect();
-        let full_signatures = self.options().full_signatures;
-        let resolved = elf.resolve(&svmas, Detail::Frames, full_signatures);
+        let resolved = elf.resolve(&svmas, Detail::Frames, self.options().naming());
         let name = resolved
             .first()
             .and_then(|symbol| symbol.function.as_ref())
@@ -81,7 +80,7 @@ impl Disassembler for ElfSymbolizer {
             instruction.frames = symbol.frames;
             instruction.callee = match instruction.flow {
                 Flow::Jump(to) | Flow::Call(to) if !(start..end).contains(&to) => {
-                    callee(&elf, to, full_signatures)
+                    callee(&elf, to, self.options().full_signatures)
                 }
                 _ => None,
             };

@@ -14,10 +14,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
-use framehop::{ExplicitModuleSectionInfo, Unwinder};
+use framehop::{ExplicitModuleSectionInfo, FrameAddress, Unwinder};
 use object::{Object, ObjectSection, ObjectSegment};
 use profiler_model::{
-    Avma, MappedRange, Module, ModuleTable, ProcessUnwinder, StackUnwinder, UserStack,
+    Avma, CallerRegisters, MappedRange, Module, ModuleTable, ProcessUnwinder, StackUnwinder,
+    UserStack,
 };
 
 use crate::debug_file::find_debug_file;
@@ -78,14 +79,16 @@ impl fmt::Debug for ElfUnwinder {
 impl StackUnwinder for ElfUnwinder {
     fn process<'a>(
         &'a self,
-        modules: &'a ModuleTable,
+        modules: &ModuleTable,
         mappings: &[MappedRange],
     ) -> Box<dyn ProcessUnwinder + 'a> {
         let mut unwinder = UnwinderX86_64::new();
+        let mut covered: Vec<Range<u64>> = Vec::new();
         for mapping in mappings {
             // framehop wants disjoint ranges: where a range was reused, the
             // later mapping wins, even one whose tables cannot be read.
             unwinder.remove_module(mapping.start.0);
+            covered.retain(|range| range.start != mapping.start.0);
             let module = modules.get(mapping.module);
             let Some(data) = self.module_data(module) else {
                 continue;
@@ -102,10 +105,12 @@ impl StackUnwinder for ElfUnwinder {
                 base_avma,
                 data.sections.clone(),
             ));
+            covered.push(mapping.start.0..mapping.end.0);
         }
         Box::new(ElfProcessUnwinder {
             unwinder,
             cache: CacheX86_64::new(),
+            covered,
         })
     }
 }
@@ -211,6 +216,9 @@ fn section_data(object: &ObjectFile<'_>, name: &str) -> Option<Data> {
 struct ElfProcessUnwinder {
     unwinder: UnwinderX86_64<Data>,
     cache: CacheX86_64,
+    /// The address ranges of the modules given to `unwinder`: those with
+    /// unwind tables.
+    covered: Vec<Range<u64>>,
 }
 
 impl ProcessUnwinder for ElfProcessUnwinder {
@@ -230,6 +238,30 @@ impl ProcessUnwinder for ElfProcessUnwinder {
             }
         }
         matches!(walk.next(), Ok(None))
+    }
+
+    fn caller(&mut self, stack: &UserStack) -> Option<CallerRegisters> {
+        // Elsewhere framehop would guess by frame pointers, which is no
+        // better than the kernel's own chain.
+        if !self.covered.iter().any(|range| range.contains(&stack.ip.0)) {
+            return None;
+        }
+        let mut regs = UnwindRegsX86_64::new(stack.ip.0, stack.sp.0, stack.bp.0);
+        let mut read_stack = |address| stack.read_u64(address).ok_or(());
+        let return_address = self
+            .unwinder
+            .unwind_frame(
+                FrameAddress::from_instruction_pointer(stack.ip.0),
+                &mut regs,
+                &mut self.cache,
+                &mut read_stack,
+            )
+            .ok()??;
+        Some(CallerRegisters {
+            return_address: Avma(return_address),
+            sp: Avma(regs.sp()),
+            bp: Avma(regs.bp()),
+        })
     }
 }
 
@@ -363,6 +395,34 @@ mod tests {
         frames.clear();
         assert!(process.unwind(&stack(function, 2, &words), &mut frames));
         assert_eq!(frames, [Avma(function), Avma(jit_2)]);
+    }
+
+    /// One step from a function's first instruction (a prologue, where
+    /// the kernel's frame-pointer walk skips the caller): the return
+    /// address at sp, and the caller's bp, still in the register. Code
+    /// without tables gets no answer rather than a guess.
+    #[test]
+    fn the_caller_of_a_function_entered_this_instant_is_at_sp() {
+        let (modules, mapping, function) = this_binary(None);
+        let unwinder = ElfUnwinder::default();
+        let mut process = unwinder.process(&modules, &[mapping]);
+        let stack = stack(function, 2, &[0x10_0010, 0, 0, 0x10_0020]);
+        let caller = process.caller(&stack).unwrap();
+        assert_eq!(caller.return_address, Avma(0x10_0010));
+        assert_eq!(caller.sp, Avma(stack.sp.0 + 8));
+        assert_eq!(caller.bp, stack.bp);
+
+        let jit = UserStack {
+            ip: Avma(0x10_0000),
+            ..stack.clone()
+        };
+        assert_eq!(process.caller(&jit), None);
+        // A copy too short to hold the return address.
+        let short = UserStack {
+            bytes: Vec::new(),
+            ..stack
+        };
+        assert_eq!(process.caller(&short), None);
     }
 
     #[test]

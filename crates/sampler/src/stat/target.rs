@@ -30,8 +30,11 @@ pub(super) enum Counted {
 }
 
 /// The target, checked, and its description for the heading.
-pub(super) fn resolve_target(target: &Target) -> Result<(Counted, String), SamplerError> {
-    Ok(match ResolvedTarget::resolve(target)? {
+pub(super) fn resolve_target(
+    target: &Target,
+    notices: &mut Vec<String>,
+) -> Result<(Counted, String), SamplerError> {
+    Ok(match ResolvedTarget::resolve(target, notices)? {
         ResolvedTarget::Launch(command) => {
             let description = format!(
                 "'{}'",
@@ -105,7 +108,8 @@ mod tests {
     fn threads_and_processes_are_counted_by_id_and_described() {
         let pid = std::process::id();
         let worker = tasks::WaitingThread::start();
-        let (counted, description) = resolve_target(&Target::Threads(vec![worker.tid])).unwrap();
+        let (counted, description) =
+            resolve_target(&Target::Threads(vec![worker.tid]), &mut Vec::new()).unwrap();
         assert_eq!(description, format!("thread {}", worker.tid));
         let Counted::Tasks { tasks, processes } = counted else {
             panic!("{counted:?}");
@@ -114,7 +118,7 @@ mod tests {
         assert!(processes.is_empty());
         // A thread's id given for a process means its process.
         let (counted, description) =
-            resolve_target(&Target::Processes(vec![worker.tid, pid])).unwrap();
+            resolve_target(&Target::Processes(vec![worker.tid, pid]), &mut Vec::new()).unwrap();
         assert_eq!(description, format!("process {pid}"));
         let Counted::Tasks { tasks, processes } = counted else {
             panic!("{counted:?}");
@@ -122,7 +126,7 @@ mod tests {
         assert!(tasks.iter().any(|t| t.tid == worker.tid), "{tasks:?}");
         assert_eq!(processes, [pid]);
         worker.end();
-        let error = resolve_target(&Target::Threads(Vec::new())).unwrap_err();
+        let error = resolve_target(&Target::Threads(Vec::new()), &mut Vec::new()).unwrap_err();
         assert!(error.to_string().contains("at least one id"), "{error}");
     }
 }
