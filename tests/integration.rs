@@ -5,6 +5,7 @@
 extern crate profiler_testing;
 
 mod golden;
+mod pprof_text;
 mod synthetic;
 mod util;
 

@@ -8,8 +8,9 @@
 //! and with four, which must print the same.
 //!
 //! Exports in other tools' formats (pprof, speedscope, the Firefox
-//! profiler) belong here too, each as a `check` of its command on these
-//! recordings, with its expected files under `tests/expected/export/`.
+//! profiler) are checked the same way, with their expected files under
+//! `tests/expected/export/`; a pprof profile is compared as text
+//! (`pprof_text.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,6 +18,7 @@ use std::process::Command;
 use profiler_model::{HistogramSettings, HistogramTotals, Sampling};
 
 use crate::golden::{assert_expected, normalize};
+use crate::pprof_text::pprof_text;
 use crate::synthetic::*;
 use crate::util::*;
 
@@ -378,7 +380,12 @@ fn output(dir: &Path, args: &[&str]) -> Vec<u8> {
 /// Runs `args` with one thread naming code and with four, asserts they
 /// print the same, and compares that with `tests/expected/{name}`.
 fn check(dir: &Path, name: &str, args: &[&str]) {
-    let with = |jobs: &str| output(dir, &[args, &["--jobs", jobs]].concat());
+    check_as(dir, name, args, |output| output);
+}
+
+/// [`check`]s what `args` print as `shown` shows it.
+fn check_as(dir: &Path, name: &str, args: &[&str], shown: impl Fn(Vec<u8>) -> Vec<u8>) {
+    let with = |jobs: &str| shown(output(dir, &[args, &["--jobs", jobs]].concat()));
     let one = with("1");
     let four = with("4");
     assert!(
@@ -651,6 +658,39 @@ fn gmon_files() {
         ]
         .concat();
         check(&dir, &format!("gmon/{name}"), &args);
+    }
+}
+
+#[test]
+fn exports_for_other_tools() {
+    let dir = scratch("renderers-exports");
+    write_flat(&dir, "flat.data", 1);
+    write_stacks(&dir, "stacks.data", 1);
+    write_events(&dir);
+    write_histograms(&dir);
+    write_empty(&dir);
+    for data in ["flat", "stacks", "events", "hist", "empty", "unsampled"] {
+        let input = format!("{data}.data");
+        let export = |format| ["export", "--format", format, "-o", "-", "-i", &input];
+        check_as(
+            &dir,
+            &format!("export/{data}.pprof.txt"),
+            &export("pprof"),
+            |output| pprof_shown(output, &dir),
+        );
+        for format in ["speedscope", "firefox"] {
+            let name = format!("export/{data}.{format}.json");
+            check(&dir, &name, &export(format));
+        }
+    }
+}
+
+/// A pprof export's `output` as text (gzipped protobuf is compared
+/// decoded); a failed command's message is text already.
+fn pprof_shown(output: Vec<u8>, dir: &Path) -> Vec<u8> {
+    match output.starts_with(b"exit status:") {
+        true => output,
+        false => normalize(&pprof_text(&output), dir).into_bytes(),
     }
 }
 
