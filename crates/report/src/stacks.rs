@@ -150,25 +150,7 @@ pub fn read_stacks(
         let mappings = std::mem::take(&mut counts.mappings);
         Located::new(&counts.by_stack, &names, mappings)
     });
-    // Every sampled leaf's place, in the order of the locations.
-    let mut leaves: Vec<Location> = match options.places {
-        Places::None => Vec::new(),
-        Places::Addresses | Places::Lines => (counts.by_stack.iter())
-            .flat_map(|stacks| stacks.keys())
-            .filter_map(|stack| stack.frames.first().copied())
-            .collect(),
-    };
-    leaves.sort_unstable();
-    leaves.dedup();
-    let place_ids: HashMap<Location, PlaceId> = (leaves.iter().enumerate())
-        .map(|(index, &location)| (location, PlaceId::new(index)))
-        .collect();
-    let places: Vec<(Location, Place)> = (leaves.into_iter())
-        .map(|location| {
-            let place = names.places.get(&location).cloned().unwrap_or_default();
-            (location, place)
-        })
-        .collect();
+    let (places, place_ids) = leaf_places(&counts.by_stack, &names, options.places);
     let key_of = |stack: &ThreadStack| stack_key(stack, &names, &place_ids);
     let events: Vec<Vec<NamedStack>> = (std::mem::take(&mut counts.by_stack).into_iter())
         .map(|stacks| named_stacks(stacks, key_of))
@@ -194,6 +176,34 @@ pub fn read_stacks(
         problems: names.problems,
         program: recording.header.program.clone(),
     })
+}
+
+/// With `places`, every sampled leaf's place, in the order of the
+/// locations, and their ids.
+fn leaf_places(
+    by_stack: &[HashMap<ThreadStack, Weight>],
+    names: &Names,
+    places: Places,
+) -> (Vec<(Location, Place)>, HashMap<Location, PlaceId>) {
+    let mut leaves: Vec<Location> = match places {
+        Places::None => Vec::new(),
+        Places::Addresses | Places::Lines => (by_stack.iter())
+            .flat_map(|stacks| stacks.keys())
+            .filter_map(|stack| stack.frames.first().copied())
+            .collect(),
+    };
+    leaves.sort_unstable();
+    leaves.dedup();
+    let place_ids: HashMap<Location, PlaceId> = (leaves.iter().enumerate())
+        .map(|(index, &location)| (location, PlaceId::new(index)))
+        .collect();
+    let places = (leaves.into_iter())
+        .map(|location| {
+            let place = names.places.get(&location).cloned().unwrap_or_default();
+            (location, place)
+        })
+        .collect();
+    (places, place_ids)
 }
 
 /// What `stack` is merged by: its locations as functions, and its leaf's
