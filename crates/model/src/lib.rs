@@ -47,6 +47,7 @@ mod process;
 mod reader;
 mod record;
 mod scan;
+mod source;
 mod stats;
 mod symbolize;
 mod unwind;
@@ -69,6 +70,7 @@ pub use record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
     Throttle, UserStack,
 };
+pub use source::{RecordSource, RecordStream, SourceRecords, count_records};
 pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{
     AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,
