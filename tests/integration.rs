@@ -14,6 +14,7 @@ mod gprof;
 mod groups;
 mod histogram;
 mod outputs;
+mod perfdata;
 mod record_report;
 mod salvage;
 mod stat;

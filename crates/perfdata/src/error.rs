@@ -31,14 +31,14 @@ pub enum Refusal {
     VersionOne,
 
     #[error(
-        "perf's pipe format (`perf record -o -`), which profiler does not read; write it to a \
-         file first: `perf inject -o perf.data < FILE`"
+        "perf's pipe format (`perf record -o -`), which profiler does not read; record into a \
+         file instead (`perf record -o perf.data`)"
     )]
     Pipe,
 
     #[error(
-        "a directory, as `perf record --threads` writes, which profiler does not read; write \
-         it to a single file first: `perf inject -i DIR -o perf.data`"
+        "a recording in several files, as `perf record --threads` writes into a directory, \
+         which profiler does not read; record without --threads"
     )]
     Directory,
 

@@ -238,7 +238,7 @@ fn other_kinds_of_perf_files_are_named_with_what_to_do() {
     pipe.extend_from_slice(&bytes[104..]);
     let message = refused("pipe", &pipe).to_string();
     assert!(
-        message.contains("pipe format") && message.contains("perf inject"),
+        message.contains("pipe format") && message.contains("-o perf.data"),
         "{message}"
     );
 
