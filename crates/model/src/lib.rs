@@ -33,6 +33,9 @@
 //! ```
 
 mod address;
+mod archive;
+mod archive_codec;
+mod archive_file;
 mod atomic_file;
 mod chunk;
 mod codec;
@@ -54,6 +57,10 @@ mod unwind;
 mod writer;
 
 pub use address::{Avma, FileOffset, RelativeAddress, Svma};
+pub use archive::{
+    Archive, ArchivedCode, ArchivedFunction, ArchivedSection, ArchivedUnwind, ModuleArchive,
+};
+pub use archive_file::{ArchiveError, ReadArchive, read_archive, write_archived};
 pub use atomic_file::{AtomicFile, Leftover, leftovers};
 pub use damage::Damage;
 pub use error::RecordingError;

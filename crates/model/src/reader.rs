@@ -131,6 +131,23 @@ impl Recording {
         &self.path
     }
 
+    /// Where the chunks end and the trailer starts, in a profiler
+    /// recording; `None` for other formats.
+    pub(crate) fn chunks_end(&self) -> Option<u64> {
+        self.source.is_none().then_some(self.records_end)
+    }
+
+    /// Fills `buf` from the file at `offset`.
+    pub(crate) fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<(), RecordingError> {
+        let read = |error| RecordingError::Read {
+            path: self.path.clone(),
+            error,
+        };
+        File::open(&self.path)
+            .and_then(|file| file.read_exact_at(buf, offset))
+            .map_err(read)
+    }
+
     /// Iterates over the records in file order (not time order), leaving
     /// out the damaged chunks.
     pub fn records(&self) -> Result<RecordStream, RecordingError> {
