@@ -16,6 +16,7 @@
 //! profiler, or the command's start, failed.
 
 mod annotate;
+mod archive;
 mod args;
 mod diff;
 mod doctor;
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
         Command::Flamegraph(args) => flamegraph::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Export(args) => export::run(args),
+        Command::Archive(args) => archive::run(args),
         Command::Symbolize(args) => symbolize::run(args),
         Command::List(args) => list::run(args),
         Command::Stat(args) => stat::run(args),
