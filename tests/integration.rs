@@ -4,6 +4,7 @@ mod synthetic;
 mod util;
 
 mod annotate;
+mod archive;
 mod bad_input;
 mod call_graphs;
 mod capi;
