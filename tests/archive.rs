@@ -63,95 +63,93 @@ fn views(dir: &Path, data: &str) -> (BTreeSet<String>, BTreeSet<String>, String)
     (functions(dir, data), frames, line)
 }
 
-/// Record, archive, then take the binary away and rebuild it: every view
-/// of the archived recording names what it named before, and no view of
-/// it says the binary changed; the recording without an archive does.
-#[test]
-fn an_archived_recording_reports_the_same_without_its_binary() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("archive-travels");
-    build_split(&dir, &["-O2"]);
-    let record = |data: &str, extra: &[&str]| {
-        let mut options = vec!["-e", "cpu-clock", "-g"];
-        options.extend_from_slice(extra);
-        record(&dir, data, &options, &["./app", "3"])
-    };
-    record("plain.data", &[]);
-    let output = record("recorded.data", &["--archive"]);
-    assert!(
-        stderr(&output).contains("archived 3 modules"),
-        "{}",
-        stderr(&output)
-    );
-    record("later.data", &[]);
-    let archived = run_ok(&dir, &["archive", "-i", "later.data"]);
-    assert!(
-        stderr(&archived).contains("the code of"),
-        "{}",
-        stderr(&archived)
-    );
-    let again = run_ok(&dir, &["archive", "-i", "later.data"]);
-    assert!(stderr(&again).contains("archived already"));
+// Record, archive, then take the binary away and rebuild it: every view
+// of the archived recording names what it named before, and no view of
+// it says the binary changed; the recording without an archive does.
+live_test!(
+    an_archived_recording_reports_the_same_without_its_binary,
+    || {
+        let dir = scratch("archive-travels");
+        build_split(&dir, &["-O2"]);
+        let record = |data: &str, extra: &[&str]| {
+            let mut options = vec!["-e", "cpu-clock", "-g"];
+            options.extend_from_slice(extra);
+            record(&dir, data, &options, &["./app", "3"])
+        };
+        record("plain.data", &[]);
+        let output = record("recorded.data", &["--archive"]);
+        assert!(
+            stderr(&output).contains("archived 3 modules"),
+            "{}",
+            stderr(&output)
+        );
+        record("later.data", &[]);
+        let archived = run_ok(&dir, &["archive", "-i", "later.data"]);
+        assert!(
+            stderr(&archived).contains("the code of"),
+            "{}",
+            stderr(&archived)
+        );
+        let again = run_ok(&dir, &["archive", "-i", "later.data"]);
+        assert!(stderr(&again).contains("archived already"));
 
-    let before = views(&dir, "later.data");
-    assert!(
-        before.0.contains("burn_60") && before.0.contains("burn_30"),
-        "{before:?}"
-    );
-    assert!(before.1.contains("main"), "{before:?}");
-    assert!(before.2.contains("burn_60"), "{before:?}");
-    assert_eq!(views(&dir, "recorded.data").0, before.0);
+        let before = views(&dir, "later.data");
+        assert!(
+            before.0.contains("burn_60") && before.0.contains("burn_30"),
+            "{before:?}"
+        );
+        assert!(before.1.contains("main"), "{before:?}");
+        assert!(before.2.contains("burn_60"), "{before:?}");
+        assert_eq!(views(&dir, "recorded.data").0, before.0);
 
-    std::fs::rename(dir.join("app"), dir.join("app.moved")).unwrap();
-    assert_eq!(views(&dir, "later.data"), before);
-    assert_eq!(views(&dir, "recorded.data").0, before.0);
-    assert!(!functions(&dir, "plain.data").contains("burn_60"));
+        std::fs::rename(dir.join("app"), dir.join("app.moved")).unwrap();
+        assert_eq!(views(&dir, "later.data"), before);
+        assert_eq!(views(&dir, "recorded.data").0, before.0);
+        assert!(!functions(&dir, "plain.data").contains("burn_60"));
 
-    build_split(&dir, &["-O0", "-DREBUILT"]);
-    assert_eq!(views(&dir, "later.data"), before);
-    for data in ["later.data", "recorded.data"] {
-        let report = run_ok(&dir, &["report", "-i", data]);
+        build_split(&dir, &["-O0", "-DREBUILT"]);
+        assert_eq!(views(&dir, "later.data"), before);
+        for data in ["later.data", "recorded.data"] {
+            let report = run_ok(&dir, &["report", "-i", data]);
+            let text = String::from_utf8_lossy(&report.stdout);
+            assert!(!text.contains("has changed since"), "{data}: {text}");
+        }
+        let report = run_ok(&dir, &["report", "-i", "plain.data"]);
         let text = String::from_utf8_lossy(&report.stdout);
-        assert!(!text.contains("has changed since"), "{data}: {text}");
+        assert!(text.contains("has changed since the recording"), "{text}");
     }
-    let report = run_ok(&dir, &["report", "-i", "plain.data"]);
-    let text = String::from_utf8_lossy(&report.stdout);
-    assert!(text.contains("has changed since the recording"), "{text}");
-}
+);
 
-/// Stack copies are unwound with the unwind tables the archive kept: a
-/// program without frame pointers, gone, still unwinds through `main`.
-#[test]
-fn archived_unwind_tables_unwind_stack_copies_without_the_binary() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("archive-dwarf");
-    std::fs::copy(fixture("recurse-nofp"), dir.join("recurse")).unwrap();
-    let options = ["-e", "cpu-clock", "--call-graph", "dwarf", "--archive"];
-    let output = record(&dir, "dwarf.data", &options, &["./recurse", "2"]);
-    assert!(
-        stderr(&output).contains("unwind tables of"),
-        "{}",
-        stderr(&output)
-    );
-    std::fs::remove_file(dir.join("recurse")).unwrap();
-    let output = run_ok(&dir, &["export", "-i", "dwarf.data", "--format", "folded"]);
-    let text = String::from_utf8(output.stdout).unwrap();
-    let (mut leaf, mut rooted) = (0u64, 0u64);
-    for (stack, count) in text.lines().filter_map(|l| l.rsplit_once(' ')) {
-        if stack.ends_with(";leaf") {
-            let count: u64 = count.parse().unwrap();
-            leaf += count;
-            if stack.contains(";main;descend;descend;") {
-                rooted += count;
+// Stack copies are unwound with the unwind tables the archive kept: a
+// program without frame pointers, gone, still unwinds through `main`.
+live_test!(
+    archived_unwind_tables_unwind_stack_copies_without_the_binary,
+    || {
+        let dir = scratch("archive-dwarf");
+        std::fs::copy(fixture("recurse-nofp"), dir.join("recurse")).unwrap();
+        let options = ["-e", "cpu-clock", "--call-graph", "dwarf", "--archive"];
+        let output = record(&dir, "dwarf.data", &options, &["./recurse", "2"]);
+        assert!(
+            stderr(&output).contains("unwind tables of"),
+            "{}",
+            stderr(&output)
+        );
+        std::fs::remove_file(dir.join("recurse")).unwrap();
+        let output = run_ok(&dir, &["export", "-i", "dwarf.data", "--format", "folded"]);
+        let text = String::from_utf8(output.stdout).unwrap();
+        let (mut leaf, mut rooted) = (0u64, 0u64);
+        for (stack, count) in text.lines().filter_map(|l| l.rsplit_once(' ')) {
+            if stack.ends_with(";leaf") {
+                let count: u64 = count.parse().unwrap();
+                leaf += count;
+                if stack.contains(";main;descend;descend;") {
+                    rooted += count;
+                }
             }
         }
+        assert!(leaf > 100 && rooted * 100 >= leaf * 95, "{text}");
     }
-    assert!(leaf > 100 && rooted * 100 >= leaf * 95, "{text}");
-}
+);
 
 /// A recording made by hand of the `split` fixture, at its functions.
 fn synthetic(dir: &Path, data: &str) {

@@ -37,8 +37,7 @@ fn assert_files(dir: &Path, names: &[&str]) {
     assert_eq!(found, names);
 }
 
-#[test]
-fn a_command_that_does_not_exist() {
+live_test!(a_command_that_does_not_exist, || {
     let dir = scratch("no-command");
     fails(
         &dir,
@@ -53,10 +52,9 @@ fn a_command_that_does_not_exist() {
         &["command not found"],
     );
     assert_files(&dir, &[]);
-}
+});
 
-#[test]
-fn a_file_that_is_not_executable() {
+live_test!(a_file_that_is_not_executable, || {
     let dir = scratch("not-executable");
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/programs/split.c");
     fails(
@@ -72,10 +70,9 @@ fn a_file_that_is_not_executable() {
         &["is a directory"],
     );
     assert_files(&dir, &[]);
-}
+});
 
-#[test]
-fn a_file_the_kernel_cannot_execute() {
+live_test!(a_file_the_kernel_cannot_execute, || {
     let dir = scratch("bad-exec");
     let script = dir.join("script");
     // Written by a shell: a command another test spawns meanwhile would
@@ -90,14 +87,11 @@ fn a_file_the_kernel_cannot_execute() {
     assert!(written.success());
     let output = run(&dir, &["record", "-e", "cpu-clock", "--", "./script"]);
     let message = stderr(&output);
-    if !sampling_allowed() {
-        return;
-    }
     assert_eq!(output.status.code(), Some(126), "{message}");
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(message.contains("cannot run './script'"), "{message}");
     assert_files(&dir, &["script"]);
-}
+});
 
 #[test]
 fn an_unknown_event_or_modifier() {
@@ -117,24 +111,26 @@ fn an_unknown_event_or_modifier() {
     assert_files(&dir, &[]);
 }
 
-#[test]
-fn a_hardware_event_without_a_pmu_names_the_software_alternative() {
-    if has_pmu() || !sampling_allowed() {
-        return;
+live_test!(
+    a_hardware_event_without_a_pmu_names_the_software_alternative,
+    || {
+        if has_pmu() {
+            return;
+        }
+        let dir = scratch("no-pmu");
+        fails(
+            &dir,
+            &["record", "-e", "cycles", "--", "true"],
+            125,
+            &[
+                "'cycles' cannot be sampled",
+                "performance-monitoring unit",
+                "-e cpu-clock",
+            ],
+        );
+        assert_files(&dir, &[]);
     }
-    let dir = scratch("no-pmu");
-    fails(
-        &dir,
-        &["record", "-e", "cycles", "--", "true"],
-        125,
-        &[
-            "'cycles' cannot be sampled",
-            "performance-monitoring unit",
-            "-e cpu-clock",
-        ],
-    );
-    assert_files(&dir, &[]);
-}
+);
 
 #[test]
 fn a_zero_threshold_or_frequency() {
@@ -219,23 +215,25 @@ fn an_output_path_that_cannot_be_written() {
     assert_files(&dir, &["a-directory"]);
 }
 
-#[test]
-fn a_failed_record_leaves_an_existing_recording_untouched() {
-    let dir = scratch("keep-old");
-    std::fs::write(dir.join("profiler.data"), b"the previous recording").unwrap();
-    fails(
-        &dir,
-        &["record", "-e", "cpu-clock", "--", "no-such-command-xyz"],
-        127,
-        &[],
-    );
-    fails(&dir, &["record", "-e", "nope", "--", "true"], 125, &[]);
-    assert_eq!(
-        std::fs::read(dir.join("profiler.data")).unwrap(),
-        b"the previous recording"
-    );
-    assert_files(&dir, &["profiler.data"]);
-}
+live_test!(
+    a_failed_record_leaves_an_existing_recording_untouched,
+    || {
+        let dir = scratch("keep-old");
+        std::fs::write(dir.join("profiler.data"), b"the previous recording").unwrap();
+        fails(
+            &dir,
+            &["record", "-e", "cpu-clock", "--", "no-such-command-xyz"],
+            127,
+            &[],
+        );
+        fails(&dir, &["record", "-e", "nope", "--", "true"], 125, &[]);
+        assert_eq!(
+            std::fs::read(dir.join("profiler.data")).unwrap(),
+            b"the previous recording"
+        );
+        assert_files(&dir, &["profiler.data"]);
+    }
+);
 
 #[test]
 fn report_on_a_missing_file() {
@@ -282,11 +280,7 @@ fn report_on_a_file_that_is_not_a_recording() {
     fails(&dir, &["report", "-i", "."], 1, &["cannot open ."]);
 }
 
-#[test]
-fn report_on_a_recording_cut_inside_its_header() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(report_on_a_recording_cut_inside_its_header, || {
     let dir = scratch("report-truncated");
     record(&dir, "whole.data", &["-e", "cpu-clock"], &["true"]);
     let bytes = std::fs::read(dir.join("whole.data")).unwrap();
@@ -304,13 +298,9 @@ fn report_on_a_recording_cut_inside_its_header() {
             ],
         );
     }
-}
+});
 
-#[test]
-fn report_on_an_event_the_recording_lacks() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(report_on_an_event_the_recording_lacks, || {
     let dir = scratch("report-event");
     record(&dir, "profiler.data", &["-e", "cpu-clock"], &["true"]);
     fails(
@@ -319,7 +309,7 @@ fn report_on_an_event_the_recording_lacks() {
         1,
         &["no event 'page-faults'", "cpu-clock"],
     );
-}
+});
 
 #[test]
 fn usage_errors_are_one_line_too() {

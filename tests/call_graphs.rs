@@ -57,9 +57,6 @@ fn all_samples(stacks: &[(Vec<String>, u64)]) -> u64 {
 }
 
 fn check_recursion_unwinds(program: &str, call_graph: &[&str]) {
-    if !sampling_allowed() {
-        return;
-    }
     let dir = scratch(&format!("stacks-{program}-{}", call_graph.join("")));
     let fixture = fixture(program);
     let output = record(
@@ -110,20 +107,20 @@ fn check_recursion_unwinds(program: &str, call_graph: &[&str]) {
     assert!(stacks["rooted"].as_u64().unwrap() * 100 >= stacks["samples"].as_u64().unwrap() * 97);
 }
 
-#[test]
-fn a_64_deep_recursion_unwinds_by_frame_pointers() {
+live_test!(a_64_deep_recursion_unwinds_by_frame_pointers, || {
     check_recursion_unwinds("recurse", &["-g"]);
-}
+});
 
-#[test]
-fn a_64_deep_recursion_unwinds_from_stack_copies() {
+live_test!(a_64_deep_recursion_unwinds_from_stack_copies, || {
     check_recursion_unwinds("recurse", &["--call-graph", "dwarf"]);
-}
+});
 
-#[test]
-fn code_without_frame_pointers_unwinds_from_stack_copies() {
-    check_recursion_unwinds("recurse-nofp", &["--call-graph", "dwarf"]);
-}
+live_test!(
+    code_without_frame_pointers_unwinds_from_stack_copies,
+    || {
+        check_recursion_unwinds("recurse-nofp", &["--call-graph", "dwarf"]);
+    }
+);
 
 /// `main`'s total share in a `-e cpu-clock --call-graph MODE` recording of
 /// `command`, and its folded stacks.
@@ -135,15 +132,11 @@ fn main_total(dir: &Path, call_graph: &str, command: &[&str]) -> (f64, Vec<(Vec<
     (main, folded(dir, "main.data", &[]))
 }
 
-/// `split`'s three functions set up no frame (GCC builds leaf functions
-/// without one, even with -fno-omit-frame-pointer), so the kernel's
-/// frame-pointer chain goes from each straight to main's caller; the
-/// recorder finds main again from the top of the stack.
-#[test]
-fn a_frameless_leaf_keeps_its_caller_by_frame_pointers() {
-    if !sampling_allowed() {
-        return;
-    }
+// `split`'s three functions set up no frame (GCC builds leaf functions
+// without one, even with -fno-omit-frame-pointer), so the kernel's
+// frame-pointer chain goes from each straight to main's caller; the
+// recorder finds main again from the top of the stack.
+live_test!(a_frameless_leaf_keeps_its_caller_by_frame_pointers, || {
     let dir = scratch("stacks-frameless-leaf");
     let program = fixture("split");
     let split = [program.to_str().unwrap(), "4"];
@@ -174,16 +167,12 @@ fn a_frameless_leaf_keeps_its_caller_by_frame_pointers() {
         main < 50.0,
         "main's total is {main}% without the stack's top"
     );
-}
+});
 
-/// libc's strlen, called through the PLT, has no frame but has unwind
-/// tables in libc: its caller is found in another module's tables, and so
-/// is that of a sample in the PLT stub.
-#[test]
-fn a_library_function_without_a_frame_keeps_its_caller() {
-    if !sampling_allowed() {
-        return;
-    }
+// libc's strlen, called through the PLT, has no frame but has unwind
+// tables in libc: its caller is found in another module's tables, and so
+// is that of a sample in the PLT stub.
+live_test!(a_library_function_without_a_frame_keeps_its_caller, || {
     let dir = scratch("stacks-libcall");
     let program = fixture("libcall");
     let libcall = [program.to_str().unwrap(), "100"];
@@ -200,15 +189,11 @@ fn a_library_function_without_a_frame_keeps_its_caller() {
         main < 50.0,
         "main's total is {main}% without the stack's top"
     );
-}
+});
 
-/// JIT code has no unwind tables: its samples keep the kernel's chain,
-/// with nothing guessed into it.
-#[test]
-fn code_without_unwind_tables_keeps_the_kernels_chain() {
-    if !sampling_allowed() {
-        return;
-    }
+// JIT code has no unwind tables: its samples keep the kernel's chain,
+// with nothing guessed into it.
+live_test!(code_without_unwind_tables_keeps_the_kernels_chain, || {
     let dir = scratch("stacks-jit");
     let program = fixture("jit");
     let (_, stacks) = main_total(&dir, "fp", &[program.to_str().unwrap()]);
@@ -230,16 +215,12 @@ fn code_without_unwind_tables_keeps_the_kernels_chain() {
         assert!(jit >= 500, "{stacks:?}");
         assert!(as_the_kernel_has_it * 100 >= jit * 99, "{stacks:?}");
     }
-}
+});
 
-/// Many threads at once, each sample with 8 KiB of stack: the rings must
-/// hold what comes while the recorder waits its turn for a CPU. The exact
-/// losses, beside perf's, are in BENCHMARKS.md; this only bounds them.
-#[test]
-fn stack_copies_of_many_threads_are_kept() {
-    if !sampling_allowed() {
-        return;
-    }
+// Many threads at once, each sample with 8 KiB of stack: the rings must
+// hold what comes while the recorder waits its turn for a CPU. The exact
+// losses, beside perf's, are in BENCHMARKS.md; this only bounds them.
+live_test!(stack_copies_of_many_threads_are_kept, || {
     let dir = scratch("stacks-many-threads");
     let program = fixture("manythreads");
     let options = ["-e", "cpu-clock", "-F", "4000", "--call-graph", "dwarf"];
@@ -268,13 +249,9 @@ fn stack_copies_of_many_threads_are_kept() {
         "{stacks}"
     );
     assert!(percent(&report, "work") > 90.0, "{report}");
-}
+});
 
-#[test]
-fn call_trees_children_and_threads_in_text() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(call_trees_children_and_threads_in_text, || {
     let dir = scratch("stacks-text");
     let program = fixture("recurse");
     record(&dir, "r.data", &["-g"], &[program.to_str().unwrap(), "3"]);
@@ -349,147 +326,135 @@ fn call_trees_children_and_threads_in_text() {
         "{}",
         stderr(&none)
     );
-}
+});
 
-#[test]
-fn the_flame_graph_is_well_formed_svg_with_the_expected_frames() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("stacks-svg");
-    let program = fixture("recurse");
-    record(&dir, "r.data", &["-g"], &[program.to_str().unwrap(), "3"]);
-    run_ok(
-        &dir,
-        &[
-            "flamegraph",
-            "-i",
-            "r.data",
-            "-o",
-            "flame.svg",
-            "--title",
-            "Recursion",
-        ],
-    );
-    let svg = std::fs::read_to_string(dir.join("flame.svg")).unwrap();
-    let mut reader = quick_xml::Reader::from_str(&svg);
-    let mut titles = Vec::new();
-    let mut in_title = false;
-    loop {
-        match reader.read_event() {
-            Ok(quick_xml::events::Event::Eof) => break,
-            Ok(quick_xml::events::Event::Start(e)) => in_title = e.name().as_ref() == b"title",
-            Ok(quick_xml::events::Event::Text(t)) if in_title => {
-                titles.push(String::from_utf8_lossy(&t).into_owned())
+live_test!(
+    the_flame_graph_is_well_formed_svg_with_the_expected_frames,
+    || {
+        let dir = scratch("stacks-svg");
+        let program = fixture("recurse");
+        record(&dir, "r.data", &["-g"], &[program.to_str().unwrap(), "3"]);
+        run_ok(
+            &dir,
+            &[
+                "flamegraph",
+                "-i",
+                "r.data",
+                "-o",
+                "flame.svg",
+                "--title",
+                "Recursion",
+            ],
+        );
+        let svg = std::fs::read_to_string(dir.join("flame.svg")).unwrap();
+        let mut reader = quick_xml::Reader::from_str(&svg);
+        let mut titles = Vec::new();
+        let mut in_title = false;
+        loop {
+            match reader.read_event() {
+                Ok(quick_xml::events::Event::Eof) => break,
+                Ok(quick_xml::events::Event::Start(e)) => in_title = e.name().as_ref() == b"title",
+                Ok(quick_xml::events::Event::Text(t)) if in_title => {
+                    titles.push(String::from_utf8_lossy(&t).into_owned())
+                }
+                Ok(_) => {}
+                Err(error) => panic!("flame.svg is not well-formed XML: {error}"),
             }
-            Ok(_) => {}
-            Err(error) => panic!("flame.svg is not well-formed XML: {error}"),
+        }
+        for frame in ["main", "descend", "leaf", "side"] {
+            assert!(
+                titles.iter().any(|t| t.starts_with(&format!("{frame} ("))),
+                "no frame {frame} in the SVG; titles: {:?}",
+                &titles[..titles.len().min(10)]
+            );
+        }
+        assert!(svg.contains("Recursion"));
+        assert!(svg.contains("<script"), "the SVG should be interactive");
+    }
+);
+
+// `perf script` through inferno's perf collapser, on the same workload:
+// the leaf functions' shares and their callers agree, once `main` is put
+// back where perf's frame-pointer chains skip it (`split`'s functions set
+// up no frame).
+live_test!(
+    folded_stacks_agree_with_perf_script_collapsed_by_inferno,
+    || {
+        if !profiler_testing::tool("perf") {
+            return;
+        }
+        let dir = scratch("stacks-perf");
+        let program = fixture("split");
+        let program = program.to_str().unwrap();
+        record(
+            &dir,
+            "ours.data",
+            &["-e", "cpu-clock", "-g"],
+            &[program, "10"],
+        );
+        let ours = folded(&dir, "ours.data", &[]);
+
+        let perf = Command::new("perf")
+            .args([
+                "record",
+                "-q",
+                "-e",
+                "cpu-clock:u",
+                "-F",
+                "4000",
+                "-g",
+                "-o",
+            ])
+            .arg(dir.join("perf.data"))
+            .args([program, "10"])
+            .output()
+            .unwrap();
+        assert!(perf.status.success(), "perf record: {}", stderr(&perf));
+        let script = Command::new("perf")
+            .args(["script", "-i"])
+            .arg(dir.join("perf.data"))
+            .output()
+            .unwrap();
+        assert!(script.status.success(), "perf script: {}", stderr(&script));
+        let mut collapsed = Vec::new();
+        inferno::collapse::perf::Folder::default()
+            .collapse(&script.stdout[..], &mut collapsed)
+            .unwrap();
+        let mut theirs = parse_folded(&String::from_utf8(collapsed).unwrap());
+        for (frames, _) in &mut theirs {
+            let leaf = frames.len() - 1;
+            if frames[leaf].starts_with("burn_") && leaf > 0 && frames[leaf - 1] != "main" {
+                frames.insert(leaf, "main".to_owned());
+            }
+        }
+
+        // By the last three frames (main's caller;main;leaf), where both tools
+        // agree on names.
+        let shares = |stacks: &[(Vec<String>, u64)]| -> HashMap<String, f64> {
+            let total = all_samples(stacks) as f64;
+            let mut shares = HashMap::new();
+            for (frames, n) in stacks {
+                let tail = frames[frames.len().saturating_sub(3)..].join(";");
+                *shares.entry(tail).or_insert(0.0) += *n as f64 * 100.0 / total;
+            }
+            shares
+        };
+        let (ours, theirs) = (shares(&ours), shares(&theirs));
+        for leaf in ["burn_60", "burn_30", "burn_10"] {
+            let tail = format!("__libc_start_call_main;main;{leaf}");
+            let (a, b) = (
+                ours.get(&tail).copied().unwrap_or(0.0),
+                theirs.get(&tail).copied().unwrap_or(0.0),
+            );
+            assert!(
+                b > 5.0 && (a - b).abs() < 4.0,
+                "{tail}: {a:.1}% here, {b:.1}% by perf script + inferno-collapse-perf"
+            );
         }
     }
-    for frame in ["main", "descend", "leaf", "side"] {
-        assert!(
-            titles.iter().any(|t| t.starts_with(&format!("{frame} ("))),
-            "no frame {frame} in the SVG; titles: {:?}",
-            &titles[..titles.len().min(10)]
-        );
-    }
-    assert!(svg.contains("Recursion"));
-    assert!(svg.contains("<script"), "the SVG should be interactive");
-}
+);
 
-/// `perf script` through inferno's perf collapser, on the same workload:
-/// the leaf functions' shares and their callers agree, once `main` is put
-/// back where perf's frame-pointer chains skip it (`split`'s functions set
-/// up no frame).
-#[test]
-fn folded_stacks_agree_with_perf_script_collapsed_by_inferno() {
-    if !sampling_allowed() {
-        return;
-    }
-    let perf_works = Command::new("perf")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !perf_works {
-        assert!(std::env::var_os("CI").is_none(), "perf is missing under CI");
-        eprintln!("skipped: perf is not installed");
-        return;
-    }
-    let dir = scratch("stacks-perf");
-    let program = fixture("split");
-    let program = program.to_str().unwrap();
-    record(
-        &dir,
-        "ours.data",
-        &["-e", "cpu-clock", "-g"],
-        &[program, "10"],
-    );
-    let ours = folded(&dir, "ours.data", &[]);
-
-    let perf = Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-e",
-            "cpu-clock:u",
-            "-F",
-            "4000",
-            "-g",
-            "-o",
-        ])
-        .arg(dir.join("perf.data"))
-        .args([program, "10"])
-        .output()
-        .unwrap();
-    assert!(perf.status.success(), "perf record: {}", stderr(&perf));
-    let script = Command::new("perf")
-        .args(["script", "-i"])
-        .arg(dir.join("perf.data"))
-        .output()
-        .unwrap();
-    assert!(script.status.success(), "perf script: {}", stderr(&script));
-    let mut collapsed = Vec::new();
-    inferno::collapse::perf::Folder::default()
-        .collapse(&script.stdout[..], &mut collapsed)
-        .unwrap();
-    let mut theirs = parse_folded(&String::from_utf8(collapsed).unwrap());
-    for (frames, _) in &mut theirs {
-        let leaf = frames.len() - 1;
-        if frames[leaf].starts_with("burn_") && leaf > 0 && frames[leaf - 1] != "main" {
-            frames.insert(leaf, "main".to_owned());
-        }
-    }
-
-    // By the last three frames (main's caller;main;leaf), where both tools
-    // agree on names.
-    let shares = |stacks: &[(Vec<String>, u64)]| -> HashMap<String, f64> {
-        let total = all_samples(stacks) as f64;
-        let mut shares = HashMap::new();
-        for (frames, n) in stacks {
-            let tail = frames[frames.len().saturating_sub(3)..].join(";");
-            *shares.entry(tail).or_insert(0.0) += *n as f64 * 100.0 / total;
-        }
-        shares
-    };
-    let (ours, theirs) = (shares(&ours), shares(&theirs));
-    for leaf in ["burn_60", "burn_30", "burn_10"] {
-        let tail = format!("__libc_start_call_main;main;{leaf}");
-        let (a, b) = (
-            ours.get(&tail).copied().unwrap_or(0.0),
-            theirs.get(&tail).copied().unwrap_or(0.0),
-        );
-        assert!(
-            b > 5.0 && (a - b).abs() < 4.0,
-            "{tail}: {a:.1}% here, {b:.1}% by perf script + inferno-collapse-perf"
-        );
-    }
-}
-
-#[test]
-fn diff_shows_what_grew_and_what_shrank() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(diff_shows_what_grew_and_what_shrank, || {
     let dir = scratch("stacks-diff");
     let program = fixture("split");
     let program = program.to_str().unwrap();
@@ -542,13 +507,9 @@ fn diff_shows_what_grew_and_what_shrank() {
     let text = String::from_utf8(text.stdout).unwrap();
     let row = text.lines().find(|l| l.ends_with(" burn_10")).unwrap();
     assert!(row.contains("+"), "{text}");
-}
+});
 
-#[test]
-fn histogram_mode_keeps_working_without_stacks() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(histogram_mode_keeps_working_without_stacks, || {
     let dir = scratch("stacks-histogram");
     let program = fixture("split");
     let output = record(
@@ -564,7 +525,7 @@ fn histogram_mode_keeps_working_without_stacks() {
             .iter()
             .any(|(frames, _)| frames == &["burn_60".to_owned()])
     );
-}
+});
 
 #[test]
 fn a_bad_call_graph_mode_is_one_line_naming_it() {

@@ -153,80 +153,76 @@ fn shares(counts: &[u64]) -> Vec<f64> {
         .collect()
 }
 
-#[test]
-fn prof_profil_agrees_with_record_and_the_truth_at_each_width() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("capi-split");
-    let program = capi_fixture("capi-split");
-    let names = SPLIT.map(|(name, _)| name);
-    for (bits, scale) in [(16, 65536), (32, 32768), (64, 131072)] {
-        let (bits, scale, threshold) = (
-            bits.to_string(),
-            scale.to_string(),
-            THRESHOLD_NS.to_string(),
-        );
-        // The program profiles itself while record samples it: the two
-        // histograms are of the same run.
-        let data = format!("split-{bits}.data");
-        let output = record(
-            &dir,
-            &data,
-            &[
-                "--histogram",
-                "--bucket",
-                &bits,
-                "--scale",
-                &scale,
-                "-e",
-                "cpu-clock",
-                "-c",
-                &threshold,
-            ],
-            &[program.to_str().unwrap(), &bits, &scale, &threshold],
-        );
-        let printed = Printed::parse(&output);
-        let own = printed.per_function(0, &program, &names);
-        let [samples, outside, saturated, _] = printed.stats;
-        assert!(samples >= 5000, "{bits} bits: {samples} samples");
-        assert_eq!(saturated, 0, "{bits} bits");
-        assert_eq!(printed.total(0), samples - outside, "{bits} bits");
-
-        let table = run_json(
-            &dir,
-            &[
-                "hist",
-                "--format",
-                "json",
-                "-i",
-                &data,
-                "--module",
-                "capi-split",
-            ],
-        );
-        assert_eq!(table["bucket_bits"].to_string(), bits);
-        assert_eq!(table["scale"].to_string(), scale);
-        let recorded: Vec<u64> = names.iter().map(|f| function_count(&table, f, 0)).collect();
-        for (((name, truth), own), recorded) in
-            SPLIT.iter().zip(shares(&own)).zip(shares(&recorded))
-        {
-            let context =
-                format!("{bits} bits: {name}: {own:.1}% in the buffer, {recorded:.1}% recorded");
-            assert!((own - recorded).abs() <= 2.0, "{context}");
-            assert!(
-                (own - truth * 100.0).abs() <= 4.0,
-                "{context}, {truth} true"
+live_test!(
+    prof_profil_agrees_with_record_and_the_truth_at_each_width,
+    || {
+        let dir = scratch("capi-split");
+        let program = capi_fixture("capi-split");
+        let names = SPLIT.map(|(name, _)| name);
+        for (bits, scale) in [(16, 65536), (32, 32768), (64, 131072)] {
+            let (bits, scale, threshold) = (
+                bits.to_string(),
+                scale.to_string(),
+                THRESHOLD_NS.to_string(),
             );
+            // The program profiles itself while record samples it: the two
+            // histograms are of the same run.
+            let data = format!("split-{bits}.data");
+            let output = record(
+                &dir,
+                &data,
+                &[
+                    "--histogram",
+                    "--bucket",
+                    &bits,
+                    "--scale",
+                    &scale,
+                    "-e",
+                    "cpu-clock",
+                    "-c",
+                    &threshold,
+                ],
+                &[program.to_str().unwrap(), &bits, &scale, &threshold],
+            );
+            let printed = Printed::parse(&output);
+            let own = printed.per_function(0, &program, &names);
+            let [samples, outside, saturated, _] = printed.stats;
+            assert!(samples >= 5000, "{bits} bits: {samples} samples");
+            assert_eq!(saturated, 0, "{bits} bits");
+            assert_eq!(printed.total(0), samples - outside, "{bits} bits");
+
+            let table = run_json(
+                &dir,
+                &[
+                    "hist",
+                    "--format",
+                    "json",
+                    "-i",
+                    &data,
+                    "--module",
+                    "capi-split",
+                ],
+            );
+            assert_eq!(table["bucket_bits"].to_string(), bits);
+            assert_eq!(table["scale"].to_string(), scale);
+            let recorded: Vec<u64> = names.iter().map(|f| function_count(&table, f, 0)).collect();
+            for (((name, truth), own), recorded) in
+                SPLIT.iter().zip(shares(&own)).zip(shares(&recorded))
+            {
+                let context = format!(
+                    "{bits} bits: {name}: {own:.1}% in the buffer, {recorded:.1}% recorded"
+                );
+                assert!((own - recorded).abs() <= 2.0, "{context}");
+                assert!(
+                    (own - truth * 100.0).abs() <= 4.0,
+                    "{context}, {truth} true"
+                );
+            }
         }
     }
-}
+);
 
-#[test]
-fn prof_sprofil_fills_two_regions_and_the_overflow_bin() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(prof_sprofil_fills_two_regions_and_the_overflow_bin, || {
     let program = capi_fixture("capi-regions");
     let sizes = symbol_sizes(&program);
     let (size60, size10) = (sizes["burn_60"].to_string(), sizes["burn_10"].to_string());
@@ -254,29 +250,24 @@ fn prof_sprofil_fills_two_regions_and_the_overflow_bin() {
     let last = |index: usize| printed.regions[index].buckets.iter().map(|&(i, _)| i).max();
     assert!(last(0) < Some(sizes["burn_60"]), "{printed:?}");
     assert!(last(2) < Some(sizes["burn_10"]), "{printed:?}");
-}
+});
 
-#[test]
-fn a_full_16_bit_bucket_saturates_and_counts_what_it_lost() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    a_full_16_bit_bucket_saturates_and_counts_what_it_lost,
+    || {
+        let program = capi_fixture("capi-regions");
+        let output = run_fixture(&program, &["saturate", &THRESHOLD_NS.to_string(), "3"]);
+        let printed = Printed::parse(&output);
+        let [samples, outside, saturated, _] = printed.stats;
+        // The bucket started 100 below 65535: every sample in it after the
+        // hundredth saturated it.
+        assert_eq!(printed.regions[0].buckets, [(0, 65_535)], "{printed:?}");
+        assert!(saturated > 0, "{printed:?}");
+        assert_eq!(saturated + 100, samples - outside, "{printed:?}");
     }
-    let program = capi_fixture("capi-regions");
-    let output = run_fixture(&program, &["saturate", &THRESHOLD_NS.to_string(), "3"]);
-    let printed = Printed::parse(&output);
-    let [samples, outside, saturated, _] = printed.stats;
-    // The bucket started 100 below 65535: every sample in it after the
-    // hundredth saturated it.
-    assert_eq!(printed.regions[0].buckets, [(0, 65_535)], "{printed:?}");
-    assert!(saturated > 0, "{printed:?}");
-    assert_eq!(saturated + 100, samples - outside, "{printed:?}");
-}
+);
 
-#[test]
-fn weighted_adds_each_samples_period() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(weighted_adds_each_samples_period, || {
     let program = capi_fixture("capi-regions");
     let output = run_fixture(&program, &["weighted", &THRESHOLD_NS.to_string(), "3"]);
     let printed = Printed::parse(&output);
@@ -291,13 +282,9 @@ fn weighted_adds_each_samples_period() {
             .all(|&(_, count)| count % THRESHOLD_NS == 0),
         "{printed:?}"
     );
-}
+});
 
-#[test]
-fn workers_started_after_prof_start_are_counted() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(workers_started_after_prof_start_are_counted, || {
     let program = capi_fixture("capi-threads");
     let output = run_fixture(&program, &[&THRESHOLD_NS.to_string()]);
     let printed = Printed::parse(&output);
@@ -314,13 +301,9 @@ fn workers_started_after_prof_start_are_counted() {
         (a - 66.7).abs() <= 6.0,
         "worker a has {a:.1}% of {workers:?}"
     );
-}
+});
 
-#[test]
-fn every_bad_argument_returns_its_code_with_a_message() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(every_bad_argument_returns_its_code_with_a_message, || {
     let output = run_fixture(&capi_fixture("capi-errors"), &[]);
     let text = String::from_utf8_lossy(&output.stdout);
     let cases: HashMap<&str, (i32, &str)> = text
@@ -395,13 +378,9 @@ fn every_bad_argument_returns_its_code_with_a_message() {
         .find_map(|line| line.strip_prefix("carried on "))
         .and_then(|samples| samples.parse::<u64>().ok());
     assert!(carried_on.is_some_and(|samples| samples > 0), "{text}");
-}
+});
 
-#[test]
-fn the_header_serves_cpp() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(the_header_serves_cpp, || {
     let output = run_fixture(&capi_fixture("capi-cxx"), &[]);
     let text = String::from_utf8_lossy(&output.stdout);
     // task-clock:u: PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, user only.
@@ -420,7 +399,7 @@ fn the_header_serves_cpp() {
     };
     assert!(samples >= 1000, "{text}");
     assert_eq!(counted + outside, samples, "{text}");
-}
+});
 
 #[test]
 fn prof_event_encode_agrees_with_list_for_every_event() {
@@ -466,11 +445,7 @@ fn prof_event_encode_agrees_with_list_for_every_event() {
     }
 }
 
-#[test]
-fn the_example_prints_papis_table_with_function_names() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(the_example_prints_papis_table_with_function_names, || {
     let output = run_fixture(&capi_fixture("capi-example"), &[]);
     let text = String::from_utf8_lossy(&output.stdout);
     for part in [
@@ -500,19 +475,10 @@ fn the_example_prints_papis_table_with_function_names() {
     assert!(total >= 2000, "{text}");
     assert!((flops + sums) * 10 >= total * 9, "{text}");
     assert!(flops > sums, "{text}");
-}
+});
 
-#[test]
-fn the_module_serves_fortran() {
-    if Command::new("gfortran").arg("--version").output().is_err() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "gfortran is missing under CI (.ci/run installs it)"
-        );
-        eprintln!("skipping the Fortran test: gfortran is not installed");
-        return;
-    }
-    if !sampling_allowed() {
+live_test!(the_module_serves_fortran, || {
+    if !profiler_testing::tool("gfortran") {
         return;
     }
     let output = run_fixture(&capi_fixture("capi-fortran"), &[]);
@@ -537,4 +503,4 @@ fn the_module_serves_fortran() {
     assert_eq!(counted + outside, samples, "{text}");
     // The region holds burn and little else.
     assert!(counted * 10 >= samples * 9, "{text}");
-}
+});

@@ -6,11 +6,7 @@ use std::time::Duration;
 
 use crate::util::*;
 
-#[test]
-fn the_commands_exit_status_passes_through() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(the_commands_exit_status_passes_through, || {
     let dir = scratch("exit-status");
     for (script, code) in [
         ("exit 0", 0),
@@ -39,7 +35,7 @@ fn the_commands_exit_status_passes_through() {
             "{report}"
         );
     }
-}
+});
 
 /// Sends `signal` to a process, or with a negative pid to a process group.
 fn kill(signal: &str, pid: i64) {
@@ -75,52 +71,46 @@ fn start_long_recording(dir: &std::path::Path) -> std::process::Child {
     child
 }
 
-#[test]
-fn ctrl_c_leaves_a_valid_recording_and_reports_the_signal() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    ctrl_c_leaves_a_valid_recording_and_reports_the_signal,
+    || {
+        let dir = scratch("ctrl-c");
+        let child = start_long_recording(&dir);
+        // A terminal's Ctrl-C goes to the whole foreground process group.
+        kill("-INT", -(child.id() as i64));
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+        let report = report_json(&dir, "long.data");
+        assert!(samples(&report) >= 100, "{report}");
+        assert!(percent(&report, "burn_60") > 40.0, "{report}");
+        assert!(
+            stderr(&output).contains("interrupted"),
+            "{}",
+            stderr(&output)
+        );
     }
-    let dir = scratch("ctrl-c");
-    let child = start_long_recording(&dir);
-    // A terminal's Ctrl-C goes to the whole foreground process group.
-    kill("-INT", -(child.id() as i64));
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
-    let report = report_json(&dir, "long.data");
-    assert!(samples(&report) >= 100, "{report}");
-    assert!(percent(&report, "burn_60") > 40.0, "{report}");
-    assert!(
-        stderr(&output).contains("interrupted"),
-        "{}",
-        stderr(&output)
-    );
-}
+);
 
-#[test]
-fn a_signal_to_the_profiler_alone_stops_the_command_and_keeps_the_recording() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    a_signal_to_the_profiler_alone_stops_the_command_and_keeps_the_recording,
+    || {
+        let dir = scratch("sigterm");
+        let child = start_long_recording(&dir);
+        kill("-TERM", child.id() as i64);
+        let output = child.wait_with_output().unwrap();
+        // The command is asked to terminate in turn.
+        assert_eq!(output.status.code(), Some(143), "{}", stderr(&output));
+        let report = report_json(&dir, "long.data");
+        assert!(samples(&report) >= 100, "{report}");
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers, ["long.data"]);
     }
-    let dir = scratch("sigterm");
-    let child = start_long_recording(&dir);
-    kill("-TERM", child.id() as i64);
-    let output = child.wait_with_output().unwrap();
-    // The command is asked to terminate in turn.
-    assert_eq!(output.status.code(), Some(143), "{}", stderr(&output));
-    let report = report_json(&dir, "long.data");
-    assert!(samples(&report) >= 100, "{report}");
-    let leftovers: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(leftovers, ["long.data"]);
-}
+);
 
-#[test]
-fn the_command_starts_with_default_signal_handling() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(the_command_starts_with_default_signal_handling, || {
     let dir = scratch("signal-dispositions");
     // The profiler, like every Rust program, ignores SIGPIPE; the command
     // must not inherit that (`yes | head` relies on dying of SIGPIPE).
@@ -146,7 +136,7 @@ fn the_command_starts_with_default_signal_handling() {
         0,
         "signals blocked in the command:\n{status}"
     );
-}
+});
 
 /// Kills a process when dropped, whatever the test's fate.
 struct KillOnDrop(Option<i64>);
@@ -161,62 +151,61 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// A command that leaves a daemon behind ends the recording when it exits
-/// itself, as with perf, and says what it left running; with
-/// `--wait-descendants` the recording waits for the daemon too.
-#[test]
-fn the_recording_ends_with_the_command_unless_told_to_wait_for_its_descendants() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("exit-status-daemon");
-    let started = std::time::Instant::now();
-    let output = run(
-        &dir,
-        &[
-            "record",
-            "-e",
-            "cpu-clock",
-            "--",
-            "sh",
-            "-c",
-            // The daemon lets go of the output, which the test reads to
-            // its end.
-            "(setsid sleep 30 >/dev/null 2>&1 & echo $! > daemon.pid); exit 3",
-        ],
-    );
-    let elapsed = started.elapsed();
-    let pid = std::fs::read_to_string(dir.join("daemon.pid")).unwrap();
-    let _daemon = KillOnDrop(pid.trim().parse().ok());
-    let text = stderr(&output);
-    assert_eq!(output.status.code(), Some(3), "{text}");
-    assert!(
-        elapsed < Duration::from_secs(20),
-        "took {elapsed:?}: {text}"
-    );
-    let notice = format!("left 1 process it started running (pid {})", pid.trim());
-    assert!(text.contains(&notice), "{text}");
-    assert!(text.contains("--wait-descendants"), "{text}");
-    let report = report_json(&dir, "profiler.data");
-    assert_eq!(report["outcome"], "exited with status 3", "{report}");
+// A command that leaves a daemon behind ends the recording when it exits
+// itself, as with perf, and says what it left running; with
+// `--wait-descendants` the recording waits for the daemon too.
+live_test!(
+    the_recording_ends_with_the_command_unless_told_to_wait_for_its_descendants,
+    || {
+        let dir = scratch("exit-status-daemon");
+        let started = std::time::Instant::now();
+        let output = run(
+            &dir,
+            &[
+                "record",
+                "-e",
+                "cpu-clock",
+                "--",
+                "sh",
+                "-c",
+                // The daemon lets go of the output, which the test reads to
+                // its end.
+                "(setsid sleep 30 >/dev/null 2>&1 & echo $! > daemon.pid); exit 3",
+            ],
+        );
+        let elapsed = started.elapsed();
+        let pid = std::fs::read_to_string(dir.join("daemon.pid")).unwrap();
+        let _daemon = KillOnDrop(pid.trim().parse().ok());
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{text}");
+        assert!(
+            elapsed < Duration::from_secs(20),
+            "took {elapsed:?}: {text}"
+        );
+        let notice = format!("left 1 process it started running (pid {})", pid.trim());
+        assert!(text.contains(&notice), "{text}");
+        assert!(text.contains("--wait-descendants"), "{text}");
+        let report = report_json(&dir, "profiler.data");
+        assert_eq!(report["outcome"], "exited with status 3", "{report}");
 
-    let started = std::time::Instant::now();
-    let output = run(
-        &dir,
-        &[
-            "record",
-            "-e",
-            "cpu-clock",
-            "--wait-descendants",
-            "--",
-            "sh",
-            "-c",
-            "(setsid sleep 1 >/dev/null 2>&1 &); exit 4",
-        ],
-    );
-    let text = stderr(&output);
-    assert_eq!(output.status.code(), Some(4), "{text}");
-    assert!(started.elapsed() >= Duration::from_secs(1), "{text}");
-    assert!(!text.contains("left"), "{text}");
-    report_json(&dir, "profiler.data");
-}
+        let started = std::time::Instant::now();
+        let output = run(
+            &dir,
+            &[
+                "record",
+                "-e",
+                "cpu-clock",
+                "--wait-descendants",
+                "--",
+                "sh",
+                "-c",
+                "(setsid sleep 1 >/dev/null 2>&1 &); exit 4",
+            ],
+        );
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(4), "{text}");
+        assert!(started.elapsed() >= Duration::from_secs(1), "{text}");
+        assert!(!text.contains("left"), "{text}");
+        report_json(&dir, "profiler.data");
+    }
+);

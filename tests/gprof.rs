@@ -30,58 +30,54 @@ fn gprof_flat_profile(program: &Path, gmon: &Path) -> Vec<(String, f64)> {
         .collect()
 }
 
-#[test]
-fn gprof_reads_the_exported_histogram_and_agrees_with_report() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("gprof");
-    for (program, options) in [
-        ("split", &["-e", "cpu-clock"][..]),
-        ("split-nopie", &["--histogram"][..]),
-    ] {
-        let path = fixture(program);
-        let data = format!("{program}.data");
-        record(&dir, &data, options, &[path.to_str().unwrap(), "4"]);
-        let gmon = dir.join(format!("{program}.gmon"));
-        let output = run(
-            &dir,
-            &[
-                "export",
-                "--format",
-                "gmon",
-                "-i",
-                &data,
-                "-o",
-                gmon.to_str().unwrap(),
-            ],
-        );
-        assert!(output.status.success(), "{}", stderr(&output));
-        assert!(
-            stderr(&output).contains("gprof -p -b"),
-            "{}",
-            stderr(&output)
-        );
-
-        let flat = gprof_flat_profile(&path, &gmon);
-        let report = report_json(&dir, &data);
-        for name in ["burn_60", "burn_30", "burn_10"] {
-            let gprof = flat.iter().find(|(f, _)| f == name).map(|(_, p)| *p);
-            let gprof = gprof.unwrap_or_else(|| panic!("{program}: gprof lacks {name}: {flat:?}"));
-            let ours = percent(&report, name);
-            assert!(
-                (gprof - ours).abs() <= 1.0,
-                "{program} {name}: gprof {gprof}%, report {ours}%"
+live_test!(
+    gprof_reads_the_exported_histogram_and_agrees_with_report,
+    || {
+        let dir = scratch("gprof");
+        for (program, options) in [
+            ("split", &["-e", "cpu-clock"][..]),
+            ("split-nopie", &["--histogram"][..]),
+        ] {
+            let path = fixture(program);
+            let data = format!("{program}.data");
+            record(&dir, &data, options, &[path.to_str().unwrap(), "4"]);
+            let gmon = dir.join(format!("{program}.gmon"));
+            let output = run(
+                &dir,
+                &[
+                    "export",
+                    "--format",
+                    "gmon",
+                    "-i",
+                    &data,
+                    "-o",
+                    gmon.to_str().unwrap(),
+                ],
             );
+            assert!(output.status.success(), "{}", stderr(&output));
+            assert!(
+                stderr(&output).contains("gprof -p -b"),
+                "{}",
+                stderr(&output)
+            );
+
+            let flat = gprof_flat_profile(&path, &gmon);
+            let report = report_json(&dir, &data);
+            for name in ["burn_60", "burn_30", "burn_10"] {
+                let gprof = flat.iter().find(|(f, _)| f == name).map(|(_, p)| *p);
+                let gprof =
+                    gprof.unwrap_or_else(|| panic!("{program}: gprof lacks {name}: {flat:?}"));
+                let ours = percent(&report, name);
+                assert!(
+                    (gprof - ours).abs() <= 1.0,
+                    "{program} {name}: gprof {gprof}%, report {ours}%"
+                );
+            }
         }
     }
-}
+);
 
-#[test]
-fn gmon_export_refuses_what_gprof_cannot_read() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(gmon_export_refuses_what_gprof_cannot_read, || {
     let dir = scratch("gprof-refusals");
     let split = fixture("split");
     record(
@@ -140,4 +136,4 @@ fn gmon_export_refuses_what_gprof_cannot_read() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(leftovers, ["full.data"]);
-}
+});

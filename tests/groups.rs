@@ -14,11 +14,7 @@ fn counted(report: &Value, name: &str, member: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {member} in {row}"))
 }
 
-#[test]
-fn a_group_member_counts_where_its_leader_samples() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(a_group_member_counts_where_its_leader_samples, || {
     let dir = scratch("groups");
     let program = fixture("groupwork");
     let report = record_and_report(
@@ -73,7 +69,7 @@ fn a_group_member_counts_where_its_leader_samples() {
         touch >= 36_000,
         "touch counted {touch} page faults of 40000"
     );
-}
+});
 
 #[test]
 fn a_group_with_a_bad_member_is_refused_by_name() {
@@ -88,11 +84,7 @@ fn a_group_with_a_bad_member_is_refused_by_name() {
     assert!(message.contains("page-fautls"), "{message}");
 }
 
-#[test]
-fn events_of_different_layouts_share_the_rings() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(events_of_different_layouts_share_the_rings, || {
     // A frequency-sampled event, a group leader (whose samples carry
     // counts) and a software event with a threshold write differently laid
     // out samples into the same per-CPU rings.
@@ -136,4 +128,4 @@ fn events_of_different_layouts_share_the_rings() {
         touch["group"]["page-faults"].as_u64().unwrap() >= 36_000,
         "{touch}"
     );
-}
+});

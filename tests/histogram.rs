@@ -30,11 +30,7 @@ fn trailer_offset(path: &Path) -> u64 {
     u64::from_le_bytes(footer[..8].try_into().unwrap())
 }
 
-#[test]
-fn histogram_mode_keeps_the_profile_in_constant_space() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(histogram_mode_keeps_the_profile_in_constant_space, || {
     let dir = scratch("histogram-constant");
     let split = fixture("split");
     let split = split.to_str().unwrap();
@@ -82,13 +78,9 @@ fn histogram_mode_keeps_the_profile_in_constant_space() {
         (burn - 0.6).abs() <= 0.03,
         "burn_60 has {burn} of the buckets' counts"
     );
-}
+});
 
-#[test]
-fn the_table_of_a_full_recording_at_any_scale() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(the_table_of_a_full_recording_at_any_scale, || {
     let dir = scratch("histogram-scales");
     let split = fixture("split");
     record(
@@ -153,13 +145,9 @@ fn the_table_of_a_full_recording_at_any_scale() {
             .all(|l| l.starts_with("0x") && l.split(',').count() == 4),
         "{csv}"
     );
-}
+});
 
-#[test]
-fn several_events_side_by_side_each_with_its_threshold() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(several_events_side_by_side_each_with_its_threshold, || {
     let dir = scratch("histogram-events");
     let split = fixture("split");
     record(
@@ -200,13 +188,9 @@ fn several_events_side_by_side_each_with_its_threshold() {
     assert!(column(1) >= 10, "page-fault counts: {}", column(1));
     let only = hist_json(&dir, &["-i", "two.data", "--event", "page-faults"]);
     assert_eq!(only["events"], serde_json::json!(["page-faults"]));
-}
+});
 
-#[test]
-fn a_region_of_the_program_and_what_lies_outside_it() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(a_region_of_the_program_and_what_lies_outside_it, || {
     let dir = scratch("histogram-region");
     let split = fixture("split");
     // burn_60's extent, as nm prints it.
@@ -247,13 +231,9 @@ fn a_region_of_the_program_and_what_lies_outside_it() {
         (0.55..=0.65).contains(&share),
         "{share} of the samples in burn_60"
     );
-}
+});
 
-#[test]
-fn full_buckets_saturate_or_wrap_and_are_counted() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(full_buckets_saturate_or_wrap_and_are_counted, || {
     let dir = scratch("histogram-saturate");
     let split = fixture("split");
     let split = split.to_str().unwrap();
@@ -315,13 +295,9 @@ fn full_buckets_saturate_or_wrap_and_are_counted() {
     let table = hist_json(&dir, &["-i", "wide.data"]);
     assert_eq!(table["saturated"][0], 0);
     assert_eq!(table["bucket_bits"], 64);
-}
+});
 
-#[test]
-fn random_drops_a_quarter() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(random_drops_a_quarter, || {
     let dir = scratch("histogram-random");
     let split = fixture("split");
     record(
@@ -335,21 +311,24 @@ fn random_drops_a_quarter() {
     let kept = table["in_region"][0].as_f64().unwrap() + table["outside"][0].as_f64().unwrap();
     let share = dropped / (dropped + kept);
     assert!((0.22..=0.28).contains(&share), "{share} dropped");
+});
+
+/// Runs `args` in `dir`, which must fail with one line naming `needle`.
+fn refused(dir: &Path, args: &[&str], needle: &str) {
+    let output = run(dir, args);
+    let message = stderr(&output);
+    assert!(!output.status.success(), "{args:?}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.contains(needle),
+        "{args:?}: '{needle}' not in {message}"
+    );
 }
 
 #[test]
 fn histogram_options_are_checked() {
     let dir = scratch("histogram-bad-input");
-    let fails = |args: &[&str], needle: &str| {
-        let output = run(&dir, args);
-        let message = stderr(&output);
-        assert!(!output.status.success(), "{args:?}");
-        assert_eq!(message.lines().count(), 1, "{message}");
-        assert!(
-            message.contains(needle),
-            "{args:?}: '{needle}' not in {message}"
-        );
-    };
+    let fails = |args: &[&str], needle: &str| refused(&dir, args, needle);
     fails(
         &["record", "--histogram", "--scale", "70000", "--", "true"],
         "131072",
@@ -386,9 +365,12 @@ fn histogram_options_are_checked() {
         "cannot open none.data",
     );
     fails(&["hist", "--scale", "1", "-i", "none.data"], "131072");
-    if !sampling_allowed() {
-        return;
-    }
+}
+
+// What can be checked only against a program and a recording of it.
+live_test!(histogram_options_are_checked_against_the_recording, || {
+    let dir = scratch("hist-bad-recorded");
+    let fails = |args: &[&str], needle: &str| refused(&dir, args, needle);
     let split = fixture("split");
     let split = split.to_str().unwrap();
     fails(
@@ -418,4 +400,4 @@ fn histogram_options_are_checked() {
             .status
             .success()
     );
-}
+});

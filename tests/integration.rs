@@ -1,5 +1,10 @@
 //! End-to-end tests: the real `profiler` binary on the fixture programs.
 
+// `live_test!` declares the tests that sample with the kernel.
+#[macro_use]
+extern crate profiler_testing;
+
+mod golden;
 mod synthetic;
 mod util;
 
@@ -11,12 +16,14 @@ mod capi;
 mod doctor;
 mod events;
 mod exit_status;
+mod fact_renderers;
 mod gprof;
 mod groups;
 mod histogram;
 mod outputs;
 mod perfdata;
 mod record_report;
+mod renderers;
 mod salvage;
 mod stat;
 mod symbolization;

@@ -11,19 +11,6 @@ use std::thread::JoinHandle;
 
 use crate::util::*;
 
-/// Whether this test may do what needs root. Outside CI a test that cannot
-/// skips with a printed reason; under CI (`CI=true`) it fails.
-fn root_for(what: &str) -> bool {
-    if is_root() {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("CI=true and not root: cannot {what}");
-    }
-    eprintln!("skipping: {what} needs root");
-    false
-}
-
 fn shell(dir: &Path, script: &str) {
     let status = Command::new("sh")
         .arg("-c")
@@ -75,9 +62,8 @@ fn read_all(mut reader: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
     })
 }
 
-#[test]
-fn a_device_is_written_through_and_stays_a_device() {
-    if !sampling_allowed() || !root_for("make a device node with mknod") {
+live_test!(a_device_is_written_through_and_stays_a_device, || {
+    if !profiler_testing::root("making a device node with mknod") {
         return;
     }
     let dir = scratch("output-device");
@@ -101,13 +87,9 @@ fn a_device_is_written_through_and_stays_a_device() {
         "{}",
         stderr(&output)
     );
-}
+});
 
-#[test]
-fn a_fifo_gives_its_reader_the_whole_output() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(a_fifo_gives_its_reader_the_whole_output, || {
     let dir = scratch("output-fifo");
     recording(&dir);
     shell(&dir, "mkfifo fifo");
@@ -126,13 +108,9 @@ fn a_fifo_gives_its_reader_the_whole_output() {
         assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
     }
     assert_eq!(temporaries(&dir), Vec::<PathBuf>::new());
-}
+});
 
-#[test]
-fn a_socket_is_connected_to_and_written() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(a_socket_is_connected_to_and_written, || {
     let dir = scratch("output-socket");
     recording(&dir);
     let listener = UnixListener::bind(dir.join("socket")).unwrap();
@@ -142,13 +120,9 @@ fn a_socket_is_connected_to_and_written() {
     });
     run_ok(&dir, &writers("socket")[0]);
     assert!(reader.join().unwrap().starts_with(b"<?xml"));
-}
+});
 
-#[test]
-fn dash_and_dev_stdout_are_the_standard_output() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(dash_and_dev_stdout_are_the_standard_output, || {
     let dir = scratch("output-stdout");
     recording(&dir);
     for target in ["-", "/dev/stdout"] {
@@ -163,13 +137,9 @@ fn dash_and_dev_stdout_are_the_standard_output() {
     assert!(output.stdout.starts_with(b"<?xml"));
     assert!(stderr(&output).contains("burn_60"), "{}", stderr(&output));
     assert!(!dir.join("-").exists());
-}
+});
 
-#[test]
-fn a_symbolic_link_to_a_file_is_followed_and_kept() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(a_symbolic_link_to_a_file_is_followed_and_kept, || {
     let dir = scratch("output-symlink");
     recording(&dir);
     std::fs::create_dir(dir.join("svgs")).unwrap();
@@ -192,31 +162,33 @@ fn a_symbolic_link_to_a_file_is_followed_and_kept() {
         stderr(&output)
     );
     assert!(!dir.join("nowhere.svg").exists());
-}
+});
 
-#[test]
-fn an_immutable_file_is_refused_before_anything_is_written() {
-    if !sampling_allowed() || !root_for("make a file immutable with chattr") {
-        return;
+live_test!(
+    an_immutable_file_is_refused_before_anything_is_written,
+    || {
+        if !profiler_testing::root("making a file immutable with chattr") {
+            return;
+        }
+        let dir = scratch("output-immutable");
+        recording(&dir);
+        std::fs::write(dir.join("kept.svg"), "old").unwrap();
+        shell(&dir, "chattr +i kept.svg");
+        let output = run(&dir, &writers("kept.svg")[0]);
+        shell(&dir, "chattr -i kept.svg");
+        assert_eq!(output.status.code(), Some(1));
+        assert!(
+            stderr(&output).contains("cannot write kept.svg: it cannot be replaced"),
+            "{}",
+            stderr(&output)
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("kept.svg")).unwrap(),
+            "old"
+        );
+        assert_eq!(temporaries(&dir), Vec::<PathBuf>::new());
     }
-    let dir = scratch("output-immutable");
-    recording(&dir);
-    std::fs::write(dir.join("kept.svg"), "old").unwrap();
-    shell(&dir, "chattr +i kept.svg");
-    let output = run(&dir, &writers("kept.svg")[0]);
-    shell(&dir, "chattr -i kept.svg");
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("cannot write kept.svg: it cannot be replaced"),
-        "{}",
-        stderr(&output)
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.join("kept.svg")).unwrap(),
-        "old"
-    );
-    assert_eq!(temporaries(&dir), Vec::<PathBuf>::new());
-}
+);
 
 /// `record -o TARGET` of a command that leaves `ran` behind if it runs.
 fn record_args(target: &str) -> Vec<&str> {
@@ -233,180 +205,177 @@ fn record_args(target: &str) -> Vec<&str> {
     ]
 }
 
-#[test]
-fn record_writes_a_device_or_fifo_in_place_and_keeps_the_commands_status() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("record-in-place");
-    shell(&dir, "mkfifo fifo");
-    let fifo = dir.join("fifo");
-    let reader = std::thread::spawn(move || std::fs::read(fifo).unwrap());
-    let output = run(&dir, &record_args("fifo"));
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    std::fs::write(dir.join("from-fifo.data"), reader.join().unwrap()).unwrap();
-    let report = run_ok(&dir, &["report", "-i", "from-fifo.data"]);
-    assert_eq!(
-        stderr(&report),
-        "",
-        "the recording through the FIFO is not whole"
-    );
-    assert!(
-        std::fs::metadata(dir.join("fifo"))
-            .unwrap()
-            .file_type()
-            .is_fifo()
-    );
-
-    if root_for("make a device node with mknod") {
-        shell(&dir, "mknod null c 1 3");
-        let output = run(&dir, &record_args("null"));
+live_test!(
+    record_writes_a_device_or_fifo_in_place_and_keeps_the_commands_status,
+    || {
+        let dir = scratch("record-in-place");
+        shell(&dir, "mkfifo fifo");
+        let fifo = dir.join("fifo");
+        let reader = std::thread::spawn(move || std::fs::read(fifo).unwrap());
+        let output = run(&dir, &record_args("fifo"));
         assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-        let null = std::fs::metadata(dir.join("null")).unwrap();
-        assert!(null.file_type().is_char_device());
-    }
-    assert_eq!(temporaries(&dir), Vec::<PathBuf>::new());
-}
+        std::fs::write(dir.join("from-fifo.data"), reader.join().unwrap()).unwrap();
+        let report = run_ok(&dir, &["report", "-i", "from-fifo.data"]);
+        assert_eq!(
+            stderr(&report),
+            "",
+            "the recording through the FIFO is not whole"
+        );
+        assert!(
+            std::fs::metadata(dir.join("fifo"))
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
 
-#[test]
-fn record_to_the_standard_output_sends_the_commands_output_to_the_standard_error() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("record-stdout");
-    let output = run(
-        &dir,
-        &[
-            "record",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "-",
-            "--",
-            "sh",
-            "-c",
-            "echo from-the-command",
-        ],
-    );
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(output.stdout.starts_with(b"PROFILER"));
-    assert!(
-        stderr(&output).contains("from-the-command\n"),
-        "{}",
-        stderr(&output)
-    );
-    assert!(stderr(&output).contains("wrote the standard output"));
-    std::fs::write(dir.join("piped.data"), &output.stdout).unwrap();
-    let report = run_ok(&dir, &["report", "-i", "piped.data"]);
-    assert_eq!(stderr(&report), "");
-    assert!(!dir.join("-").exists());
-}
-
-#[test]
-fn record_refuses_an_output_it_could_not_put_in_place_before_the_command_runs() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("record-refuse");
-    let refused = |dir: &Path, args: &[&str], needle: &str| {
-        let output = run(dir, args);
-        // An immutable file would outlive a failed test.
-        if dir.join("old.data").exists() {
-            shell(dir, "chattr -i old.data");
+        if profiler_testing::root("making a device node with mknod") {
+            shell(&dir, "mknod null c 1 3");
+            let output = run(&dir, &record_args("null"));
+            assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+            let null = std::fs::metadata(dir.join("null")).unwrap();
+            assert!(null.file_type().is_char_device());
         }
+        assert_eq!(temporaries(&dir), Vec::<PathBuf>::new());
+    }
+);
+
+live_test!(
+    record_to_the_standard_output_sends_the_commands_output_to_the_standard_error,
+    || {
+        let dir = scratch("record-stdout");
+        let output = run(
+            &dir,
+            &[
+                "record",
+                "-e",
+                "cpu-clock",
+                "-o",
+                "-",
+                "--",
+                "sh",
+                "-c",
+                "echo from-the-command",
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(output.stdout.starts_with(b"PROFILER"));
+        assert!(
+            stderr(&output).contains("from-the-command\n"),
+            "{}",
+            stderr(&output)
+        );
+        assert!(stderr(&output).contains("wrote the standard output"));
+        std::fs::write(dir.join("piped.data"), &output.stdout).unwrap();
+        let report = run_ok(&dir, &["report", "-i", "piped.data"]);
+        assert_eq!(stderr(&report), "");
+        assert!(!dir.join("-").exists());
+    }
+);
+
+live_test!(
+    record_refuses_an_output_it_could_not_put_in_place_before_the_command_runs,
+    || {
+        let dir = scratch("record-refuse");
+        let refused = |dir: &Path, args: &[&str], needle: &str| {
+            let output = run(dir, args);
+            // An immutable file would outlive a failed test.
+            if dir.join("old.data").exists() {
+                shell(dir, "chattr -i old.data");
+            }
+            let message = stderr(&output);
+            assert_eq!(output.status.code(), Some(125), "{message}");
+            assert_eq!(message.lines().count(), 1, "{message}");
+            assert!(message.contains(needle), "{message}");
+            assert!(!dir.join("ran").exists(), "the command ran: {message}");
+        };
+        refused(
+            &dir,
+            &record_args("missing-dir/"),
+            "cannot write the recording to missing-dir/: there is no such directory",
+        );
+        refused(
+            &dir,
+            &record_args("."),
+            "cannot write the recording to .: it is a directory",
+        );
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+
+        if !profiler_testing::root("making a file immutable, and acting as another user") {
+            return;
+        }
+        std::fs::write(dir.join("old.data"), "old").unwrap();
+        shell(&dir, "chattr +i old.data");
+        refused(
+            &dir,
+            &record_args("old.data"),
+            "cannot write the recording to old.data: it cannot be replaced",
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("old.data")).unwrap(),
+            "old"
+        );
+
+        // Root's file in a sticky directory, as another user: the rename at the
+        // end would be refused, so the start is.
+        shell(
+            &dir,
+            "mkdir -m 1777 sticky && echo root > sticky/root.data && chmod 666 sticky/root.data",
+        );
+        let output = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_profiler"))
+            .args(record_args("sticky/root.data"))
+            .current_dir(&dir)
+            .output()
+            .unwrap();
         let message = stderr(&output);
         assert_eq!(output.status.code(), Some(125), "{message}");
-        assert_eq!(message.lines().count(), 1, "{message}");
-        assert!(message.contains(needle), "{message}");
-        assert!(!dir.join("ran").exists(), "the command ran: {message}");
-    };
-    refused(
-        &dir,
-        &record_args("missing-dir/"),
-        "cannot write the recording to missing-dir/: there is no such directory",
-    );
-    refused(
-        &dir,
-        &record_args("."),
-        "cannot write the recording to .: it is a directory",
-    );
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-
-    if !root_for("make a file immutable, and act as another user") {
-        return;
-    }
-    std::fs::write(dir.join("old.data"), "old").unwrap();
-    shell(&dir, "chattr +i old.data");
-    refused(
-        &dir,
-        &record_args("old.data"),
-        "cannot write the recording to old.data: it cannot be replaced",
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.join("old.data")).unwrap(),
-        "old"
-    );
-
-    // Root's file in a sticky directory, as another user: the rename at the
-    // end would be refused, so the start is.
-    shell(
-        &dir,
-        "mkdir -m 1777 sticky && echo root > sticky/root.data && chmod 666 sticky/root.data",
-    );
-    let output = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_profiler"))
-        .args(record_args("sticky/root.data"))
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    let message = stderr(&output);
-    assert_eq!(output.status.code(), Some(125), "{message}");
-    assert!(
-        message.contains("cannot write the recording to sticky/root.data: it cannot be replaced"),
-        "{message}"
-    );
-    assert!(!dir.join("ran").exists());
-    assert_eq!(
-        std::fs::read_to_string(dir.join("sticky/root.data")).unwrap(),
-        "root\n"
-    );
-    assert_eq!(temporaries(&dir.join("sticky")), Vec::<PathBuf>::new());
-}
-
-#[test]
-fn temporary_names_never_collide_and_leftovers_are_named_with_a_way_to_read_them() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("record-temporaries");
-    // What a profiler that was PID 1 of a container left when it was
-    // killed, before temporary names were random.
-    std::fs::write(dir.join(".out.data.1.tmp"), "killed").unwrap();
-    // Three at once, into the same name.
-    let runs: Vec<_> = (0..3)
-        .map(|_| {
-            profiler()
-                .current_dir(&dir)
-                .args(["record", "-e", "cpu-clock", "-o", "out.data", "--", "true"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for child in runs {
-        let output = child.wait_with_output().unwrap();
-        let message = stderr(&output);
-        assert!(output.status.success(), "{message}");
         assert!(
-            message.contains(
-                ".out.data.1.tmp was left by an earlier recording that was killed; read what \
-                 it holds with `profiler report -i .out.data.1.tmp`"
-            ),
+            message
+                .contains("cannot write the recording to sticky/root.data: it cannot be replaced"),
             "{message}"
         );
+        assert!(!dir.join("ran").exists());
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sticky/root.data")).unwrap(),
+            "root\n"
+        );
+        assert_eq!(temporaries(&dir.join("sticky")), Vec::<PathBuf>::new());
     }
-    assert_eq!(temporaries(&dir), [dir.join(".out.data.1.tmp")]);
-    run_ok(&dir, &["report", "-i", "out.data"]);
-}
+);
+
+live_test!(
+    temporary_names_never_collide_and_leftovers_are_named_with_a_way_to_read_them,
+    || {
+        let dir = scratch("record-temporaries");
+        // What a profiler that was PID 1 of a container left when it was
+        // killed, before temporary names were random.
+        std::fs::write(dir.join(".out.data.1.tmp"), "killed").unwrap();
+        // Three at once, into the same name.
+        let runs: Vec<_> = (0..3)
+            .map(|_| {
+                profiler()
+                    .current_dir(&dir)
+                    .args(["record", "-e", "cpu-clock", "-o", "out.data", "--", "true"])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in runs {
+            let output = child.wait_with_output().unwrap();
+            let message = stderr(&output);
+            assert!(output.status.success(), "{message}");
+            assert!(
+                message.contains(
+                    ".out.data.1.tmp was left by an earlier recording that was killed; read what \
+                 it holds with `profiler report -i .out.data.1.tmp`"
+                ),
+                "{message}"
+            );
+        }
+        assert_eq!(temporaries(&dir), [dir.join(".out.data.1.tmp")]);
+        run_ok(&dir, &["report", "-i", "out.data"]);
+    }
+);

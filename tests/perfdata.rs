@@ -10,19 +10,6 @@ use serde_json::Value;
 
 use crate::util::*;
 
-/// Whether `perf` runs here; under CI it must.
-fn perf_works() -> bool {
-    let works = Command::new("perf")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !works {
-        assert!(std::env::var_os("CI").is_none(), "perf is missing under CI");
-        eprintln!("skipped: perf is not installed");
-    }
-    works
-}
-
 /// Records `command` with `perf record -e cpu-clock` and `options` into
 /// `dir/data`.
 fn perf_record(dir: &Path, data: &str, options: &[&str], command: &[&str]) {
@@ -89,14 +76,13 @@ fn assert_shares_agree(what: &str, ours: &BTreeMap<String, f64>, perf: &BTreeMap
     );
 }
 
-/// The fixtures recorded by perf, plainly, with frame-pointer chains and
-/// with stack copies: each function's self share is perf's, within a
-/// point. (Totals would differ where a frameless leaf hides its caller
-/// from perf's chains: our recorder splices the caller back in, perf's
-/// does not, so only self shares compare like for like.)
-#[test]
-fn perfs_recordings_report_the_shares_perf_reports() {
-    if !sampling_allowed() || !perf_works() {
+// The fixtures recorded by perf, plainly, with frame-pointer chains and
+// with stack copies: each function's self share is perf's, within a
+// point. (Totals would differ where a frameless leaf hides its caller
+// from perf's chains: our recorder splices the caller back in, perf's
+// does not, so only self shares compare like for like.)
+live_test!(perfs_recordings_report_the_shares_perf_reports, || {
+    if !profiler_testing::tool("perf") {
         return;
     }
     let dir = scratch("perfdata-shares");
@@ -117,13 +103,12 @@ fn perfs_recordings_report_the_shares_perf_reports() {
         let what = format!("{name} {options:?}");
         assert_shares_agree(&what, &our_shares(&report), &perf_shares(&dir, &data));
     }
-}
+});
 
-/// perf's stack copies go through our unwinder: `recurse-nofp` has no
-/// frame pointers, and its samples still reach `main` through `descend`.
-#[test]
-fn perfs_stack_copies_are_unwound() {
-    if !sampling_allowed() || !perf_works() {
+// perf's stack copies go through our unwinder: `recurse-nofp` has no
+// frame pointers, and its samples still reach `main` through `descend`.
+live_test!(perfs_stack_copies_are_unwound, || {
+    if !profiler_testing::tool("perf") {
         return;
     }
     let dir = scratch("perfdata-dwarf");
@@ -145,13 +130,12 @@ fn perfs_stack_copies_are_unwound() {
     }
     assert!(leaf > 100, "{folded}");
     assert!(through_main * 100 >= leaf * 95, "{folded}");
-}
+});
 
-/// Every view reads a perf.data file: flame graph, annotate, hist and the
-/// exports, and a compressed one (`perf record -z`) as well.
-#[test]
-fn every_view_reads_perf_data() {
-    if !sampling_allowed() || !perf_works() {
+// Every view reads a perf.data file: flame graph, annotate, hist and the
+// exports, and a compressed one (`perf record -z`) as well.
+live_test!(every_view_reads_perf_data, || {
+    if !profiler_testing::tool("perf") {
         return;
     }
     let dir = scratch("perfdata-views");
@@ -182,7 +166,7 @@ fn every_view_reads_perf_data() {
         5.0,
         &compressed,
     );
-}
+});
 
 /// Runs a view on `data` and asserts that it refuses in one line naming
 /// the file, with exit status 1: no panic, no abort.
@@ -203,63 +187,65 @@ fn word(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
 }
 
-/// perf's own recording, its header then damaged as a killed `perf
-/// record` or a crafted file leaves it; and perf's other kinds of files.
-#[test]
-fn unfinished_crafted_and_other_perf_files_are_refused_in_one_line() {
-    if !sampling_allowed() || !perf_works() {
-        return;
+// perf's own recording, its header then damaged as a killed `perf
+// record` or a crafted file leaves it; and perf's other kinds of files.
+live_test!(
+    unfinished_crafted_and_other_perf_files_are_refused_in_one_line,
+    || {
+        if !profiler_testing::tool("perf") {
+            return;
+        }
+        let dir = scratch("perfdata-refused");
+        let program = fixture("split");
+        let command = [program.to_str().unwrap(), "1"];
+        perf_record(&dir, "good.data", &[], &command);
+        let good = std::fs::read(dir.join("good.data")).unwrap();
+        let (data_offset, data_size) = (word(&good, 40) as usize, word(&good, 48) as usize);
+        let write = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).unwrap();
+
+        let mut unfinished = good.clone();
+        unfinished[48..56].fill(0);
+        write("unfinished.data", &unfinished);
+        let message = refused(&dir, "unfinished.data");
+        assert!(message.contains("data size field is 0"), "{message}");
+        assert!(message.contains("properly terminated"), "{message}");
+
+        // The first feature section claims 2^44 bytes.
+        let mut huge = good.clone();
+        let size_at = data_offset + data_size + 8;
+        huge[size_at..size_at + 8].copy_from_slice(&(1u64 << 44).to_le_bytes());
+        write("huge.data", &huge);
+        assert!(refused(&dir, "huge.data").contains("17592186044416 bytes"));
+
+        // The first record turned into an AUX trace of 2^50 bytes.
+        let mut aux = good.clone();
+        aux[data_offset..data_offset + 4].copy_from_slice(&71u32.to_le_bytes());
+        aux[data_offset + 8..data_offset + 16].copy_from_slice(&(1u64 << 50).to_le_bytes());
+        write("aux.data", &aux);
+        assert!(refused(&dir, "aux.data").contains("AUX trace record"));
+
+        write("cut.data", &good[..data_offset + data_size / 2]);
+        assert!(refused(&dir, "cut.data").contains("cut short"));
+
+        let piped = Command::new("perf")
+            .current_dir(&dir)
+            .args(["record", "-q", "-e", "cpu-clock", "-o", "-"])
+            .args(command)
+            .output()
+            .unwrap();
+        write("pipe.data", &piped.stdout);
+        assert!(refused(&dir, "pipe.data").contains("pipe format"));
+
+        let stat = Command::new("perf")
+            .current_dir(&dir)
+            .args(["stat", "record", "-o", "stat.data", "-e", "cpu-clock"])
+            .args(command)
+            .output()
+            .unwrap();
+        assert!(stat.status.success(), "perf stat record: {}", stderr(&stat));
+        assert!(refused(&dir, "stat.data").contains("perf stat report"));
+
+        perf_record(&dir, "threads.data", &["--threads"], &command);
+        assert!(refused(&dir, "threads.data").contains("--threads"));
     }
-    let dir = scratch("perfdata-refused");
-    let program = fixture("split");
-    let command = [program.to_str().unwrap(), "1"];
-    perf_record(&dir, "good.data", &[], &command);
-    let good = std::fs::read(dir.join("good.data")).unwrap();
-    let (data_offset, data_size) = (word(&good, 40) as usize, word(&good, 48) as usize);
-    let write = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).unwrap();
-
-    let mut unfinished = good.clone();
-    unfinished[48..56].fill(0);
-    write("unfinished.data", &unfinished);
-    let message = refused(&dir, "unfinished.data");
-    assert!(message.contains("data size field is 0"), "{message}");
-    assert!(message.contains("properly terminated"), "{message}");
-
-    // The first feature section claims 2^44 bytes.
-    let mut huge = good.clone();
-    let size_at = data_offset + data_size + 8;
-    huge[size_at..size_at + 8].copy_from_slice(&(1u64 << 44).to_le_bytes());
-    write("huge.data", &huge);
-    assert!(refused(&dir, "huge.data").contains("17592186044416 bytes"));
-
-    // The first record turned into an AUX trace of 2^50 bytes.
-    let mut aux = good.clone();
-    aux[data_offset..data_offset + 4].copy_from_slice(&71u32.to_le_bytes());
-    aux[data_offset + 8..data_offset + 16].copy_from_slice(&(1u64 << 50).to_le_bytes());
-    write("aux.data", &aux);
-    assert!(refused(&dir, "aux.data").contains("AUX trace record"));
-
-    write("cut.data", &good[..data_offset + data_size / 2]);
-    assert!(refused(&dir, "cut.data").contains("cut short"));
-
-    let piped = Command::new("perf")
-        .current_dir(&dir)
-        .args(["record", "-q", "-e", "cpu-clock", "-o", "-"])
-        .args(command)
-        .output()
-        .unwrap();
-    write("pipe.data", &piped.stdout);
-    assert!(refused(&dir, "pipe.data").contains("pipe format"));
-
-    let stat = Command::new("perf")
-        .current_dir(&dir)
-        .args(["stat", "record", "-o", "stat.data", "-e", "cpu-clock"])
-        .args(command)
-        .output()
-        .unwrap();
-    assert!(stat.status.success(), "perf stat record: {}", stderr(&stat));
-    assert!(refused(&dir, "stat.data").contains("perf stat report"));
-
-    perf_record(&dir, "threads.data", &["--threads"], &command);
-    assert!(refused(&dir, "threads.data").contains("--threads"));
-}
+);

@@ -3,11 +3,7 @@
 
 use crate::util::*;
 
-#[test]
-fn three_functions_split_60_30_10() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(three_functions_split_60_30_10, || {
     let dir = scratch("split");
     let split = fixture("split");
     let report = record_and_report(
@@ -37,79 +33,73 @@ fn three_functions_split_60_30_10() {
             assert_eq!(row["total"], row["self"], "{row}");
         }
     }
-}
+});
 
-#[test]
-fn a_non_pie_binary_is_named_through_its_own_address_space() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    a_non_pie_binary_is_named_through_its_own_address_space,
+    || {
+        let dir = scratch("nopie");
+        let program = fixture("split-nopie");
+        let report = record_and_report(
+            &dir,
+            "nopie",
+            &["-F", "2000"],
+            &[program.to_str().unwrap(), "4"],
+        );
+        assert!(
+            samples(&report) >= 500,
+            "too few samples: {}",
+            samples(&report)
+        );
+        assert_near("burn_60", percent(&report, "burn_60"), 60.0, 5.0, &report);
+        assert_eq!(
+            function(&report, "burn_60").unwrap()["module"],
+            "split-nopie"
+        );
     }
-    let dir = scratch("nopie");
-    let program = fixture("split-nopie");
-    let report = record_and_report(
-        &dir,
-        "nopie",
-        &["-F", "2000"],
-        &[program.to_str().unwrap(), "4"],
-    );
-    assert!(
-        samples(&report) >= 500,
-        "too few samples: {}",
-        samples(&report)
-    );
-    assert_near("burn_60", percent(&report, "burn_60"), 60.0, 5.0, &report);
-    assert_eq!(
-        function(&report, "burn_60").unwrap()["module"],
-        "split-nopie"
-    );
-}
+);
 
-#[test]
-fn a_stripped_binary_is_attributed_to_its_module_by_function() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    a_stripped_binary_is_attributed_to_its_module_by_function,
+    || {
+        let dir = scratch("stripped");
+        let program = fixture("split-stripped");
+        let report = record_and_report(&dir, "stripped", &[], &[program.to_str().unwrap(), "5"]);
+        let module = report["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["module"] == "split-stripped");
+        let module_share = module.expect("no samples in the stripped module")["self_percent"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            module_share >= 95.0,
+            "only {module_share}% in the stripped module"
+        );
+        // Without symbols, the unwind tables still tell its functions apart.
+        let mut shares: Vec<(f64, &str)> = report["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["module"] == "split-stripped")
+            .map(|f| {
+                (
+                    f["self_percent"].as_f64().unwrap(),
+                    f["name"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        shares.sort_by(|a, b| b.0.total_cmp(&a.0));
+        assert!(shares.len() >= 3, "{shares:?}");
+        for ((share, name), expected) in shares.iter().zip([60.0, 30.0, 10.0]) {
+            assert!(name.starts_with("split-stripped+0x"), "{name}");
+            assert_near(name, *share, expected, 3.0, &report);
+        }
     }
-    let dir = scratch("stripped");
-    let program = fixture("split-stripped");
-    let report = record_and_report(&dir, "stripped", &[], &[program.to_str().unwrap(), "5"]);
-    let module = report["modules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["module"] == "split-stripped");
-    let module_share = module.expect("no samples in the stripped module")["self_percent"]
-        .as_f64()
-        .unwrap();
-    assert!(
-        module_share >= 95.0,
-        "only {module_share}% in the stripped module"
-    );
-    // Without symbols, the unwind tables still tell its functions apart.
-    let mut shares: Vec<(f64, &str)> = report["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["module"] == "split-stripped")
-        .map(|f| {
-            (
-                f["self_percent"].as_f64().unwrap(),
-                f["name"].as_str().unwrap(),
-            )
-        })
-        .collect();
-    shares.sort_by(|a, b| b.0.total_cmp(&a.0));
-    assert!(shares.len() >= 3, "{shares:?}");
-    for ((share, name), expected) in shares.iter().zip([60.0, 30.0, 10.0]) {
-        assert!(name.starts_with("split-stripped+0x"), "{name}");
-        assert_near(name, *share, expected, 3.0, &report);
-    }
-}
+);
 
-#[test]
-fn two_threads_are_sampled_and_attributed() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(two_threads_are_sampled_and_attributed, || {
     let dir = scratch("threads");
     let program = fixture("threads");
     let report = record_and_report(&dir, "threads", &[], &[program.to_str().unwrap()]);
@@ -144,74 +134,68 @@ fn two_threads_are_sampled_and_attributed() {
     assert_eq!(a["pid"], b["pid"]);
     let ratio = a["samples"].as_f64().unwrap() / b["samples"].as_f64().unwrap();
     assert!((1.6..=2.5).contains(&ratio), "worker-a/worker-b = {ratio}");
-}
+});
 
-#[test]
-fn forked_and_executed_children_are_sampled_and_attributed() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    forked_and_executed_children_are_sampled_and_attributed,
+    || {
+        let dir = scratch("forkexec");
+        let (program, child) = (fixture("forkexec"), fixture("split"));
+        let report = record_and_report(
+            &dir,
+            "forkexec",
+            &[],
+            &[program.to_str().unwrap(), child.to_str().unwrap(), "2"],
+        );
+        // 300 units in the parent, 300 in the forked child, 120 of 200 in burn_60.
+        assert_near(
+            "parent_work",
+            percent(&report, "parent_work"),
+            37.5,
+            6.0,
+            &report,
+        );
+        assert_near(
+            "forked_child_work",
+            percent(&report, "forked_child_work"),
+            37.5,
+            6.0,
+            &report,
+        );
+        assert_near("burn_60", percent(&report, "burn_60"), 15.0, 4.0, &report);
+        assert_eq!(
+            function(&report, "forked_child_work").unwrap()["module"],
+            "forkexec"
+        );
+        assert_eq!(function(&report, "burn_60").unwrap()["module"], "split");
+        let pids: std::collections::BTreeSet<u64> = report["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["pid"].as_u64().unwrap())
+            .collect();
+        assert!(pids.len() >= 3, "processes sampled: {pids:?}");
     }
-    let dir = scratch("forkexec");
-    let (program, child) = (fixture("forkexec"), fixture("split"));
-    let report = record_and_report(
-        &dir,
-        "forkexec",
-        &[],
-        &[program.to_str().unwrap(), child.to_str().unwrap(), "2"],
-    );
-    // 300 units in the parent, 300 in the forked child, 120 of 200 in burn_60.
-    assert_near(
-        "parent_work",
-        percent(&report, "parent_work"),
-        37.5,
-        6.0,
-        &report,
-    );
-    assert_near(
-        "forked_child_work",
-        percent(&report, "forked_child_work"),
-        37.5,
-        6.0,
-        &report,
-    );
-    assert_near("burn_60", percent(&report, "burn_60"), 15.0, 4.0, &report);
-    assert_eq!(
-        function(&report, "forked_child_work").unwrap()["module"],
-        "forkexec"
-    );
-    assert_eq!(function(&report, "burn_60").unwrap()["module"], "split");
-    let pids: std::collections::BTreeSet<u64> = report["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["pid"].as_u64().unwrap())
-        .collect();
-    assert!(pids.len() >= 3, "processes sampled: {pids:?}");
-}
+);
 
-#[test]
-fn a_function_in_a_dlopened_library_is_named_with_its_file() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    a_function_in_a_dlopened_library_is_named_with_its_file,
+    || {
+        let dir = scratch("dlopen");
+        let (program, library) = (fixture("dlmain"), fixture("libhot.so"));
+        let report = record_and_report(
+            &dir,
+            "dlopen",
+            &[],
+            &[program.to_str().unwrap(), library.to_str().unwrap(), "500"],
+        );
+        let row = function(&report, "hot_in_library").expect("hot_in_library not reported");
+        assert_eq!(row["module"], "libhot.so");
+        assert!(row["self_percent"].as_f64().unwrap() >= 90.0, "{row}");
     }
-    let dir = scratch("dlopen");
-    let (program, library) = (fixture("dlmain"), fixture("libhot.so"));
-    let report = record_and_report(
-        &dir,
-        "dlopen",
-        &[],
-        &[program.to_str().unwrap(), library.to_str().unwrap(), "500"],
-    );
-    let row = function(&report, "hot_in_library").expect("hot_in_library not reported");
-    assert_eq!(row["module"], "libhot.so");
-    assert!(row["self_percent"].as_f64().unwrap() >= 90.0, "{row}");
-}
+);
 
-#[test]
-fn cpp_and_rust_names_are_demangled() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(cpp_and_rust_names_are_demangled, || {
     let dir = scratch("demangle");
     let cases = [
         (
@@ -240,13 +224,9 @@ fn cpp_and_rust_names_are_demangled() {
             assert_near(name, percent(&report, name), 50.0, 8.0, &report);
         }
     }
-}
+});
 
-#[test]
-fn a_threshold_takes_one_sample_every_n_events() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(a_threshold_takes_one_sample_every_n_events, || {
     let dir = scratch("threshold");
     let split = fixture("split");
     let report = record_and_report(
@@ -276,31 +256,26 @@ fn a_threshold_takes_one_sample_every_n_events() {
         "page faults sampled: {}",
         samples(&report)
     );
-}
+});
 
-#[test]
-fn the_default_event_is_cycles_or_cpu_clock_with_a_notice() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    the_default_event_is_cycles_or_cpu_clock_with_a_notice,
+    || {
+        let dir = scratch("default-event");
+        let output = record(&dir, "default.data", &[], &["true"]);
+        let report = report_json(&dir, "default.data");
+        if has_pmu() {
+            assert_eq!(report["events"][0]["name"], "cycles");
+        } else {
+            assert_eq!(report["events"][0]["name"], "cpu-clock");
+            let notice = stderr(&output);
+            assert!(notice.contains("sampling cpu-clock instead"), "{notice}");
+            assert_eq!(report["events"][0]["sampling"]["frequency"], 4000);
+        }
     }
-    let dir = scratch("default-event");
-    let output = record(&dir, "default.data", &[], &["true"]);
-    let report = report_json(&dir, "default.data");
-    if has_pmu() {
-        assert_eq!(report["events"][0]["name"], "cycles");
-    } else {
-        assert_eq!(report["events"][0]["name"], "cpu-clock");
-        let notice = stderr(&output);
-        assert!(notice.contains("sampling cpu-clock instead"), "{notice}");
-        assert_eq!(report["events"][0]["sampling"]["frequency"], 4000);
-    }
-}
+);
 
-#[test]
-fn the_text_report_reads_like_perf_report() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(the_text_report_reads_like_perf_report, || {
     let dir = scratch("text");
     let split = fixture("split");
     let output = record(
@@ -353,13 +328,9 @@ fn the_text_report_reads_like_perf_report() {
         first.trim_end().ends_with(split.to_str().unwrap()),
         "{modules}"
     );
-}
+});
 
-#[test]
-fn several_events_are_sampled_side_by_side() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(several_events_are_sampled_side_by_side, || {
     let dir = scratch("two-events");
     let split = fixture("split");
     let report = record_and_report(
@@ -390,17 +361,13 @@ fn several_events_are_sampled_side_by_side() {
         .find(|f| f["name"] == "burn_60")
         .unwrap();
     assert_eq!(burn["event"], "cpu-clock");
-}
+});
 
-/// hot_a, hot_b and hot_c spend 60/30/10 of the time in one `static
-/// inline` loop inlined into each: the report gives the functions holding
-/// the code their shares, as perf report and gprof do, and `--inline` the
-/// helper.
-#[test]
-fn a_shared_inlined_loop_splits_60_30_10_by_function() {
-    if !sampling_allowed() {
-        return;
-    }
+// hot_a, hot_b and hot_c spend 60/30/10 of the time in one `static
+// inline` loop inlined into each: the report gives the functions holding
+// the code their shares, as perf report and gprof do, and `--inline` the
+// helper.
+live_test!(a_shared_inlined_loop_splits_60_30_10_by_function, || {
     let dir = scratch("inlinesplit");
     let program = fixture("inlinesplit");
     let report = record_and_report(
@@ -431,15 +398,11 @@ fn a_shared_inlined_loop_splits_60_30_10_by_function() {
 
     let inline = report_json_with(&dir, "inlinesplit.data", &["--inline"]);
     assert!(percent(&inline, "burn") >= 95.0, "{}", inline["functions"]);
-}
+});
 
-/// A shell loop of 600 short processes: who spent the time is told by
-/// command, as `perf report --sort comm` tells it.
-#[test]
-fn a_loop_of_short_processes_is_split_by_command() {
-    if !sampling_allowed() {
-        return;
-    }
+// A shell loop of 600 short processes: who spent the time is told by
+// command, as `perf report --sort comm` tells it.
+live_test!(a_loop_of_short_processes_is_split_by_command, || {
     let dir = scratch("shell-loop");
     let services = dir.join("words");
     let words: String = (0..20_000)
@@ -491,43 +454,47 @@ fn a_loop_of_short_processes_is_split_by_command() {
         assert!(commands.contains(name), "{text}");
     }
     assert!(text.contains("Command  Module"), "{text}");
-}
+});
 
-/// Without CAP_IPC_LOCK, ring buffers are charged to the locked-memory
-/// budget (kernel.perf_event_mlock_kb per CPU, then `ulimit -l`): a bigger
-/// --mmap-pages is cut to fit, and said, rather than halved in silence.
-#[test]
-fn a_ring_beyond_the_locked_memory_budget_is_cut_with_a_notice() {
-    if !sampling_allowed() {
-        return;
+// Without CAP_IPC_LOCK, ring buffers are charged to the locked-memory
+// budget (kernel.perf_event_mlock_kb per CPU, then `ulimit -l`): a bigger
+// --mmap-pages is cut to fit, and said, rather than halved in silence.
+live_test!(
+    a_ring_beyond_the_locked_memory_budget_is_cut_with_a_notice,
+    || {
+        if !profiler_testing::root("dropping CAP_IPC_LOCK with setpriv")
+            || !profiler_testing::tool("setpriv")
+        {
+            return;
+        }
+        let dir = scratch("ring-budget");
+        let profiler = env!("CARGO_BIN_EXE_profiler");
+        // As this user without CAP_IPC_LOCK, with an 8 MiB `ulimit -l`.
+        let script = format!(
+            "ulimit -l 8192 && exec {profiler} record -e cpu-clock --mmap-pages 65536 -o ring.data -- true"
+        );
+        let output = std::process::Command::new("setpriv")
+            .args([
+                "--bounding-set",
+                "-ipc_lock",
+                "--inh-caps",
+                "-ipc_lock",
+                "--",
+                "sh",
+                "-c",
+            ])
+            .arg(&script)
+            .current_dir(&dir)
+            .output()
+            .expect("setpriv (util-linux) runs a command without a capability");
+        let text = stderr(&output);
+        assert!(output.status.success(), "{text}");
+        let notice = text
+            .lines()
+            .find(|line| line.contains("instead of 256 MiB"))
+            .unwrap_or_else(|| panic!("no notice of the cut: {text}"));
+        assert!(notice.starts_with("profiler: ring buffers of "), "{notice}");
+        assert!(notice.contains("ulimit -l"), "{notice}");
+        report_json(&dir, "ring.data");
     }
-    let dir = scratch("ring-budget");
-    let profiler = env!("CARGO_BIN_EXE_profiler");
-    // As this user without CAP_IPC_LOCK, with an 8 MiB `ulimit -l`.
-    let script = format!(
-        "ulimit -l 8192 && exec {profiler} record -e cpu-clock --mmap-pages 65536 -o ring.data -- true"
-    );
-    let output = std::process::Command::new("setpriv")
-        .args([
-            "--bounding-set",
-            "-ipc_lock",
-            "--inh-caps",
-            "-ipc_lock",
-            "--",
-            "sh",
-            "-c",
-        ])
-        .arg(&script)
-        .current_dir(&dir)
-        .output()
-        .expect("setpriv (util-linux) runs a command without a capability");
-    let text = stderr(&output);
-    assert!(output.status.success(), "{text}");
-    let notice = text
-        .lines()
-        .find(|line| line.contains("instead of 256 MiB"))
-        .unwrap_or_else(|| panic!("no notice of the cut: {text}"));
-    assert!(notice.starts_with("profiler: ring buffers of "), "{notice}");
-    assert!(notice.contains("ulimit -l"), "{notice}");
-    report_json(&dir, "ring.data");
-}
+);

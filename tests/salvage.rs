@@ -59,70 +59,65 @@ fn samples_read(warning: &str) -> u64 {
     count.replace(',', "").parse().unwrap()
 }
 
-#[test]
-fn a_recording_cut_anywhere_reads_every_whole_chunk_before_the_cut() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("salvage-cut");
-    let bytes = several_chunks(&dir);
-    let starts = chunk_starts(&bytes);
-    let (total, warnings, _) = report(&dir, "whole.data");
-    assert!(warnings.is_empty(), "{warnings:?}");
-    assert!(starts.len() >= 4, "only {} chunks", starts.len() - 1);
+live_test!(
+    a_recording_cut_anywhere_reads_every_whole_chunk_before_the_cut,
+    || {
+        let dir = scratch("salvage-cut");
+        let bytes = several_chunks(&dir);
+        let starts = chunk_starts(&bytes);
+        let (total, warnings, _) = report(&dir, "whole.data");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(starts.len() >= 4, "only {} chunks", starts.len() - 1);
 
-    // Every chunk boundary, a byte either side, and offsets spread over the
-    // file by a fixed sequence.
-    let mut cuts: Vec<usize> = starts.iter().flat_map(|&s| [s - 1, s, s + 1]).collect();
-    let mut seed = 0x2545_f491_u64;
-    cuts.extend((0..12).map(|_| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        starts[0] + (seed >> 33) as usize % (bytes.len() - starts[0])
-    }));
-    cuts.sort();
-    cuts.dedup();
-    let mut previous = 0;
-    let records = starts[0]..*starts.last().unwrap();
-    for cut in cuts.into_iter().filter(|c| records.contains(c)) {
-        std::fs::write(dir.join("cut.data"), &bytes[..cut]).unwrap();
-        let (counted, warnings, output) = report(&dir, "cut.data");
-        assert_eq!(warnings.len(), 1, "cut at {cut}: {}", stderr(&output));
-        assert!(
-            warnings[0].starts_with("profiler: warning: cut.data: recording ends early: ")
-                && warnings[0].ends_with(" samples read, the rest is lost"),
-            "{}",
-            warnings[0]
-        );
-        let read = samples_read(&warnings[0]);
-        assert_eq!(
-            read, counted,
-            "cut at {cut}: the warning and the report disagree"
-        );
-        assert!(
-            read >= previous && read < total,
-            "cut at {cut}: {read} of {total}"
-        );
-        if starts[1..].contains(&cut) {
+        // Every chunk boundary, a byte either side, and offsets spread over the
+        // file by a fixed sequence.
+        let mut cuts: Vec<usize> = starts.iter().flat_map(|&s| [s - 1, s, s + 1]).collect();
+        let mut seed = 0x2545_f491_u64;
+        cuts.extend((0..12).map(|_| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            starts[0] + (seed >> 33) as usize % (bytes.len() - starts[0])
+        }));
+        cuts.sort();
+        cuts.dedup();
+        let mut previous = 0;
+        let records = starts[0]..*starts.last().unwrap();
+        for cut in cuts.into_iter().filter(|c| records.contains(c)) {
+            std::fs::write(dir.join("cut.data"), &bytes[..cut]).unwrap();
+            let (counted, warnings, output) = report(&dir, "cut.data");
+            assert_eq!(warnings.len(), 1, "cut at {cut}: {}", stderr(&output));
             assert!(
-                read > previous,
-                "cut at {cut}: the chunk before it was not read"
+                warnings[0].starts_with("profiler: warning: cut.data: recording ends early: ")
+                    && warnings[0].ends_with(" samples read, the rest is lost"),
+                "{}",
+                warnings[0]
             );
+            let read = samples_read(&warnings[0]);
+            assert_eq!(
+                read, counted,
+                "cut at {cut}: the warning and the report disagree"
+            );
+            assert!(
+                read >= previous && read < total,
+                "cut at {cut}: {read} of {total}"
+            );
+            if starts[1..].contains(&cut) {
+                assert!(
+                    read > previous,
+                    "cut at {cut}: the chunk before it was not read"
+                );
+            }
+            previous = read;
         }
-        previous = read;
+        assert!(
+            previous > total / 2,
+            "the last cut kept only {previous} of {total}"
+        );
     }
-    assert!(
-        previous > total / 2,
-        "the last cut kept only {previous} of {total}"
-    );
-}
+);
 
-#[test]
-fn a_flipped_byte_costs_its_chunk_and_nothing_else() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(a_flipped_byte_costs_its_chunk_and_nothing_else, || {
     let dir = scratch("salvage-flip");
     let bytes = several_chunks(&dir);
     let starts = chunk_starts(&bytes);
@@ -160,7 +155,7 @@ fn a_flipped_byte_costs_its_chunk_and_nothing_else() {
         "{}",
         stderr(&output)
     );
-}
+});
 
 #[test]
 fn a_recording_of_an_older_format_is_named_as_such() {
@@ -180,11 +175,7 @@ fn a_recording_of_an_older_format_is_named_as_such() {
     );
 }
 
-#[test]
-fn a_recording_killed_mid_run_is_read_from_its_leftover() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(a_recording_killed_mid_run_is_read_from_its_leftover, || {
     let dir = scratch("salvage-kill");
     let split = fixture("split");
     let mut child = profiler()
@@ -236,7 +227,7 @@ fn a_recording_killed_mid_run_is_read_from_its_leftover() {
         "{name} was left by an earlier recording that was killed; read what it holds with `profiler report -i {name}`"
     );
     assert!(stderr(&output).contains(&advice), "{}", stderr(&output));
-}
+});
 
 /// Polls `found` for up to 20 s.
 fn wait_for<T>(mut found: impl FnMut() -> Option<T>) -> T {
@@ -276,81 +267,75 @@ impl Drop for SmallDisk {
     }
 }
 
-#[test]
-fn a_full_disk_stops_the_writing_not_the_command_and_keeps_what_was_written() {
-    if !sampling_allowed() {
-        return;
-    }
-    if !is_root() {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+live_test!(
+    a_full_disk_stops_the_writing_not_the_command_and_keeps_what_was_written,
+    || {
+        if !profiler_testing::root("filling a disk, a small tmpfs mounted for it,") {
+            return;
+        }
+        let dir = scratch("salvage-full");
+        let disk = SmallDisk::mount(&dir, "256k");
+        let split = fixture("split");
+        let script = format!("{} 20; echo done > ../done; exit 3", split.display());
+        let output = profiler()
+            .current_dir(&disk.0)
+            .args([
+                "record",
+                "-e",
+                "cpu-clock",
+                "-o",
+                "out.data",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .output()
+            .unwrap();
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{message}");
         assert!(
-            !ci,
-            "CI=true and not root: cannot mount a small tmpfs to fill"
+            dir.join("done").exists(),
+            "the command did not run to its end"
         );
-        eprintln!("skipping: filling a disk needs root, to mount a small tmpfs");
-        return;
-    }
-    let dir = scratch("salvage-full");
-    let disk = SmallDisk::mount(&dir, "256k");
-    let split = fixture("split");
-    let script = format!("{} 20; echo done > ../done; exit 3", split.display());
-    let output = profiler()
-        .current_dir(&disk.0)
-        .args([
-            "record",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "out.data",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ])
-        .output()
-        .unwrap();
-    let message = stderr(&output);
-    assert_eq!(output.status.code(), Some(3), "{message}");
-    assert!(
-        dir.join("done").exists(),
-        "the command did not run to its end"
-    );
-    assert!(
-        message.contains("cannot write out.data: No space left on device")
-            && message.contains("the command runs on")
-            && message.contains("kept the ")
-            && message
-                .contains("bytes written in out.data; `profiler report -i out.data` reads them"),
-        "{message}"
-    );
-    let (counted, warnings, _) = report(&disk.0, "out.data");
-    assert!(counted > 500, "only {counted} samples kept");
-    assert_eq!(samples_read(&warnings[0]), counted);
-    let leftovers: Vec<_> = std::fs::read_dir(&disk.0).unwrap().collect();
-    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+        assert!(
+            message.contains("cannot write out.data: No space left on device")
+                && message.contains("the command runs on")
+                && message.contains("kept the ")
+                && message.contains(
+                    "bytes written in out.data; `profiler report -i out.data` reads them"
+                ),
+            "{message}"
+        );
+        let (counted, warnings, _) = report(&disk.0, "out.data");
+        assert!(counted > 500, "only {counted} samples kept");
+        assert_eq!(samples_read(&warnings[0]), counted);
+        let leftovers: Vec<_> = std::fs::read_dir(&disk.0).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "{leftovers:?}");
 
-    // Now not even the header fits: refused before the command runs.
-    let output = profiler()
-        .current_dir(&disk.0)
-        .args([
-            "record",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "more.data",
-            "--",
-            "touch",
-            "../ran",
-        ])
-        .output()
-        .unwrap();
-    let message = stderr(&output);
-    assert_eq!(output.status.code(), Some(125), "{message}");
-    assert_eq!(message.lines().count(), 1, "{message}");
-    assert!(
-        message.contains("cannot write the recording to more.data: No space left on device"),
-        "{message}"
-    );
-    assert!(!dir.join("ran").exists());
-    assert!(!disk.0.join("more.data").exists());
-}
+        // Now not even the header fits: refused before the command runs.
+        let output = profiler()
+            .current_dir(&disk.0)
+            .args([
+                "record",
+                "-e",
+                "cpu-clock",
+                "-o",
+                "more.data",
+                "--",
+                "touch",
+                "../ran",
+            ])
+            .output()
+            .unwrap();
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(125), "{message}");
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(
+            message.contains("cannot write the recording to more.data: No space left on device"),
+            "{message}"
+        );
+        assert!(!dir.join("ran").exists());
+        assert!(!disk.0.join("more.data").exists());
+    }
+);

@@ -53,11 +53,7 @@ fn fixture_path(name: &str) -> String {
     fixture(name).to_str().unwrap().to_owned()
 }
 
-#[test]
-fn page_faults_count_one_per_touched_page() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(page_faults_count_one_per_touched_page, || {
     let dir = scratch("stat-page-faults");
     let touchpages = fixture_path("touchpages");
     let baseline = stat_json(&dir, "zero", &["-e", "page-faults", "--", &touchpages, "0"]);
@@ -88,13 +84,9 @@ fn page_faults_count_one_per_touched_page() {
         .unwrap_or_else(|| panic!("no page-faults row: {text}"));
     assert!(row.contains("/sec") && row.contains("(100.00%)"), "{row}");
     assert!(text.contains("seconds time elapsed"), "{text}");
-}
+});
 
-#[test]
-fn task_clock_is_the_commands_cpu_time() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(task_clock_is_the_commands_cpu_time, || {
     let dir = scratch("stat-task-clock");
     let totals = stat_json(
         &dir,
@@ -118,13 +110,9 @@ fn task_clock_is_the_commands_cpu_time() {
         .as_f64()
         .unwrap();
     assert!(utilized > 0.0 && utilized <= 1.05, "{totals}");
-}
+});
 
-#[test]
-fn several_events_are_counted_at_once() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(several_events_are_counted_at_once, || {
     let dir = scratch("stat-several");
     let totals = stat_json(
         &dir,
@@ -152,45 +140,42 @@ fn several_events_are_counted_at_once() {
     }
     assert!(value(&totals, "task-clock") > 10_000_000, "{totals}");
     assert!(value(&totals, "page-faults") > 10, "{totals}");
-}
+});
 
-#[test]
-fn the_default_events_show_what_the_machine_cannot_count() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    the_default_events_show_what_the_machine_cannot_count,
+    || {
+        let dir = scratch("stat-defaults");
+        let text = stat_text(&dir, &["--", &fixture_path("split"), "1"]);
+        for name in [
+            "task-clock",
+            "context-switches",
+            "cpu-migrations",
+            "page-faults",
+        ] {
+            let row = text.lines().find(|l| l.contains(name));
+            assert!(
+                row.is_some_and(|r| r.contains("(100.00%)")),
+                "{name}: {text}"
+            );
+        }
+        let cycles = text
+            .lines()
+            .find(|l| l.trim_end().ends_with(" cycles"))
+            .unwrap_or_else(|| panic!("no cycles row: {text}"));
+        assert_eq!(cycles.contains("<not supported>"), !has_pmu(), "{text}");
+        if !has_pmu() {
+            assert!(
+                text.contains(
+                    "cycles, instructions not supported: this machine exposes no hardware"
+                ),
+                "{text}"
+            );
+        }
     }
-    let dir = scratch("stat-defaults");
-    let text = stat_text(&dir, &["--", &fixture_path("split"), "1"]);
-    for name in [
-        "task-clock",
-        "context-switches",
-        "cpu-migrations",
-        "page-faults",
-    ] {
-        let row = text.lines().find(|l| l.contains(name));
-        assert!(
-            row.is_some_and(|r| r.contains("(100.00%)")),
-            "{name}: {text}"
-        );
-    }
-    let cycles = text
-        .lines()
-        .find(|l| l.trim_end().ends_with(" cycles"))
-        .unwrap_or_else(|| panic!("no cycles row: {text}"));
-    assert_eq!(cycles.contains("<not supported>"), !has_pmu(), "{text}");
-    if !has_pmu() {
-        assert!(
-            text.contains("cycles, instructions not supported: this machine exposes no hardware"),
-            "{text}"
-        );
-    }
-}
+);
 
-#[test]
-fn intervals_print_a_line_per_event_as_they_pass() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(intervals_print_a_line_per_event_as_they_pass, || {
     let dir = scratch("stat-interval");
     let split = fixture_path("split");
     let text = stat_text(
@@ -251,7 +236,7 @@ fn intervals_print_a_line_per_event_as_they_pass() {
             .unwrap();
         assert!(share <= 1.1, "{interval}");
     }
-}
+});
 
 /// A running fixture, killed and reaped when dropped.
 struct Running(Child);
@@ -299,11 +284,7 @@ fn start_threads() -> (Running, Vec<u32>) {
     }
 }
 
-#[test]
-fn per_thread_rows_name_every_thread_of_a_process() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(per_thread_rows_name_every_thread_of_a_process, || {
     let dir = scratch("stat-per-thread");
     let (child, tids) = start_threads();
     let pid = child.0.id().to_string();
@@ -360,13 +341,9 @@ fn per_thread_rows_name_every_thread_of_a_process() {
         "{text}"
     );
     drop(child);
-}
+});
 
-#[test]
-fn counting_a_process_ends_when_it_exits() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(counting_a_process_ends_when_it_exits, || {
     let dir = scratch("stat-process-exit");
     let child = Command::new(fixture("split"))
         .arg("3")
@@ -384,11 +361,11 @@ fn counting_a_process_ends_when_it_exits() {
     assert!(started.elapsed() < Duration::from_secs(5), "{totals}");
     assert!(value(&totals, "task-clock") > 0, "{totals}");
     assert_eq!(totals["target"], format!("process {pid}"));
-}
+});
 
-#[test]
-fn whole_cpus_are_counted_where_the_kernel_allows() {
-    if !sampling_allowed() || !may_count_cpus() {
+live_test!(whole_cpus_are_counted_where_the_kernel_allows, || {
+    if !may_count_cpus() {
+        profiler_testing::skip("counting whole CPUs needs CAP_PERFMON or perf_event_paranoid <= 0");
         return;
     }
     let dir = scratch("stat-all-cpus");
@@ -416,7 +393,7 @@ fn whole_cpus_are_counted_where_the_kernel_allows() {
     let utilized = event(&one, "cpu-clock")["cpus_utilized"].as_f64().unwrap();
     assert!((0.8..1.1).contains(&utilized), "{one}");
     assert_eq!(one["target"], "CPU 0");
-}
+});
 
 /// Whether this process may count whole CPUs: paranoid ≤ 0, or
 /// CAP_PERFMON / CAP_SYS_ADMIN.
@@ -436,11 +413,7 @@ fn may_count_cpus() -> bool {
     paranoid <= 0 || caps & (1 << 38) != 0 || caps & (1 << 21) != 0
 }
 
-#[test]
-fn the_commands_exit_status_passes_through() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(the_commands_exit_status_passes_through, || {
     let dir = scratch("stat-exit-status");
     for (script, code) in [("exit 0", 0), ("exit 3", 3), ("kill -TERM $$", 143)] {
         let output = run(
@@ -464,7 +437,7 @@ fn the_commands_exit_status_passes_through() {
         &["stat", "-e", "task-clock", "--", "no-such-command-xyz"],
     );
     assert_eq!(output.status.code(), Some(127), "{}", stderr(&output));
-}
+});
 
 /// A one-line error, a non-zero exit, and the words that say what to do.
 fn refused(dir: &Path, args: &[&str], needles: &[&str]) {
@@ -509,11 +482,6 @@ fn bad_input_is_refused_in_one_line() {
     );
     refused(
         &dir,
-        &["stat", "-p", "4000000000", "-e", "task-clock"],
-        &["no process 4000000000"],
-    );
-    refused(
-        &dir,
         &["stat", "-p", "1", "--", "true"],
         &["-p takes no command", "leave out the command"],
     );
@@ -527,13 +495,6 @@ fn bad_input_is_refused_in_one_line() {
         &["stat", "--duration", "1", "-e", "task-clock", "--", "true"],
         &["--duration", "until it exits"],
     );
-    if !has_pmu() && sampling_allowed() {
-        refused(
-            &dir,
-            &["stat", "-e", "cycles", "--", "true"],
-            &["no event can be counted", "no hardware", "-e task-clock"],
-        );
-    }
     let files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -541,13 +502,27 @@ fn bad_input_is_refused_in_one_line() {
     assert!(files.is_empty(), "{files:?}");
 }
 
-/// JSON is for programs: it goes to the standard output, and notices (the
-/// events this machine cannot count) stay on the standard error.
-#[test]
-fn stat_json_goes_to_standard_output() {
-    if !sampling_allowed() {
-        return;
+// What the kernel is asked before it is refused: the events are opened
+// before the target is looked for.
+live_test!(a_missing_process_or_an_uncountable_event_is_refused, || {
+    let dir = scratch("stat-bad-target");
+    refused(
+        &dir,
+        &["stat", "-p", "4000000000", "-e", "task-clock"],
+        &["no process 4000000000"],
+    );
+    if !has_pmu() {
+        refused(
+            &dir,
+            &["stat", "-e", "cycles", "--", "true"],
+            &["no event can be counted", "no hardware", "-e task-clock"],
+        );
     }
+});
+
+// JSON is for programs: it goes to the standard output, and notices (the
+// events this machine cannot count) stay on the standard error.
+live_test!(stat_json_goes_to_standard_output, || {
     let dir = scratch("stat-json-stdout");
     let output = run_ok(&dir, &["stat", "--format", "json", "--", "true"]);
     let totals: Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -556,4 +531,4 @@ fn stat_json_goes_to_standard_output() {
     let text = run_ok(&dir, &["stat", "-e", "task-clock", "--", "true"]);
     assert!(text.stdout.is_empty());
     assert!(stderr(&text).contains("task-clock"), "{}", stderr(&text));
-}
+});

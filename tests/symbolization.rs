@@ -29,24 +29,9 @@ struct Frame {
 const MAX_ADDRESSES: usize = 6000;
 
 fn tools_present() -> bool {
-    let present = ["addr2line", "llvm-symbolizer", "objdump", "nm"]
+    ["addr2line", "llvm-symbolizer", "objdump", "nm"]
         .iter()
-        .all(|tool| {
-            Command::new(tool)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        });
-    if !present {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true: binutils and llvm are needed"
-        );
-        eprintln!(
-            "skipping the symbolization suite: addr2line, llvm-symbolizer, objdump or nm is missing"
-        );
-    }
-    present
+        .all(|tool| profiler_testing::tool(tool))
 }
 
 fn output(command: &mut Command) -> String {

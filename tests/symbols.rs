@@ -54,66 +54,65 @@ fn symbols_of(binary: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn code_counts_for_its_function_and_for_the_inlined_one_with_inline() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("inline-attribution");
-    let program = fixture("inlining");
-    record(
-        &dir,
-        "inlining.data",
-        &["-F", "10000"],
-        &[program.to_str().unwrap(), "400000"],
-    );
-    let symbols = symbols_of(&program);
-    // Symbols, their .cold/.part copies, and PLT stubs (objdump's names).
-    let is_symbol = |name: &str| {
-        name.ends_with("@plt")
-            || symbols
-                .iter()
-                .any(|s| s == name || s.starts_with(&format!("{name}.")))
-    };
+live_test!(
+    code_counts_for_its_function_and_for_the_inlined_one_with_inline,
+    || {
+        let dir = scratch("inline-attribution");
+        let program = fixture("inlining");
+        record(
+            &dir,
+            "inlining.data",
+            &["-F", "10000"],
+            &[program.to_str().unwrap(), "400000"],
+        );
+        let symbols = symbols_of(&program);
+        // Symbols, their .cold/.part copies, and PLT stubs (objdump's names).
+        let is_symbol = |name: &str| {
+            name.ends_with("@plt")
+                || symbols
+                    .iter()
+                    .any(|s| s == name || s.starts_with(&format!("{name}.")))
+        };
 
-    let report = report_json(&dir, "inlining.data");
-    let holders = rows(&report, "inlining");
-    assert!(holders.len() >= 5, "{holders:?}");
-    for (name, _) in &holders {
+        let report = report_json(&dir, "inlining.data");
+        let holders = rows(&report, "inlining");
+        assert!(holders.len() >= 5, "{holders:?}");
+        for (name, _) in &holders {
+            assert!(
+                is_symbol(name),
+                "the report names {name}, which is no function symbol"
+            );
+        }
+        // What was inlined is told on the rows of the functions holding it.
+        let inlined_self: u64 = (report["functions"].as_array().unwrap().iter())
+            .map(|f| f["inlined_self"].as_u64().unwrap())
+            .sum();
         assert!(
-            is_symbol(name),
-            "the report names {name}, which is no function symbol"
+            inlined_self * 10 >= samples(&report),
+            "{inlined_self} of {} samples in inlined code",
+            samples(&report)
+        );
+
+        let inlined = rows(
+            &report_json_with(&dir, "inlining.data", &["--inline"]),
+            "inlining",
+        );
+        let only_inlined: Vec<&(String, f64)> = inlined
+            .iter()
+            .filter(|(name, _)| !is_symbol(name))
+            .collect();
+        let share: f64 = only_inlined.iter().map(|(_, p)| p).sum();
+        assert!(
+            share >= 10.0,
+            "inlined functions get {share}% of the samples: {inlined:?}"
+        );
+        let total = |rows: &[(String, f64)]| rows.iter().map(|(_, p)| p).sum::<f64>();
+        assert!(
+            (total(&holders) - total(&inlined)).abs() < 0.01,
+            "the module's share changed"
         );
     }
-    // What was inlined is told on the rows of the functions holding it.
-    let inlined_self: u64 = (report["functions"].as_array().unwrap().iter())
-        .map(|f| f["inlined_self"].as_u64().unwrap())
-        .sum();
-    assert!(
-        inlined_self * 10 >= samples(&report),
-        "{inlined_self} of {} samples in inlined code",
-        samples(&report)
-    );
-
-    let inlined = rows(
-        &report_json_with(&dir, "inlining.data", &["--inline"]),
-        "inlining",
-    );
-    let only_inlined: Vec<&(String, f64)> = inlined
-        .iter()
-        .filter(|(name, _)| !is_symbol(name))
-        .collect();
-    let share: f64 = only_inlined.iter().map(|(_, p)| p).sum();
-    assert!(
-        share >= 10.0,
-        "inlined functions get {share}% of the samples: {inlined:?}"
-    );
-    let total = |rows: &[(String, f64)]| rows.iter().map(|(_, p)| p).sum::<f64>();
-    assert!(
-        (total(&holders) - total(&inlined)).abs() < 0.01,
-        "the module's share changed"
-    );
-}
+);
 
 #[test]
 fn plt_stubs_are_named_func_at_plt() {
@@ -144,10 +143,7 @@ fn libc_plt_stubs_are_named_as_perf_names_them() {
     let dir = scratch("plt-libc");
     let libc = Path::new("/usr/lib/x86_64-linux-gnu/libc.so.6");
     if !libc.exists() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "no libc.so.6"
-        );
+        profiler_testing::skip(format_args!("there is no {}", libc.display()));
         return;
     }
     let disassembly = Command::new("objdump")
@@ -212,11 +208,7 @@ fn libc_plt_stubs_are_named_as_perf_names_them() {
     );
 }
 
-#[test]
-fn jit_code_is_named_from_the_perf_map() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(jit_code_is_named_from_the_perf_map, || {
     let dir = scratch("jit");
     let jit = fixture("jit");
     record(&dir, "jit.data", &[], &[jit.to_str().unwrap()]);
@@ -227,13 +219,9 @@ fn jit_code_is_named_from_the_perf_map() {
         function(&report, "jit_hot_loop").unwrap_or_else(|| panic!("{}", report["functions"]));
     assert_eq!(row["module"], "[anon]");
     assert!(row["self_percent"].as_f64().unwrap() >= 90.0, "{row}");
-}
+});
 
-#[test]
-fn vdso_code_is_named_from_this_kernels_vdso() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(vdso_code_is_named_from_this_kernels_vdso, || {
     let dir = scratch("vdso");
     let program = fixture("vdsoclock");
     record(&dir, "vdso.data", &[], &[program.to_str().unwrap()]);
@@ -245,13 +233,9 @@ fn vdso_code_is_named_from_this_kernels_vdso() {
         .map(|(_, p)| p)
         .sum();
     assert!(named >= 50.0, "{vdso:?}");
-}
+});
 
-#[test]
-fn kernel_code_is_named_from_kallsyms() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(kernel_code_is_named_from_kallsyms, || {
     let dir = scratch("kernel");
     let args = [
         "record",
@@ -268,12 +252,10 @@ fn kernel_code_is_named_from_kallsyms() {
     ];
     let output = run(&dir, &args);
     if !output.status.success() {
-        let reason = stderr(&output);
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true: {reason}"
-        );
-        eprintln!("skipping: kernel samples are refused here: {reason}");
+        profiler_testing::skip(format_args!(
+            "kernel samples are refused here: {}",
+            stderr(&output)
+        ));
         return;
     }
     let kernel = rows(&report_json(&dir, "kernel.data"), "[kernel]");
@@ -290,59 +272,57 @@ fn kernel_code_is_named_from_kallsyms() {
     if std::fs::read_to_string("/proc/kallsyms").is_ok_and(|k| !k.starts_with("0000000000000000")) {
         assert!(named >= 0.9 * share, "kernel functions unnamed: {kernel:?}");
     }
-}
+});
 
-#[test]
-fn debug_info_in_a_separate_file_names_a_stripped_program() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    debug_info_in_a_separate_file_names_a_stripped_program,
+    || {
+        let dir = scratch("debuglink-report");
+        let program = fixture("inlining-debuglink");
+        record(
+            &dir,
+            "debuglink.data",
+            &["-F", "10000"],
+            &[program.to_str().unwrap(), "400000"],
+        );
+        let report = report_json(&dir, "debuglink.data");
+        let named = rows(&report, "inlining-debuglink");
+        let unnamed: f64 = named
+            .iter()
+            .filter(|(n, _)| n.starts_with("inlining-debuglink+"))
+            .map(|(_, p)| p)
+            .sum();
+        assert!(named.iter().any(|(n, _)| n == "generate_expr"), "{named:?}");
+        assert!(unnamed < 1.0, "{unnamed}% unnamed: {named:?}");
     }
-    let dir = scratch("debuglink-report");
-    let program = fixture("inlining-debuglink");
-    record(
-        &dir,
-        "debuglink.data",
-        &["-F", "10000"],
-        &[program.to_str().unwrap(), "400000"],
-    );
-    let report = report_json(&dir, "debuglink.data");
-    let named = rows(&report, "inlining-debuglink");
-    let unnamed: f64 = named
-        .iter()
-        .filter(|(n, _)| n.starts_with("inlining-debuglink+"))
-        .map(|(_, p)| p)
-        .sum();
-    assert!(named.iter().any(|(n, _)| n == "generate_expr"), "{named:?}");
-    assert!(unnamed < 1.0, "{unnamed}% unnamed: {named:?}");
-}
+);
 
-#[test]
-fn a_binary_changed_since_the_recording_is_noted_not_misnamed() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    a_binary_changed_since_the_recording_is_noted_not_misnamed,
+    || {
+        let dir = scratch("changed-binary");
+        let app = dir.join("app");
+        std::fs::copy(fixture("split"), &app).unwrap();
+        record(&dir, "app.data", &[], &[app.to_str().unwrap(), "2"]);
+        std::fs::copy(fixture("split-nopie"), &app).unwrap();
+        let report = report_json(&dir, "app.data");
+        let problems = report["problems"].to_string();
+        assert!(
+            problems.contains("has changed since the recording"),
+            "{problems}"
+        );
+        let app_rows = rows(&report, "app");
+        assert!(
+            app_rows.iter().all(|(name, _)| name.starts_with("app+0x")),
+            "{app_rows:?}"
+        );
+        let text = String::from_utf8(run(&dir, &["report", "-i", "app.data"]).stdout).unwrap();
+        assert!(
+            text.contains("# Note:") && text.contains("app has changed"),
+            "{text}"
+        );
     }
-    let dir = scratch("changed-binary");
-    let app = dir.join("app");
-    std::fs::copy(fixture("split"), &app).unwrap();
-    record(&dir, "app.data", &[], &[app.to_str().unwrap(), "2"]);
-    std::fs::copy(fixture("split-nopie"), &app).unwrap();
-    let report = report_json(&dir, "app.data");
-    let problems = report["problems"].to_string();
-    assert!(
-        problems.contains("has changed since the recording"),
-        "{problems}"
-    );
-    let app_rows = rows(&report, "app");
-    assert!(
-        app_rows.iter().all(|(name, _)| name.starts_with("app+0x")),
-        "{app_rows:?}"
-    );
-    let text = String::from_utf8(run(&dir, &["report", "-i", "app.data"]).stdout).unwrap();
-    assert!(
-        text.contains("# Note:") && text.contains("app has changed"),
-        "{text}"
-    );
-}
+);
 
 #[test]
 fn symbolize_refuses_bad_input_in_one_line() {

@@ -1,19 +1,24 @@
 //! Recordings made by hand, for testing views without a kernel: processes
-//! with command names, a fixture binary mapped into each, and samples at
-//! chosen addresses of it (as `nm` and `objdump` state them), written with
+//! and threads with command names, fixture binaries mapped into them, and
+//! samples (with call chains, of several events, with group members'
+//! counts) at chosen addresses of them, as `nm` and `objdump` state them;
+//! or the buckets a histogram-mode recording keeps. They are written with
 //! the recording writer the profiler itself uses.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
 use profiler_model::{
-    Avma, CallGraph, Comm, CpuMode, EventDescription, FileOffset, HostInfo, Mmap, Record,
-    RecordSink, RecordingHeader, RecordingWriter, Sample, Sampling, TaskEvent, Trailer,
+    Avma, CallGraph, CallchainEntry, Comm, CpuMode, EventDescription, EventIndex, FileOffset,
+    HistogramRecord, HistogramSettings, HistogramTotals, HostInfo, Mmap, Record, RecordSink,
+    RecordingHeader, RecordingWriter, Sample, Sampling, TaskEvent, Trailer,
 };
 
 use crate::util::*;
 
-/// Where the binary of every process is loaded (a PIE's base).
+/// Where the binary of every process is loaded when it is a PIE (a non-PIE
+/// is loaded at the addresses it states).
 const BASE: u64 = 0x5555_5555_4000;
 
 /// A recording being made.
@@ -24,6 +29,32 @@ pub struct Synthetic {
     call_graph: Option<CallGraph>,
     /// The program the command was, as `record` resolves it.
     pub program: Option<String>,
+    /// The events; cpu-clock alone where none was added.
+    events: Vec<EventDescription>,
+    histogram: Option<HistogramSettings>,
+    histogram_totals: Vec<HistogramTotals>,
+    /// Each process's program: its path and where it is loaded.
+    programs: HashMap<u32, (String, u64)>,
+    /// Group members' running totals, per thread and member.
+    member_totals: HashMap<(u32, EventIndex), u64>,
+}
+
+/// What one sample is: where it was taken and what it stands for.
+#[derive(Clone, Debug, Default)]
+pub struct At {
+    pub pid: u32,
+    /// The thread; the process's main thread where 0.
+    pub tid: u32,
+    pub event: EventIndex,
+    /// Events the sample stands for; 250000 where 0.
+    pub period: u64,
+    /// Kernel addresses, innermost first: the interrupted instruction, then
+    /// return addresses. A kernel sample's user part follows in `user`.
+    pub kernel: Vec<u64>,
+    /// User-space addresses as the process sees them, innermost first.
+    pub user: Vec<u64>,
+    /// What each group member counted since the thread's previous sample.
+    pub read: Vec<(EventIndex, u64)>,
 }
 
 impl Synthetic {
@@ -39,13 +70,51 @@ impl Synthetic {
         }
     }
 
+    /// A histogram-mode recording with these settings: buckets, no samples.
+    pub fn with_histograms(settings: HistogramSettings) -> Synthetic {
+        Synthetic {
+            histogram: Some(settings),
+            ..Synthetic::default()
+        }
+    }
+
+    /// Adds a software event sampled as `sampling`, a member of the group
+    /// `leader` leads if given; returns its index.
+    pub fn add_event(
+        &mut self,
+        name: &str,
+        sampling: Sampling,
+        leader: Option<EventIndex>,
+    ) -> EventIndex {
+        let (config, unit) = match name {
+            "cpu-clock" => (0, "ns"),
+            "task-clock" => (1, "ns"),
+            "page-faults" => (2, "events"),
+            "context-switches" => (3, "events"),
+            other => panic!("no software event {other} here"),
+        };
+        self.events.push(EventDescription {
+            name: name.into(),
+            perf_type: 1,
+            config,
+            config1: 0,
+            config2: 0,
+            sampling,
+            unit: unit.into(),
+            user: true,
+            kernel: false,
+            leader,
+        });
+        self.events.len() as EventIndex - 1
+    }
+
     fn tick(&mut self) -> u64 {
         self.time += 1000;
         self.time
     }
 
     /// Process `pid`, forked from `parent` (0: none), named `command`,
-    /// with `binary`'s executable segments mapped at [`BASE`].
+    /// with `binary`'s executable segments mapped.
     pub fn process(&mut self, pid: u32, parent: u32, command: &str, binary: &Path) {
         if parent != 0 {
             self.fork(pid, parent);
@@ -63,6 +132,28 @@ impl Synthetic {
             tid: pid,
             ptid: parent,
         }));
+        if let Some(program) = self.programs.get(&parent).cloned() {
+            self.programs.insert(pid, program);
+        }
+    }
+
+    /// Process `pid` starts thread `tid`, named `name`.
+    pub fn thread(&mut self, pid: u32, tid: u32, name: &str) {
+        let time = self.tick();
+        self.records.push(Record::Fork(TaskEvent {
+            time,
+            pid,
+            ppid: pid,
+            tid,
+            ptid: pid,
+        }));
+        self.records.push(Record::Comm(Comm {
+            time,
+            pid,
+            tid,
+            name: name.to_owned(),
+            exec: false,
+        }));
     }
 
     /// Process `pid` executes `binary`, and is named `command`.
@@ -75,13 +166,22 @@ impl Synthetic {
             name: command.to_owned(),
             exec: true,
         }));
+        let base = load_base(binary);
+        self.map(pid, binary, base);
+        let path = binary.to_str().unwrap().to_owned();
+        self.programs.insert(pid, (path, base));
+    }
+
+    /// Maps `binary`'s executable segments into `pid`, its stated address
+    /// 0 at `base`.
+    pub fn map(&mut self, pid: u32, binary: &Path, base: u64) {
         for (address, offset, len) in executable_segments(binary) {
             let time = self.tick();
             self.records.push(Record::Mmap(Mmap {
                 time,
                 pid,
                 tid: pid,
-                start: Avma(BASE + address),
+                start: Avma(base + address),
                 len,
                 offset: FileOffset(offset),
                 path: binary.to_str().unwrap().to_owned(),
@@ -90,52 +190,93 @@ impl Synthetic {
         }
     }
 
-    /// `count` samples in `pid` at `address` (as the binary states it),
-    /// with the call chain `callers` (return addresses, innermost first)
-    /// when the recording has stacks.
+    /// `count` samples in `pid` at `address` of its program (as the binary
+    /// states it), with the call chain `callers` (stated return addresses,
+    /// innermost first) when the recording has stacks.
     pub fn samples(&mut self, pid: u32, address: u64, callers: &[u64], count: u32) {
+        let base = self.programs[&pid].1;
+        let at = At {
+            pid,
+            user: (std::iter::once(address).chain(callers.iter().copied()))
+                .map(|a| base + a)
+                .collect(),
+            ..At::default()
+        };
+        self.take(&at, count);
+    }
+
+    /// `count` samples as `at` describes them.
+    pub fn take(&mut self, at: &At, count: u32) {
         for _ in 0..count {
             let time = self.tick();
+            let tid = if at.tid == 0 { at.pid } else { at.tid };
+            let ip = at.kernel.first().or(at.user.first());
             let mut callchain = Vec::new();
             if self.call_graph.is_some() {
-                callchain.push(u64::MAX - 511); // PERF_CONTEXT_USER
-                callchain.push(BASE + address);
-                callchain.extend(callers.iter().map(|a| BASE + a));
+                let address = |&a: &u64| CallchainEntry::Address(Avma(a));
+                if !at.kernel.is_empty() {
+                    callchain.push(CallchainEntry::Context(CpuMode::Kernel));
+                    callchain.extend(at.kernel.iter().map(address));
+                }
+                callchain.push(CallchainEntry::Context(CpuMode::User));
+                callchain.extend(at.user.iter().map(address));
             }
+            let read = (at.read.iter())
+                .map(|&(member, delta)| {
+                    let total = self.member_totals.entry((tid, member)).or_default();
+                    *total += delta;
+                    (member, *total)
+                })
+                .collect();
             self.records.push(Record::Sample(Sample {
                 time,
-                pid,
-                tid: pid,
+                pid: at.pid,
+                tid,
                 cpu: 0,
-                event: 0,
-                mode: CpuMode::User,
-                ip: Avma(BASE + address),
-                period: 250_000,
+                event: at.event,
+                mode: match at.kernel.is_empty() {
+                    true => CpuMode::User,
+                    false => CpuMode::Kernel,
+                },
+                ip: Avma(*ip.expect("a sample needs an address")),
+                period: if at.period == 0 { 250_000 } else { at.period },
                 callchain,
                 user_stack: None,
-                read: Vec::new(),
+                read,
             }));
         }
     }
 
+    /// Buckets of `event` over `binary`'s file from offset `start` (16-bit,
+    /// at the recording's scale).
+    pub fn buckets(&mut self, event: EventIndex, binary: &Path, start: u64, counts: &[u16]) {
+        let settings = self.histogram.as_ref().expect("a histogram recording");
+        self.records.push(Record::Histogram(HistogramRecord {
+            event,
+            path: binary.to_str().unwrap().to_owned(),
+            build_id: None,
+            start: FileOffset(start),
+            scale: settings.scale,
+            bucket_bits: 16,
+            buckets: counts.iter().flat_map(|c| c.to_le_bytes()).collect(),
+        }));
+    }
+
+    /// What became of each event's samples in a histogram recording.
+    pub fn histogram_totals(&mut self, totals: Vec<HistogramTotals>) {
+        self.histogram_totals = totals;
+    }
+
     /// Writes the recording to `path`, as made by running `command`.
-    pub fn write(self, path: &Path, command: &[&str]) {
+    pub fn write(mut self, path: &Path, command: &[&str]) {
+        if self.events.is_empty() {
+            self.add_event("cpu-clock", Sampling::Frequency(4000), None);
+        }
         let header = RecordingHeader {
-            events: vec![EventDescription {
-                name: "cpu-clock".into(),
-                perf_type: 1,
-                config: 0,
-                config1: 0,
-                config2: 0,
-                sampling: Sampling::Frequency(4000),
-                unit: "ns".into(),
-                user: true,
-                kernel: false,
-                leader: None,
-            }],
+            events: self.events,
             command: command.iter().map(|s| s.to_string()).collect(),
             program: self.program.clone(),
-            histogram: None,
+            histogram: self.histogram,
             call_graph: self.call_graph,
             host: HostInfo {
                 hostname: "synthetic".into(),
@@ -149,14 +290,37 @@ impl Synthetic {
         let file = std::fs::File::create(path).unwrap();
         let mut writer = RecordingWriter::new(std::io::BufWriter::new(file), &header).unwrap();
         for record in &self.records {
-            writer.push(record).unwrap();
+            if matches!(record, Record::Sample(_)) && header.histogram.is_some() {
+                writer.tally(record);
+            } else {
+                writer.push(record).unwrap();
+            }
         }
         let trailer = Trailer {
             duration_ns: self.time,
             outcome: "exited with status 0".into(),
+            histogram_totals: self.histogram_totals,
             ..Trailer::default()
         };
         writer.finish(trailer).unwrap();
+    }
+}
+
+/// Where the loader puts `binary`: a PIE or library at [`BASE`], anything
+/// else at the addresses it states.
+fn load_base(binary: &Path) -> u64 {
+    let output = Command::new("readelf")
+        .arg("-h")
+        .arg(binary)
+        .output()
+        .unwrap();
+    let header = String::from_utf8(output.stdout).unwrap();
+    match header
+        .lines()
+        .any(|l| l.trim_start().starts_with("Type:") && l.contains("EXEC"))
+    {
+        true => 0,
+        false => BASE,
     }
 }
 

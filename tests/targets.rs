@@ -147,42 +147,37 @@ fn record_target(dir: &Path, data: &str, options: &[&str]) -> Output {
     record(dir, data, &[&["-e", "cpu-clock"], options].concat(), &[])
 }
 
-#[test]
-fn attaching_to_a_process_samples_every_thread_and_leaves_it_running() {
-    if !sampling_allowed() {
-        return;
+live_test!(
+    attaching_to_a_process_samples_every_thread_and_leaves_it_running,
+    || {
+        let dir = scratch("targets-pid");
+        let mut spinner = Spinner::start(&[]);
+        let pid = spinner.pid().to_string();
+        let (output, report) = spinner.record(&dir, "p.data", &["-p", &pid, "--duration", "1"]);
+
+        assert!(samples(&report) >= 400, "too few samples: {report}");
+        let (a, b) = (percent(&report, "spin_a"), percent(&report, "spin_b"));
+        assert!(a >= 20.0 && b >= 20.0 && a + b >= 90.0, "{report}");
+        assert!(function(&report, "spin_a").unwrap()["module"] == "spinner");
+        spinner.assert_threads_sampled(&report);
+        let outcome = report["outcome"].as_str().unwrap();
+        assert!(
+            outcome.starts_with("was attached for ") && outcome.ends_with(" s and left running"),
+            "{outcome}"
+        );
+        let command = report["command"].to_string();
+        assert!(command.contains("spinner"), "{command}");
+        let summary = stderr(&output);
+        assert!(summary.contains("left running"), "{summary}");
+
+        // Attached twice more: the recording names the same code each time.
+        let output = record_target(&dir, "again.data", &["-p", &pid, "--duration", "0.3"]);
+        assert!(stderr(&output).contains("samples"), "{}", stderr(&output));
+        spinner.assert_running();
     }
-    let dir = scratch("targets-pid");
-    let mut spinner = Spinner::start(&[]);
-    let pid = spinner.pid().to_string();
-    let (output, report) = spinner.record(&dir, "p.data", &["-p", &pid, "--duration", "1"]);
+);
 
-    assert!(samples(&report) >= 400, "too few samples: {report}");
-    let (a, b) = (percent(&report, "spin_a"), percent(&report, "spin_b"));
-    assert!(a >= 20.0 && b >= 20.0 && a + b >= 90.0, "{report}");
-    assert!(function(&report, "spin_a").unwrap()["module"] == "spinner");
-    spinner.assert_threads_sampled(&report);
-    let outcome = report["outcome"].as_str().unwrap();
-    assert!(
-        outcome.starts_with("was attached for ") && outcome.ends_with(" s and left running"),
-        "{outcome}"
-    );
-    let command = report["command"].to_string();
-    assert!(command.contains("spinner"), "{command}");
-    let summary = stderr(&output);
-    assert!(summary.contains("left running"), "{summary}");
-
-    // Attached twice more: the recording names the same code each time.
-    let output = record_target(&dir, "again.data", &["-p", &pid, "--duration", "0.3"]);
-    assert!(stderr(&output).contains("samples"), "{}", stderr(&output));
-    spinner.assert_running();
-}
-
-#[test]
-fn attaching_to_a_thread_records_only_that_thread() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(attaching_to_a_thread_records_only_that_thread, || {
     let dir = scratch("targets-tid");
     let mut spinner = Spinner::start(&[]);
     let tid = spinner.thread("spin-a");
@@ -198,15 +193,11 @@ fn attaching_to_a_thread_records_only_that_thread() {
     );
     assert!(percent(&report, "spin_a") >= 95.0, "{report}");
     assert_eq!(percent(&report, "spin_b"), 0.0, "{report}");
-}
+});
 
-/// perf users give `-p` a thread's id too: the whole process is followed,
-/// and `record` says so.
-#[test]
-fn a_thread_given_to_p_stands_for_its_process() {
-    if !sampling_allowed() {
-        return;
-    }
+// perf users give `-p` a thread's id too: the whole process is followed,
+// and `record` says so.
+live_test!(a_thread_given_to_p_stands_for_its_process, || {
     let dir = scratch("targets-pid-of-thread");
     let mut spinner = Spinner::start(&[]);
     let tid = spinner.thread("spin-b");
@@ -219,13 +210,9 @@ fn a_thread_given_to_p_stands_for_its_process() {
     );
     assert!(stderr(&output).contains(&notice), "{}", stderr(&output));
     spinner.assert_threads_sampled(&report);
-}
+});
 
-#[test]
-fn a_recording_stops_when_the_attached_process_exits() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(a_recording_stops_when_the_attached_process_exits, || {
     let dir = scratch("targets-exit");
     let spinner = Spinner::start(&["3"]);
     let started = Instant::now();
@@ -242,13 +229,9 @@ fn a_recording_stops_when_the_attached_process_exits() {
     let outcome = report["outcome"].as_str().unwrap();
     assert!(outcome.ends_with("until it exited"), "{outcome}");
     assert!(percent(&report, "spin_a") + percent(&report, "spin_b") >= 90.0);
-}
+});
 
-#[test]
-fn an_interrupt_detaches_and_leaves_the_process_running() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(an_interrupt_detaches_and_leaves_the_process_running, || {
     let dir = scratch("targets-interrupt");
     let mut spinner = Spinner::start(&[]);
     let recorder = profiler()
@@ -278,51 +261,46 @@ fn an_interrupt_detaches_and_leaves_the_process_running() {
             .ends_with("left running"),
         "{report}"
     );
-}
+});
 
-#[test]
-fn system_wide_sampling_names_each_process_and_its_threads() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("targets-system-wide");
-    let mut spinner = Spinner::start(&[]);
-    let (_, report) = spinner.record(&dir, "a.data", &["-a", "--duration", "1"]);
-    // Both threads run throughout, one on each CPU most of the time.
-    spinner.assert_threads_sampled(&report);
-    for function in ["spin_a", "spin_b"] {
-        let row = crate::util::function(&report, function)
-            .unwrap_or_else(|| panic!("no {function}: {}", report["functions"]));
-        assert_eq!(row["module"], "spinner", "{row}");
-    }
-    let command = report["command"].to_string();
-    assert!(command.contains("system-wide"), "{command}");
-    assert!(
-        report["outcome"]
-            .as_str()
-            .unwrap()
-            .starts_with("was sampled system-wide for"),
-        "{report}"
-    );
+live_test!(
+    system_wide_sampling_names_each_process_and_its_threads,
+    || {
+        let dir = scratch("targets-system-wide");
+        let mut spinner = Spinner::start(&[]);
+        let (_, report) = spinner.record(&dir, "a.data", &["-a", "--duration", "1"]);
+        // Both threads run throughout, one on each CPU most of the time.
+        spinner.assert_threads_sampled(&report);
+        for function in ["spin_a", "spin_b"] {
+            let row = crate::util::function(&report, function)
+                .unwrap_or_else(|| panic!("no {function}: {}", report["functions"]));
+            assert_eq!(row["module"], "spinner", "{row}");
+        }
+        let command = report["command"].to_string();
+        assert!(command.contains("system-wide"), "{command}");
+        assert!(
+            report["outcome"]
+                .as_str()
+                .unwrap()
+                .starts_with("was sampled system-wide for"),
+            "{report}"
+        );
 
-    // One CPU: whichever thread runs there is named.
-    let report = record_and_report(
-        &dir,
-        "c",
-        &["-e", "cpu-clock", "-C", "0", "--duration", "1"],
-        &[],
-    );
-    let ours = thread_samples(&report, spinner.pid(), "spin-a")
-        + thread_samples(&report, spinner.pid(), "spin-b");
-    assert!(ours >= 100, "{ours} samples; {}", report["threads"]);
-    assert!(report["command"].to_string().contains("CPU 0"), "{report}");
-}
-
-#[test]
-fn system_wide_with_a_command_lasts_until_it_exits() {
-    if !sampling_allowed() {
-        return;
+        // One CPU: whichever thread runs there is named.
+        let report = record_and_report(
+            &dir,
+            "c",
+            &["-e", "cpu-clock", "-C", "0", "--duration", "1"],
+            &[],
+        );
+        let ours = thread_samples(&report, spinner.pid(), "spin-a")
+            + thread_samples(&report, spinner.pid(), "spin-b");
+        assert!(ours >= 100, "{ours} samples; {}", report["threads"]);
+        assert!(report["command"].to_string().contains("CPU 0"), "{report}");
     }
+);
+
+live_test!(system_wide_with_a_command_lasts_until_it_exits, || {
     let dir = scratch("targets-system-wide-command");
     let threads = fixture("threads");
     let report = record_and_report(
@@ -357,49 +335,48 @@ fn system_wide_with_a_command_lasts_until_it_exits() {
         ],
     );
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-}
+});
 
-#[test]
-fn kernel_sampling_applies_to_events_without_their_own_modifiers() {
-    if !sampling_allowed() {
-        return;
-    }
-    let dir = scratch("targets-kernel");
-    let output = run(
-        &dir,
-        &[
-            "record",
-            "--kernel",
-            "-e",
-            "cpu-clock",
-            "-e",
-            "task-clock:u",
-            "-o",
-            "k.data",
-            "--",
-            "true",
-        ],
-    );
-    if !output.status.success() {
-        // Kernel sampling needs privileges this run may lack.
-        assert!(
-            stderr(&output).contains("permission denied"),
-            "{}",
-            stderr(&output)
+live_test!(
+    kernel_sampling_applies_to_events_without_their_own_modifiers,
+    || {
+        let dir = scratch("targets-kernel");
+        let output = run(
+            &dir,
+            &[
+                "record",
+                "--kernel",
+                "-e",
+                "cpu-clock",
+                "-e",
+                "task-clock:u",
+                "-o",
+                "k.data",
+                "--",
+                "true",
+            ],
         );
-        return;
+        if !output.status.success() {
+            // Kernel sampling needs privileges this run may lack.
+            assert!(
+                stderr(&output).contains("permission denied"),
+                "{}",
+                stderr(&output)
+            );
+            return;
+        }
+        let report = report_json(&dir, "k.data");
+        let names: Vec<&str> = report["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["cpu-clock:uk", "task-clock"]);
+        let report = record_and_report(&dir, "u", &["-e", "cpu-clock", "--user-only"], &["true"]);
+        assert_eq!(report["events"][0]["name"], "cpu-clock");
     }
-    let report = report_json(&dir, "k.data");
-    let names: Vec<&str> = report["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["cpu-clock:uk", "task-clock"]);
-    let report = record_and_report(&dir, "u", &["-e", "cpu-clock", "--user-only"], &["true"]);
-    assert_eq!(report["events"][0]["name"], "cpu-clock");
-}
+);
 
 /// Runs `record` with `args`, expecting the one-line refusal that contains
 /// `expected`, with exit status 125.
@@ -415,11 +392,7 @@ fn assert_refused(dir: &Path, args: &[&str], expected: &str) {
     assert!(!dir.join("refused.data").exists());
 }
 
-#[test]
-fn impossible_targets_are_refused_in_one_line() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(impossible_targets_are_refused_in_one_line, || {
     let dir = scratch("targets-refused");
     // No process or thread has this id (pid_max is at most 2^22).
     let missing = "99999999";
@@ -467,37 +440,29 @@ fn impossible_targets_are_refused_in_one_line() {
             online.trim()
         ),
     );
-}
+});
 
-#[test]
-fn a_refused_attach_says_why() {
-    if !sampling_allowed() {
-        return;
-    }
+live_test!(a_refused_attach_says_why, || {
     // As root: drop to an unprivileged user that may not attach to a
     // process of root's.
-    let setpriv = Command::new("setpriv").arg("--version").output();
-    if !is_root() || setpriv.is_err() {
-        eprintln!("skipping: needs root and setpriv to try an unprivileged attach");
-        return;
-    }
     let mut spinner = Spinner::start(&[]);
     let output_file = std::env::temp_dir().join(format!("targets-nobody-{}.data", spinner.pid()));
-    let output = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_profiler"))
-        .args(["record", "-e", "cpu-clock", "--duration", "1", "-o"])
-        .arg(&output_file)
-        .arg("-p")
-        .arg(spinner.pid().to_string())
-        .current_dir(std::env::temp_dir())
-        .output()
-        .unwrap();
-    let text = stderr(&output);
-    if text.starts_with("setpriv:") {
-        eprintln!("skipping: setpriv cannot run the profiler unprivileged: {text}");
+    let pid = spinner.pid().to_string();
+    let args = [
+        "record",
+        "-e",
+        "cpu-clock",
+        "--duration",
+        "1",
+        "-o",
+        output_file.to_str().unwrap(),
+        "-p",
+        &pid,
+    ];
+    let Some(output) = run_as_nobody(&std::env::temp_dir(), &args) else {
         return;
-    }
+    };
+    let text = stderr(&output);
     assert_eq!(output.status.code(), Some(125), "{text}");
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.contains("(permission denied)"), "{text}");
@@ -510,4 +475,4 @@ fn a_refused_attach_says_why() {
     }
     assert!(!output_file.exists());
     spinner.assert_running();
-}
+});

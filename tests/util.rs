@@ -1,6 +1,7 @@
 //! The harness: fixture programs built once, the profiler binary run in a
-//! scratch directory, and the rule for live sampling tests (skip with a
-//! reason outside CI when the kernel refuses, fail under CI).
+//! scratch directory. What a test does without a kernel that samples, root
+//! or a tool is `profiler_testing`'s rule (skip with a reason outside CI,
+//! fail under CI); live sampling tests are declared with [`live_test!`].
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -109,43 +110,6 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// Whether the kernel lets this process sample. Outside CI a refusal skips
-/// the live tests with a printed reason; under CI (`CI=true`) it fails them:
-/// a check that cannot fail is worth nothing.
-pub fn sampling_allowed() -> bool {
-    static ALLOWED: OnceLock<Result<(), String>> = OnceLock::new();
-    let verdict = ALLOWED.get_or_init(|| {
-        let dir = scratch("sampling-probe");
-        let output = run(
-            &dir,
-            &[
-                "record",
-                "-e",
-                "cpu-clock",
-                "-o",
-                "probe.data",
-                "--",
-                "true",
-            ],
-        );
-        if output.status.success() {
-            Ok(())
-        } else {
-            Err(stderr(&output))
-        }
-    });
-    match verdict {
-        Ok(()) => true,
-        Err(reason) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI=true and the kernel refuses to sample: {reason}")
-        }
-        Err(reason) => {
-            eprintln!("skipping a live sampling test: {reason}");
-            false
-        }
-    }
-}
-
 /// Records into `dir/data` with the extra `options`, and `command` after
 /// `--` unless it is empty (a target of `-p`, `-t`, `-a` or `-C` alone);
 /// asserts success and returns the output (the summary is on stderr).
@@ -219,13 +183,44 @@ pub fn perf_event_paranoid() -> Option<i64> {
         .ok()
 }
 
-/// Whether this process runs as root (effective user id 0).
-pub fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|ids| ids.split_whitespace().nth(1))
-            == Some("0")
-    })
+/// Runs the profiler with `args` in `dir` as `nobody`, with no
+/// capabilities, from a copy of the binary that `nobody` can reach; `None`
+/// (and the test skipped, or failed under CI) where this process is not
+/// root.
+pub fn run_as_nobody(dir: &Path, args: &[&str]) -> Option<Output> {
+    use std::os::unix::fs::PermissionsExt;
+    if !profiler_testing::root("running the profiler as nobody")
+        || !profiler_testing::tool("setpriv")
+    {
+        return None;
+    }
+    static COPY: OnceLock<PathBuf> = OnceLock::new();
+    let binary = COPY.get_or_init(|| {
+        // One place per build of the binary, replaced whole: test runs of
+        // other checkouts use theirs.
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        env!("CARGO_BIN_EXE_profiler").hash(&mut hasher);
+        let dir = std::env::temp_dir().join(format!("profiler-tests-{:x}", hasher.finish()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let partial = dir.join(format!("profiler.{}", std::process::id()));
+        std::fs::copy(env!("CARGO_BIN_EXE_profiler"), &partial).unwrap();
+        let copy = dir.join("profiler");
+        std::fs::rename(&partial, &copy).unwrap();
+        copy
+    });
+    let output = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(binary)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    Some(output)
 }

@@ -735,6 +735,11 @@ pub struct SymbolArgs {
     /// Keep C++ argument lists and return types in names
     #[arg(long)]
     pub full_signatures: bool,
+
+    /// Name code with N threads at most [default: one per CPU]; what is printed is the same
+    /// with any number
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! profiler record -e cpu-clock -o app.data -- ./app
-//!     RecordArgs -> RecordConfig -> Recorder::new(..)?.run(writer) -> summary on stderr
+//!     RecordArgs -> RecordConfig -> Recorder::new(..)?.record(file, None, unwinder)
+//!         -> summary on stderr
 //! profiler stat -p 1234 --duration 2
 //!     StatArgs -> StatConfig { target: Target::Processes([1234]), .. } -> Stat::run -> counts
 //! ```
@@ -28,6 +29,7 @@ mod list;
 mod output;
 mod progress;
 mod record;
+mod record_histogram;
 mod record_output;
 mod report;
 mod stat;

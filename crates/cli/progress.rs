@@ -2,6 +2,7 @@
 //! appears after a second, only when stderr is a terminal, and tells how
 //! much symbolization is done.
 
+use std::ops::Range;
 use std::thread;
 use std::time::Duration;
 
@@ -66,5 +67,13 @@ impl<S: Symbolizer> Symbolizer for ShowProgress<'_, S> {
         self.progress
             .set_message(format!("symbolizing {} kernel addresses", addresses.len()));
         self.inner.symbolize_kernel(addresses)
+    }
+
+    fn find_functions(&self, module: &Module, names: &[&str]) -> Vec<Range<FileOffset>> {
+        self.inner.find_functions(module, names)
+    }
+
+    fn threads(&self) -> usize {
+        self.inner.threads()
     }
 }

@@ -11,21 +11,24 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use profiler_model::{Leftover, leftovers};
 
 use crate::output::{Output, describe, is_stdout};
 
 /// The recording's output, which swallows write errors after noting the
-/// first: losing the end of a recording must not stop the command.
+/// first: losing the end of a recording must not stop the command. Until
+/// the header has been written through (the recording's writer flushes it
+/// before the command runs), a write error is returned instead: nothing
+/// has run yet, and the recording is refused.
 pub struct RecordingFile {
     output: Output,
     /// What `-o` said, for messages.
     name: String,
     written: u64,
     error: Option<io::Error>,
-    /// Whether the command may be running: from then on a write error
-    /// stops the writing, not the recording.
+    /// Whether the header has been written through: from then on a write
+    /// error stops the writing, not the recording.
     started: bool,
 }
 
@@ -68,17 +71,6 @@ impl RecordingFile {
         })
     }
 
-    /// Fails if the header could not be written; from now on, a write
-    /// error stops the writing, not the recording. Called before the
-    /// command runs.
-    pub fn start(&mut self) -> Result<()> {
-        if let Some(error) = self.error.take() {
-            bail!("cannot write the recording to {}: {error}", self.name);
-        }
-        self.started = true;
-        Ok(())
-    }
-
     /// Whether the recording can be read back from its final name.
     pub fn is_file(&self) -> bool {
         self.output.file().is_some()
@@ -103,17 +95,21 @@ impl RecordingFile {
         Ok(self.error.is_none())
     }
 
-    /// Notes the first write error and says so: from now on nothing is
-    /// written.
-    fn fail(&mut self, error: io::Error) {
-        if self.started {
-            eprintln!(
-                "profiler: cannot write {}: {error}; recording stops writing after {} bytes, \
-                 the command runs on",
-                self.name, self.written
-            );
+    /// Notes the first write error once the header is written, and says
+    /// so: from now on nothing is written. Before, the error is returned,
+    /// naming the output.
+    fn fail(&mut self, error: io::Error) -> io::Result<()> {
+        if !self.started {
+            let message = format!("cannot write the recording to {}: {error}", self.name);
+            return Err(io::Error::new(error.kind(), message));
         }
+        eprintln!(
+            "profiler: cannot write {}: {error}; recording stops writing after {} bytes, \
+             the command runs on",
+            self.name, self.written
+        );
         self.error = Some(error);
+        Ok(())
     }
 }
 
@@ -128,18 +124,16 @@ impl Write for RecordingFile {
                 Ok(n)
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
-            Err(e) => {
-                self.fail(e);
-                Ok(buf.len())
-            }
+            Err(e) => self.fail(e).map(|()| buf.len()),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        if self.error.is_none()
-            && let Err(e) = self.output.flush()
-        {
-            self.fail(e);
+        if self.error.is_none() {
+            match self.output.flush() {
+                Ok(()) => self.started = true,
+                Err(e) => self.fail(e)?,
+            }
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! `profiler stat`: args -> StatConfig -> Stat::run -> per-event totals,
-//! rates and running shares (text like `perf stat`, or JSON), and the counts
-//! of every interval as they come.
+//! rates and running shares (text like `perf stat`, or JSON, rendered by
+//! the report), and the counts of every interval as they come.
 //!
 //! The text goes to the standard error, as `perf stat` writes it, so that
 //! it never mixes with the command's own output; JSON, which a program
@@ -13,10 +13,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow};
-use profiler_sampler::{
-    Count, EventCount, EventValue, Stat, StatConfig, StatCounts, StatOutcome, Target, ThreadCount,
+use profiler_report::{
+    StatExit, StatSummary, render_stat_interval_json, render_stat_interval_text, render_stat_json,
+    render_stat_text,
 };
-use serde_json::{Value, json};
+use profiler_sampler::{Stat, StatConfig, Target};
 
 use crate::args::{CpuList, Format, StatArgs};
 
@@ -58,289 +59,30 @@ pub fn run(args: StatArgs) -> Result<ExitCode> {
     let mut first = true;
     let outcome = stat.run(&mut |counts| {
         match format {
-            Format::Text => write_interval_text(&mut out, counts, first)?,
-            Format::Json => {
-                serde_json::to_writer(&mut out, &interval_json(counts))?;
-                writeln!(out)?;
-            }
+            Format::Text => render_stat_interval_text(counts, first, &mut out)?,
+            Format::Json => render_stat_interval_json(counts, &mut out)?,
         }
         first = false;
         out.flush()
     })?;
+    let summary = StatSummary {
+        target: &target,
+        totals: &outcome.totals,
+        exit: outcome.exit.map(|exit| StatExit {
+            outcome: exit.to_string(),
+            status: exit.code(),
+        }),
+        user_time: outcome.user_time,
+        system_time: outcome.system_time,
+        interrupted_by: outcome.interrupted_by,
+    };
     match format {
-        Format::Text => write_text(&mut out, &target, &outcome)?,
-        Format::Json => {
-            let summary = summary_json(&target, &outcome);
-            match args.interval_ms {
-                Some(_) => serde_json::to_writer(&mut out, &summary)?,
-                None => serde_json::to_writer_pretty(&mut out, &summary)?,
-            }
-            writeln!(out)?;
-        }
+        Format::Text => render_stat_text(&summary, &mut out)?,
+        Format::Json => render_stat_json(&summary, args.interval_ms.is_none(), &mut out)?,
     }
     out.flush()?;
     Ok(match outcome.exit {
         Some(exit) => ExitCode::from(exit.code()),
         None => ExitCode::SUCCESS,
     })
-}
-
-fn write_interval_text(out: &mut dyn Write, counts: &StatCounts, first: bool) -> io::Result<()> {
-    let time = counts.elapsed.as_secs_f64();
-    if counts.threads.is_empty() {
-        if first {
-            writeln!(out, "#{:>14} {:>18} {:<5} event", "time", "counts", "unit")?;
-        }
-        for event in &counts.events {
-            writeln!(out, "{time:15.9} {}", event_line(event, counts.span))?;
-        }
-    } else {
-        if first {
-            writeln!(
-                out,
-                "#{:>14} {:<24} {:>18} {:<5} event",
-                "time", "thread", "counts", "unit"
-            )?;
-        }
-        for thread in &counts.threads {
-            for event in &thread.events {
-                writeln!(
-                    out,
-                    "{time:15.9} {:<24} {}",
-                    thread_label(thread),
-                    event_line(event, counts.span)
-                )?;
-            }
-        }
-    }
-    Ok(())
-}
-
-fn write_text(out: &mut dyn Write, target: &str, outcome: &StatOutcome) -> io::Result<()> {
-    let totals = &outcome.totals;
-    writeln!(out)?;
-    writeln!(out, " Performance counter stats for {target}:")?;
-    writeln!(out)?;
-    if totals.threads.is_empty() {
-        for event in &totals.events {
-            writeln!(out, "{}", event_line(event, totals.elapsed))?;
-        }
-    } else {
-        for thread in &totals.threads {
-            for event in &thread.events {
-                writeln!(
-                    out,
-                    "{:>24} {}",
-                    thread_label(thread),
-                    event_line(event, totals.elapsed)
-                )?;
-            }
-        }
-    }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{:18.9} seconds time elapsed",
-        totals.elapsed.as_secs_f64()
-    )?;
-    if let (Some(user), Some(system)) = (outcome.user_time, outcome.system_time) {
-        writeln!(out)?;
-        writeln!(out, "{:18.9} seconds user", user.as_secs_f64())?;
-        writeln!(out, "{:18.9} seconds sys", system.as_secs_f64())?;
-    }
-    if let Some(signal) = outcome.interrupted_by {
-        writeln!(out)?;
-        writeln!(out, " interrupted by signal {signal}")?;
-    }
-    writeln!(out)
-}
-
-/// `thread-name-TID`, as `perf stat --per-thread` labels a row.
-fn thread_label(thread: &ThreadCount) -> String {
-    format!("{}-{}", thread.name.as_deref().unwrap_or("?"), thread.tid)
-}
-
-/// One event: the scaled count, its name, its rate over `span` of wall
-/// time, and the share of the time it ran.
-fn event_line(event: &EventCount, span: Duration) -> String {
-    let count = match &event.value {
-        EventValue::NotSupported { .. } => {
-            return format!("{:>18}      {}", "<not supported>", event.event);
-        }
-        EventValue::Counted(count) if !count.was_counted() => {
-            return format!("{:>18}      {}", "<not counted>", event.event);
-        }
-        EventValue::Counted(count) => count,
-    };
-    let (value, unit, rate) = match event.unit {
-        "ns" => (
-            group_digits_f64(count.scaled as f64 / 1e6, 2),
-            "msec",
-            format!("{:8.3} CPUs utilized", cpus_utilized(count, span)),
-        ),
-        _ => (
-            group_digits(count.scaled),
-            "",
-            rate_text(rate_per_second(count, span)),
-        ),
-    };
-    let running = count
-        .running_percent()
-        .map_or(String::new(), |p| format!("({p:.2}%)"));
-    format!(
-        "{value:>18} {unit:<5} {:<26} # {rate:<22} {running}",
-        event.event
-    )
-    .trim_end()
-    .to_owned()
-}
-
-fn rate_per_second(count: &Count, span: Duration) -> f64 {
-    match span.as_secs_f64() {
-        0.0 => 0.0,
-        seconds => count.scaled as f64 / seconds,
-    }
-}
-
-/// A clock's nanoseconds per nanosecond of wall time.
-fn cpus_utilized(count: &Count, span: Duration) -> f64 {
-    rate_per_second(count, span) / 1e9
-}
-
-fn rate_text(rate: f64) -> String {
-    let (value, prefix) = if rate >= 1e9 {
-        (rate / 1e9, "G")
-    } else if rate >= 1e6 {
-        (rate / 1e6, "M")
-    } else if rate >= 1e3 {
-        (rate / 1e3, "K")
-    } else {
-        (rate, "")
-    };
-    format!("{value:8.3} {prefix}/sec")
-}
-
-/// `1234567` as `1,234,567`.
-fn group_digits(value: u64) -> String {
-    let digits = value.to_string();
-    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    grouped
-}
-
-fn group_digits_f64(value: f64, decimals: usize) -> String {
-    let text = format!("{value:.decimals$}");
-    match text.split_once('.') {
-        Some((whole, fraction)) => match whole.parse::<u64>() {
-            Ok(whole) => format!("{}.{fraction}", group_digits(whole)),
-            Err(_) => text,
-        },
-        None => text,
-    }
-}
-
-fn event_json(event: &EventCount, span: Duration) -> Value {
-    match &event.value {
-        EventValue::NotSupported { reason } => json!({
-            "event": event.event,
-            "unit": event.unit,
-            "supported": false,
-            "reason": reason,
-        }),
-        EventValue::Counted(count) => {
-            let mut value = json!({
-                "event": event.event,
-                "unit": event.unit,
-                "supported": true,
-                "counted": count.was_counted(),
-                "value": count.scaled,
-                "raw": count.raw,
-                "time_enabled_ns": count.enabled_ns,
-                "time_running_ns": count.running_ns,
-                "running_percent": count.running_percent(),
-                "rate_per_second": rate_per_second(count, span),
-            });
-            if event.unit == "ns" {
-                value["cpus_utilized"] = json!(cpus_utilized(count, span));
-            }
-            value
-        }
-    }
-}
-
-fn counts_json(counts: &StatCounts, span: Duration) -> (Value, Value) {
-    let events = counts
-        .events
-        .iter()
-        .map(|e| event_json(e, span))
-        .collect::<Vec<_>>();
-    let threads = counts
-        .threads
-        .iter()
-        .map(|thread| {
-            json!({
-                "pid": thread.pid,
-                "tid": thread.tid,
-                "name": thread.name,
-                "events": thread.events.iter().map(|e| event_json(e, span)).collect::<Vec<_>>(),
-            })
-        })
-        .collect::<Vec<_>>();
-    (json!(events), json!(threads))
-}
-
-fn interval_json(counts: &StatCounts) -> Value {
-    let (events, threads) = counts_json(counts, counts.span);
-    let mut value = json!({
-        "interval_s": counts.elapsed.as_secs_f64(),
-        "span_s": counts.span.as_secs_f64(),
-        "events": events,
-    });
-    if !counts.threads.is_empty() {
-        value["threads"] = threads;
-    }
-    value
-}
-
-fn summary_json(target: &str, outcome: &StatOutcome) -> Value {
-    let totals = &outcome.totals;
-    let (events, threads) = counts_json(totals, totals.elapsed);
-    let mut value = json!({
-        "target": target,
-        "elapsed_s": totals.elapsed.as_secs_f64(),
-        "events": events,
-        "interrupted_by": outcome.interrupted_by,
-    });
-    if !totals.threads.is_empty() {
-        value["threads"] = threads;
-    }
-    if let Some(exit) = outcome.exit {
-        value["outcome"] = json!(exit.to_string());
-        value["exit_status"] = json!(exit.code());
-    }
-    if let (Some(user), Some(system)) = (outcome.user_time, outcome.system_time) {
-        value["user_s"] = json!(user.as_secs_f64());
-        value["system_s"] = json!(system.as_secs_f64());
-    }
-    value
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_are_grouped_by_thousands() {
-        assert_eq!(group_digits(0), "0");
-        assert_eq!(group_digits(999), "999");
-        assert_eq!(group_digits(1000), "1,000");
-        assert_eq!(group_digits(1234567), "1,234,567");
-        assert_eq!(group_digits_f64(1234.567, 2), "1,234.57");
-        assert_eq!(rate_text(2500.0).trim(), "2.500 K/sec");
-    }
 }

@@ -1,17 +1,16 @@
 //! `profiler symbolize`: addresses of one file (hexadecimal, one per line, as
-//! the file states them, like addr2line's) read from stdin, named the way
-//! `llvm-symbolizer --no-inlines` names them (the function holding the code,
-//! with the instruction's own line) or, with `--inlines`, as `addr2line -f
-//! -C -i` does; or as JSON.
+//! the file states them, like addr2line's) read from stdin, named by the
+//! symbolizer, rendered by the report as addr2line or llvm-symbolizer print
+//! them, or as JSON.
 
 use std::collections::HashMap;
 use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use profiler_model::{AddressSymbol, Frame, Svma};
+use profiler_model::{AddressSymbol, Svma};
+use profiler_report::{render_symbols_json, render_symbols_text};
 use profiler_symbols::symbolize_file;
-use serde_json::json;
 
 use crate::args::{Format, SymbolizeArgs};
 use crate::progress::Progress;
@@ -35,24 +34,13 @@ pub fn run(args: SymbolizeArgs) -> Result<ExitCode> {
     drop(progress);
     let by_address: HashMap<Svma, &AddressSymbol> = unique.iter().copied().zip(&symbols).collect();
 
+    let symbols: Vec<(Svma, &AddressSymbol)> = (addresses.iter())
+        .map(|address| (*address, by_address[address]))
+        .collect();
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match args.format {
-        Format::Text => {
-            for address in &addresses {
-                write_text(&mut out, by_address[address], args.inlines)?;
-            }
-        }
-        Format::Json => {
-            let entries: Vec<_> = addresses
-                .iter()
-                .map(|address| {
-                    let frames = frames(by_address[address], args.inlines);
-                    json!({"address": address.0, "frames": frames.iter().map(json_frame).collect::<Vec<_>>()})
-                })
-                .collect();
-            serde_json::to_writer_pretty(&mut out, &entries)?;
-            writeln!(out)?;
-        }
+        Format::Text => render_symbols_text(&symbols, args.inlines, &mut out)?,
+        Format::Json => render_symbols_json(&symbols, args.inlines, &mut out)?,
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
@@ -80,56 +68,4 @@ fn parse_addresses(input: &str) -> Result<Vec<Svma>> {
         }
     }
     Ok(addresses)
-}
-
-/// The inline chain, innermost first; or, without `inlines`, one frame:
-/// the function holding the code (the symbol table's, or the outermost of
-/// the debug info's chain) with the instruction's own line.
-fn frames(symbol: &AddressSymbol, inlines: bool) -> Vec<Frame> {
-    let holder = symbol.function.as_ref().and_then(|f| f.name.clone());
-    match (symbol.frames.first(), inlines) {
-        (None, _) => vec![Frame {
-            function: holder,
-            file: None,
-            line: None,
-        }],
-        (Some(_), true) => symbol.frames.clone(),
-        (Some(innermost), false) => vec![Frame {
-            function: holder.or_else(|| symbol.frames.last().and_then(|f| f.function.clone())),
-            ..innermost.clone()
-        }],
-    }
-}
-
-/// Each frame as `function` then `file:line`, with addr2line's `??` for
-/// what is unknown.
-fn write_text(out: &mut impl Write, symbol: &AddressSymbol, inlines: bool) -> io::Result<()> {
-    for frame in frames(symbol, inlines) {
-        write_frame(
-            out,
-            frame.function.as_deref(),
-            frame.file.as_deref(),
-            frame.line,
-        )?;
-    }
-    Ok(())
-}
-
-fn write_frame(
-    out: &mut impl Write,
-    function: Option<&str>,
-    file: Option<&str>,
-    line: Option<u32>,
-) -> io::Result<()> {
-    let name = function.unwrap_or("??");
-    match (file, line) {
-        (Some(file), Some(line)) => writeln!(out, "{name}\n{file}:{line}"),
-        (Some(file), None) => writeln!(out, "{name}\n{file}:?"),
-        (None, _) if function.is_some() => writeln!(out, "{name}\n??:?"),
-        (None, _) => writeln!(out, "{name}\n??:0"),
-    }
-}
-
-fn json_frame(frame: &Frame) -> serde_json::Value {
-    json!({"function": frame.function.as_deref(), "file": frame.file.as_deref(), "line": frame.line})
 }

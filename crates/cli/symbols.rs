@@ -98,5 +98,6 @@ pub fn options(args: &SymbolArgs, same_kernel: bool) -> SymbolizerOptions {
         debug_dirs: args.debug_dirs.clone(),
         full_signatures: args.full_signatures,
         same_kernel,
+        threads: args.jobs.map_or(0, |n| n.get()),
     }
 }

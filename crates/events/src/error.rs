@@ -3,6 +3,9 @@
 
 #[derive(Debug, thiserror::Error)]
 pub enum EventsError {
+    #[error("'{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3")]
+    BadCpuList { text: String },
+
     #[error(
         "unknown event '{name}'{}; known events: {known}, and the cache, raw and PMU events \
          `profiler list` shows",

@@ -25,18 +25,30 @@
 //! # Ok::<(), profiler_events::EventsError>(())
 //! ```
 //!
+//! Beside the encodings, the plain facts the sampler finds about events and
+//! hands to the views: what counters counted ([`StatCounts`]), what the
+//! kernel's rules let this process do ([`Privileges`]), and what `doctor`
+//! found ([`Checkup`]).
+//!
 //! Every error is one line that names the event and the part at fault,
 //! with what to write instead.
 
 mod cache_events;
+mod checkup;
+mod counts;
+mod cpu_list;
 mod error;
 mod event;
 mod event_parse;
 mod list;
 mod pmu;
+mod privileges;
 mod suggest;
 
 pub use cache_events::PERF_TYPE_HW_CACHE;
+pub use checkup::{Checkup, EventCheck, EventSource};
+pub use counts::{Count, EventCount, EventValue, StatCounts, ThreadCount};
+pub use cpu_list::{format_cpu_list, parse_cpu_list};
 pub use error::EventsError;
 pub use event::{
     CPU_CLOCK, CYCLES, EventSpec, KNOWN_EVENTS, KnownEvent, PERF_TYPE_HARDWARE, PERF_TYPE_RAW,
@@ -45,3 +57,6 @@ pub use event::{
 pub use event_parse::{EventGroup, own_modifiers, parse_events, split_event_list};
 pub use list::{ListGroup, ListedEvent, Usability, list_events};
 pub use pmu::{FormatField, Pmu, PmuAlias, Pmus, SYSFS_PMUS, is_core_pmu};
+pub use privileges::{
+    CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, effective_capabilities, paranoid_meaning,
+};

@@ -7,8 +7,8 @@
 use crate::address::{Avma, FileOffset};
 use crate::event::EventIndex;
 use crate::record::{
-    BuildId, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent, Throttle,
-    UserStack,
+    BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
+    Throttle, UserStack,
 };
 
 const TAG_SAMPLE: u8 = 1;
@@ -124,7 +124,9 @@ pub(crate) fn decode(tag: u8, payload: &[u8]) -> Result<Option<Record>, &'static
             mode: decode_mode(c.u8()?),
             ip: Avma(c.u64()?),
             period: c.u64()?,
-            callchain: c.callchain()?,
+            callchain: (c.callchain()?.into_iter())
+                .map(CallchainEntry::from_raw)
+                .collect(),
             user_stack: c.user_stack()?,
             read: c.read()?,
         }),
@@ -235,12 +237,19 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 /// A sample's call chain and stack copy, after its fixed fields; nothing
 /// at all when it has neither and nothing follows (as in recordings
 /// without call graphs or groups).
-fn put_stacks(out: &mut Vec<u8>, callchain: &[u64], user_stack: Option<&UserStack>, more: bool) {
+fn put_stacks(
+    out: &mut Vec<u8>,
+    callchain: &[CallchainEntry],
+    user_stack: Option<&UserStack>,
+    more: bool,
+) {
     if callchain.is_empty() && user_stack.is_none() && !more {
         return;
     }
     put_u32(out, callchain.len() as u32);
-    callchain.iter().for_each(|&entry| put_u64(out, entry));
+    callchain
+        .iter()
+        .for_each(|&entry| put_u64(out, entry.to_raw()));
     match user_stack {
         None => out.push(0),
         Some(stack) => {
@@ -391,7 +400,9 @@ mod tests {
             mode: CpuMode::User,
             ip: Avma(0x40_1000),
             period: 1,
-            callchain: vec![u64::MAX - 511, 0x40_1000, 0x40_2345],
+            callchain: [u64::MAX - 511, 0x40_1000, 0x40_2345]
+                .map(CallchainEntry::from_raw)
+                .to_vec(),
             user_stack: Some(UserStack {
                 ip: Avma(0x40_1000),
                 sp: Avma(0x7ffe_0000),

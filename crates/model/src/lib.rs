@@ -3,12 +3,15 @@
 //! no system calls beyond reading and writing files.
 //!
 //! Data flow: the sampler turns kernel records into [`Record`]s and pushes them
-//! into a [`RecordSink`] such as [`RecordingWriter`], which writes them in
-//! checksummed chunks through an [`AtomicFile`]; a report opens the file with
-//! [`Recording::open`] (a file cut short or damaged is read as far as its
-//! chunks are good, and [`Recording::damage`] says what was lost), replays its
-//! side-band records into a [`ProcessModel`], and resolves every [`Sample`] to
-//! a [`Location`].
+//! into a [`RecordingSink`]: the [`RecordingWriter`], which writes them in
+//! checksummed chunks through an [`AtomicFile`] (behind the [`CallerSplicer`]
+//! where frame-pointer chains come with the top of the stack), or the
+//! [`HistogramRecorder`], which pours the samples into [`ModuleHistograms`]
+//! and writes those. A
+//! report opens the file with [`Recording::open`] (a file cut short or damaged
+//! is read as far as its chunks are good, and [`Recording::damage`] says what
+//! was lost), [replays](Recording::replay) its side-band records into a
+//! [`ProcessModel`], and resolves every [`Sample`] to a [`Location`].
 //!
 //! ```
 //! use profiler_model::*;
@@ -42,15 +45,21 @@ mod codec;
 mod damage;
 mod error;
 mod event;
+mod group_counts;
 mod header;
 mod layout;
 mod listing;
+mod live_histograms;
 mod module;
+mod module_histograms;
 mod process;
 mod reader;
 mod record;
+mod replay;
 mod scan;
+mod sink;
 mod source;
+mod splice;
 mod stats;
 mod symbolize;
 mod unwind;
@@ -65,19 +74,27 @@ pub use atomic_file::{AtomicFile, Leftover, leftovers};
 pub use damage::Damage;
 pub use error::RecordingError;
 pub use event::{EventDescription, EventIndex, Sampling};
+pub use group_counts::MemberDeltas;
 pub use header::{
     CallGraph, HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
 };
 pub use layout::FORMAT_VERSION;
 pub use listing::{AsmSyntax, Disassembler, Flow, FunctionListing, Instruction, SourceReader};
+pub use live_histograms::HistogramRecorder;
 pub use module::{Module, ModuleId, ModuleTable};
+pub use module_histograms::{
+    HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion, pour,
+};
 pub use process::{LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order};
 pub use reader::{Recording, Records};
 pub use record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
     Throttle, UserStack,
 };
+pub use replay::Samples;
+pub use sink::{RecordingSink, open_sink};
 pub use source::{RecordSource, RecordStream, SourceRecords, count_records};
+pub use splice::{CallerSplicer, has_user_chain, missing_caller};
 pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{
     AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,

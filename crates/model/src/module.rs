@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use crate::address::{Avma, FileOffset};
 use crate::record::BuildId;
 
 /// Index of a module in a [`ModuleTable`].
@@ -27,6 +28,14 @@ impl Module {
             p if p.starts_with('[') => p,
             p => p.rsplit('/').next().unwrap_or(p),
         }
+    }
+
+    /// Where `offset` of anonymous memory (JIT code) lies in its process.
+    /// The kernel states an anonymous mapping's page offset as its own
+    /// address (`vm_pgoff` is `vm_start >> PAGE_SHIFT`), so such a module's
+    /// offsets are the addresses themselves.
+    pub fn anonymous_avma(offset: FileOffset) -> Avma {
+        Avma(offset.0)
     }
 
     /// Whether the module is anonymous memory rather than a file.

@@ -48,11 +48,12 @@ pub struct Sample {
     /// overflowed; constant unless sampling by frequency).
     pub period: u64,
     /// The kernel's call chain (`record --call-graph fp`), innermost first,
-    /// as `PERF_SAMPLE_CALLCHAIN` gives it: each context's entries follow
-    /// a `PERF_CONTEXT_*` marker (see [`CallchainEntry`]); in each context
-    /// the first entry is the interrupted instruction, the others return
-    /// addresses. Empty without call graphs.
-    pub callchain: Vec<u64>,
+    /// as `PERF_SAMPLE_CALLCHAIN` gives it, decoded: each context's
+    /// addresses follow the context they are in (the kernel's
+    /// `PERF_CONTEXT_*` markers); in each context the first address is the
+    /// interrupted instruction, the others return addresses. Empty without
+    /// call graphs.
+    pub callchain: Vec<CallchainEntry>,
     /// The user registers and stack copy (`record --call-graph dwarf`),
     /// unwound at report time; with `-g`, the top of the stack, which finds
     /// the caller the call chain skipped (spliced into `callchain` while
@@ -111,6 +112,21 @@ impl CallchainEntry {
             _ => CpuMode::Unknown,
         };
         CallchainEntry::Context(mode)
+    }
+
+    /// The entry as the kernel writes it, as recordings keep it. A context
+    /// the kernel did not name comes back as `PERF_CONTEXT_MAX` (-4095).
+    pub fn to_raw(self) -> u64 {
+        let marker: i64 = match self {
+            CallchainEntry::Address(address) => return address.0,
+            CallchainEntry::Context(CpuMode::Hypervisor) => -32,
+            CallchainEntry::Context(CpuMode::Kernel) => -128,
+            CallchainEntry::Context(CpuMode::User) => -512,
+            CallchainEntry::Context(CpuMode::GuestKernel) => -2176,
+            CallchainEntry::Context(CpuMode::GuestUser) => -2560,
+            CallchainEntry::Context(CpuMode::Unknown) => -4095,
+        };
+        marker as u64
     }
 }
 

@@ -4,6 +4,7 @@
 //! one module, and get back what each offset is. The reports never open ELF
 //! files themselves; the symbolizer never sees samples.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::address::{Avma, FileOffset, RelativeAddress, Svma};
@@ -30,6 +31,19 @@ pub trait Symbolizer: Sync {
     /// no name is known. The default knows none.
     fn symbolize_kernel(&self, addresses: &[Avma]) -> Vec<Option<String>> {
         vec![None; addresses.len()]
+    }
+
+    /// Where the functions called `names` (as the symbol tables spell
+    /// them) lie in `module`, in file offsets: a lookup in the symbol
+    /// tables alone, naming nothing else. The default knows none.
+    fn find_functions(&self, _module: &Module, _names: &[&str]) -> Vec<Range<FileOffset>> {
+        Vec::new()
+    }
+
+    /// How many modules may be symbolized at once. What is named must not
+    /// depend on it.
+    fn threads(&self) -> usize {
+        1
     }
 }
 

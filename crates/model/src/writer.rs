@@ -88,7 +88,10 @@ impl<W: Write> RecordingWriter<W> {
         preamble.extend_from_slice(&(json.len() as u32).to_le_bytes());
         preamble.extend_from_slice(&crc32fast::hash(&json).to_le_bytes());
         preamble.extend_from_slice(&json);
+        // Written through at once: an output that cannot take the header
+        // fails here, before the records start.
         out.write_all(&preamble)?;
+        out.flush()?;
         let mut chunk = Vec::with_capacity(limits.bytes.saturating_mul(2).min(16 << 20));
         chunk.resize(CHUNK_HEADER_LEN, 0);
         Ok(RecordingWriter {

@@ -16,8 +16,8 @@ use linux_perf_data::linux_perf_event_reader::{
 };
 use linux_perf_data::{DsoInfo, DsoKey, Endianness, PerfFileRecord, UserRecordType};
 use profiler_model::{
-    Avma, BuildId, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record, Sample, TaskEvent,
-    Throttle, UserStack,
+    Avma, BuildId, CallchainEntry, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record,
+    Sample, TaskEvent, Throttle, UserStack,
 };
 
 /// `PROT_EXEC` in an MMAP2 record's protection.
@@ -148,7 +148,10 @@ impl Converter<'_> {
             fixed.copied().unwrap_or(1)
         });
         let callchain = match &sample.callchain {
-            Some(chain) => (0..chain.len()).filter_map(|i| chain.get(i)).collect(),
+            Some(chain) => (0..chain.len())
+                .filter_map(|i| chain.get(i))
+                .map(CallchainEntry::from_raw)
+                .collect(),
             None => Vec::new(),
         };
         Record::Sample(Sample {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use profiler_model::{Flow, FunctionListing, Instruction, Location, Recording, SourceReader, Svma};
 
 use crate::annotate_target::AnnotateTarget;
-use crate::stacks::StackProfile;
+use crate::stacks::{NamedStack, StackProfile};
 use crate::text::event_phrase;
 
 /// Which views to show.
@@ -132,71 +132,15 @@ pub fn annotate(
     let event = stacks.wanted.iter().position(|&w| w).unwrap_or(0);
     let event_stacks = stacks.events.get(event).map_or(&[][..], Vec::as_slice);
     let event_samples = event_stacks.iter().map(|s| s.weight.samples).sum();
-
-    // Samples by file offset in the function's module.
-    let mut by_offset: BTreeMap<u64, u64> = BTreeMap::new();
-    for stack in event_stacks {
-        let Some(place) = stack.place else { continue };
-        if let Location::Module { module, offset } = stacks.places[place as usize].0
-            && module == target.module_id
-        {
-            *by_offset.entry(offset.0).or_default() += stack.weight.samples;
-        }
-    }
-    let counts = instruction_counts(&listing.instructions, &by_offset);
+    let counts = instruction_counts(
+        &listing.instructions,
+        &samples_by_offset(stacks, event_stacks, target),
+    );
     let samples: u64 = counts.iter().sum();
-    let percent = |n: u64| n as f64 * 100.0 / samples.max(1) as f64;
-
     let symbol = (listing.name.clone())
         .or_else(|| target.name.clone())
         .unwrap_or_else(|| format!("{}:{:#x}", target.module.name(), listing.start.0));
-    let targets: BTreeSet<Svma> = listing
-        .instructions
-        .iter()
-        .filter_map(|i| match i.flow {
-            Flow::Jump(to) => Some(to),
-            _ => None,
-        })
-        .collect();
-    let label = |to: Svma| {
-        (listing.start..listing.end)
-            .contains(&to)
-            .then(|| format!("{symbol}+{:#x}", to.0 - listing.start.0))
-    };
-    let visible = within_context(&counts, options.context);
-    let instructions: Vec<AnnotatedInstruction> = listing
-        .instructions
-        .iter()
-        .zip(&counts)
-        .zip(&visible)
-        .map(|((i, &n), &shown)| {
-            let (file, line, inlined) = source_of(i);
-            let source = match (&file, line) {
-                (Some(file), Some(line)) => sources.lines(file).ok().and_then(|text| {
-                    let index = (line as usize).checked_sub(1)?;
-                    text.get(index).cloned()
-                }),
-                _ => None,
-            };
-            AnnotatedInstruction {
-                svma: i.svma,
-                text: i.text.clone(),
-                samples: n,
-                percent: percent(n),
-                jump_target: targets.contains(&i.svma),
-                target: match i.flow {
-                    Flow::Jump(to) | Flow::Call(to) => label(to).or_else(|| i.callee.clone()),
-                    Flow::Next => None,
-                },
-                file,
-                line,
-                inlined,
-                source,
-                hidden: !shown,
-            }
-        })
-        .collect();
-
+    let instructions = annotated_instructions(listing, &counts, &symbol, sources, options);
     let lines = line_counts(&instructions, samples);
     let mut notes = Vec::new();
     if !listing.has_lines {
@@ -234,6 +178,79 @@ pub fn annotate(
         sources,
         notes,
     }
+}
+
+/// The samples of `stacks` by file offset in `target`'s module.
+fn samples_by_offset(
+    stacks: &StackProfile,
+    event_stacks: &[NamedStack],
+    target: &AnnotateTarget,
+) -> BTreeMap<u64, u64> {
+    let mut by_offset: BTreeMap<u64, u64> = BTreeMap::new();
+    for stack in event_stacks {
+        let Some(place) = stack.place else { continue };
+        if let Location::Module { module, offset } = stacks.places[place.index()].0
+            && module == target.module_id
+        {
+            *by_offset.entry(offset.0).or_default() += stack.weight.samples;
+        }
+    }
+    by_offset
+}
+
+/// Each instruction of `listing` with its samples (`counts`), where it
+/// jumps or calls (named after `symbol` inside the function), its source
+/// line, and whether it is out of the context shown.
+fn annotated_instructions(
+    listing: &FunctionListing,
+    counts: &[u64],
+    symbol: &str,
+    sources: &dyn SourceReader,
+    options: &AnnotateOptions,
+) -> Vec<AnnotatedInstruction> {
+    let samples: u64 = counts.iter().sum();
+    let targets: BTreeSet<Svma> = listing
+        .instructions
+        .iter()
+        .filter_map(|i| match i.flow {
+            Flow::Jump(to) => Some(to),
+            _ => None,
+        })
+        .collect();
+    let label = |to: Svma| {
+        (listing.start..listing.end)
+            .contains(&to)
+            .then(|| format!("{symbol}+{:#x}", to.0 - listing.start.0))
+    };
+    let visible = within_context(counts, options.context);
+    (listing.instructions.iter().zip(counts).zip(&visible))
+        .map(|((i, &n), &shown)| {
+            let (file, line, inlined) = source_of(i);
+            let source = match (&file, line) {
+                (Some(file), Some(line)) => sources.lines(file).ok().and_then(|text| {
+                    let index = (line as usize).checked_sub(1)?;
+                    text.get(index).cloned()
+                }),
+                _ => None,
+            };
+            AnnotatedInstruction {
+                svma: i.svma,
+                text: i.text.clone(),
+                samples: n,
+                percent: n as f64 * 100.0 / samples.max(1) as f64,
+                jump_target: targets.contains(&i.svma),
+                target: match i.flow {
+                    Flow::Jump(to) | Flow::Call(to) => label(to).or_else(|| i.callee.clone()),
+                    Flow::Next => None,
+                },
+                file,
+                line,
+                inlined,
+                source,
+                hidden: !shown,
+            }
+        })
+        .collect()
 }
 
 /// Samples per instruction: each count goes to the instruction holding its
@@ -318,25 +335,7 @@ fn source_blocks(
     sources: &dyn SourceReader,
     context: Option<usize>,
 ) -> Vec<SourceBlock> {
-    // The function's own file and span: where its outermost frames lie.
-    let mut own: HashMap<Arc<str>, (u32, u32, usize)> = HashMap::new();
-    for i in &listing.instructions {
-        let Some(outer) = i.frames.last() else {
-            continue;
-        };
-        let (Some(file), Some(line)) = (&outer.file, outer.line) else {
-            continue;
-        };
-        let span = own.entry(file.clone()).or_insert((line, line, 0));
-        span.0 = span.0.min(line);
-        span.1 = span.1.max(line);
-        span.2 += 1;
-    }
-    let own_file = own
-        .iter()
-        .max_by_key(|(file, (_, _, n))| (*n, std::cmp::Reverse(file.to_string())))
-        .map(|(file, &(first, last, _))| (file.clone(), first, last));
-
+    let own_file = own_span(listing);
     let mut wanted: BTreeMap<Arc<str>, BTreeSet<u32>> = BTreeMap::new();
     if let Some((file, first, last)) = &own_file {
         wanted
@@ -352,55 +351,84 @@ fn source_blocks(
     }
     let counts: HashMap<(&str, u32), &LineCount> =
         lines.iter().map(|l| ((&*l.file, l.line), l)).collect();
-    let mut blocks: Vec<SourceBlock> = wanted
-        .into_iter()
-        .map(|(file, numbers)| {
-            let text = match sources.lines(&file) {
-                Ok(text) => text,
-                Err(problem) => {
-                    return SourceBlock {
-                        file,
-                        rows: Vec::new(),
-                        problem: Some(problem),
-                    };
-                }
-            };
-            let numbers: Vec<u32> = numbers
-                .into_iter()
-                .filter(|&n| n >= 1 && (n as usize) <= text.len())
-                .collect();
-            let samples: Vec<u64> = numbers
-                .iter()
-                .map(|&n| counts.get(&(&*file, n)).map_or(0, |c| c.samples))
-                .collect();
-            let shown = within_context(&samples, context);
-            let mut rows = Vec::new();
-            let mut previous: Option<u32> = None;
-            for (&number, show) in numbers.iter().zip(shown) {
-                if !show {
-                    continue;
-                }
-                let count = counts.get(&(&*file, number));
-                rows.push(SourceRow {
-                    line: number,
-                    text: text[number as usize - 1].clone(),
-                    samples: count.map_or(0, |c| c.samples),
-                    percent: count.map_or(0.0, |c| c.percent),
-                    inlined: count.and_then(|c| c.inlined.clone()),
-                    gap_before: previous.is_some_and(|p| number > p + 1),
-                });
-                previous = Some(number);
-            }
-            SourceBlock {
-                file,
-                rows,
-                problem: None,
-            }
-        })
+    let mut blocks: Vec<SourceBlock> = (wanted.into_iter())
+        .map(|(file, numbers)| source_block(file, numbers, &counts, sources, context))
         .collect();
     // The function's own file first.
     if let Some((own, _, _)) = own_file {
         blocks.sort_by_key(|b| b.file != own);
     }
     blocks
+}
+
+/// The function's own file, and its first and last line there: the file
+/// most of its outermost frames lie in.
+fn own_span(listing: &FunctionListing) -> Option<(Arc<str>, u32, u32)> {
+    let mut own: HashMap<Arc<str>, (u32, u32, usize)> = HashMap::new();
+    for i in &listing.instructions {
+        let Some(outer) = i.frames.last() else {
+            continue;
+        };
+        let (Some(file), Some(line)) = (&outer.file, outer.line) else {
+            continue;
+        };
+        let span = own.entry(file.clone()).or_insert((line, line, 0));
+        span.0 = span.0.min(line);
+        span.1 = span.1.max(line);
+        span.2 += 1;
+    }
+    own.iter()
+        .max_by_key(|(file, (_, _, n))| (*n, std::cmp::Reverse(file.to_string())))
+        .map(|(file, &(first, last, _))| (file.clone(), first, last))
+}
+
+/// Lines `numbers` of `file`, with their samples (`counts`).
+fn source_block(
+    file: Arc<str>,
+    numbers: BTreeSet<u32>,
+    counts: &HashMap<(&str, u32), &LineCount>,
+    sources: &dyn SourceReader,
+    context: Option<usize>,
+) -> SourceBlock {
+    let text = match sources.lines(&file) {
+        Ok(text) => text,
+        Err(problem) => {
+            return SourceBlock {
+                file,
+                rows: Vec::new(),
+                problem: Some(problem),
+            };
+        }
+    };
+    let numbers: Vec<u32> = numbers
+        .into_iter()
+        .filter(|&n| n >= 1 && (n as usize) <= text.len())
+        .collect();
+    let samples: Vec<u64> = numbers
+        .iter()
+        .map(|&n| counts.get(&(&*file, n)).map_or(0, |c| c.samples))
+        .collect();
+    let shown = within_context(&samples, context);
+    let mut rows = Vec::new();
+    let mut previous: Option<u32> = None;
+    for (&number, show) in numbers.iter().zip(shown) {
+        if !show {
+            continue;
+        }
+        let count = counts.get(&(&*file, number));
+        rows.push(SourceRow {
+            line: number,
+            text: text[number as usize - 1].clone(),
+            samples: count.map_or(0, |c| c.samples),
+            percent: count.map_or(0.0, |c| c.percent),
+            inlined: count.and_then(|c| c.inlined.clone()),
+            gap_before: previous.is_some_and(|p| number > p + 1),
+        });
+        previous = Some(number);
+    }
+    SourceBlock {
+        file,
+        rows,
+        problem: None,
+    }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use profiler_model::{Module, ModuleId, Svma};
 
 use crate::error::ReportError;
-use crate::naming::ModuleKey;
+use crate::naming::{FunctionId, ModuleKey};
 use crate::stacks::StackProfile;
 
 /// A function to annotate: a module and an address inside the function.
@@ -115,14 +115,14 @@ impl StackProfile {
 
     /// Functions with samples of their own, most samples first.
     fn sampled_functions(&self) -> Vec<Sampled<'_>> {
-        let mut by_function: HashMap<u32, (u64, HashMap<Svma, u64>)> = HashMap::new();
+        let mut by_function: HashMap<FunctionId, (u64, HashMap<Svma, u64>)> = HashMap::new();
         for stack in self.events.iter().flatten() {
             // The function holding the code, past any inlined frames.
             let holder = stack.frames.iter().find(|&&f| !self.is_inlined(f));
             let (Some(&function), Some(place)) = (holder, stack.place) else {
                 continue;
             };
-            let Some(svma) = self.places[place as usize].1.svma else {
+            let Some(svma) = self.places[place.index()].1.svma else {
                 continue;
             };
             let (samples, addresses) = by_function.entry(function).or_default();
@@ -132,7 +132,7 @@ impl StackProfile {
         let mut sampled: Vec<Sampled> = by_function
             .into_iter()
             .filter_map(|(function, (samples, addresses))| {
-                let key = &self.functions[function as usize];
+                let key = &self.functions[function.index()];
                 let ModuleKey::Module(module) = key.module else {
                     return None;
                 };

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::naming::{FunctionKey, ModuleKey};
+use crate::naming::{FunctionId, FunctionKey, ModuleKey};
 use crate::samples::Weight;
 
 /// The rows functions count for.
@@ -15,7 +15,7 @@ pub(crate) struct Attribution {
     /// Per function id: its row (a function id standing for every function
     /// of that module and name), or `None` for an inlined frame that is no
     /// row of its own.
-    row_of: Vec<Option<u32>>,
+    row_of: Vec<Option<FunctionId>>,
     inline: bool,
 }
 
@@ -23,41 +23,44 @@ impl Attribution {
     pub fn new(functions: &[FunctionKey], inline: bool) -> Attribution {
         // With `--inline`, an inlined `burn` and an out-of-line `burn` are
         // one row: the first id of the module and name stands for both.
-        let mut first: HashMap<(ModuleKey, &str), u32> = HashMap::new();
+        let mut first: HashMap<(ModuleKey, &str), FunctionId> = HashMap::new();
         let row_of = functions
             .iter()
             .enumerate()
-            .map(|(id, key)| match (inline, key.inlined) {
-                (false, true) => None,
-                (false, false) => Some(id as u32),
-                (true, _) => Some(*first.entry((key.module, &key.name)).or_insert(id as u32)),
+            .map(|(index, key)| {
+                let id = FunctionId::new(index);
+                match (inline, key.inlined) {
+                    (false, true) => None,
+                    (false, false) => Some(id),
+                    (true, _) => Some(*first.entry((key.module, &key.name)).or_insert(id)),
+                }
             })
             .collect();
         Attribution { row_of, inline }
     }
 
     /// The row whose self weight a stack (leaf first) adds to.
-    pub fn leaf(&self, frames: &[u32]) -> Option<u32> {
+    pub fn leaf(&self, frames: &[FunctionId]) -> Option<FunctionId> {
         match self.inline {
-            true => frames.first().and_then(|&f| self.row_of[f as usize]),
-            false => frames.iter().find_map(|&f| self.row_of[f as usize]),
+            true => frames.first().and_then(|&f| self.row_of[f.index()]),
+            false => frames.iter().find_map(|&f| self.row_of[f.index()]),
         }
     }
 
     /// The rows on a stack, leaf first, a row as often as it recurs.
-    pub fn rows<'a>(&'a self, frames: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
-        frames.iter().filter_map(|&f| self.row_of[f as usize])
+    pub fn rows<'a>(&'a self, frames: &'a [FunctionId]) -> impl Iterator<Item = FunctionId> + 'a {
+        frames.iter().filter_map(|&f| self.row_of[f.index()])
     }
 
     /// With holder attribution, the inlined frames before the leaf's row:
     /// the functions inlined into it, innermost first. Empty with `--inline`.
-    pub fn inlined_frames<'a>(&self, frames: &'a [u32]) -> &'a [u32] {
+    pub fn inlined_frames<'a>(&self, frames: &'a [FunctionId]) -> &'a [FunctionId] {
         if self.inline {
             return &[];
         }
         let holder = frames
             .iter()
-            .position(|&f| self.row_of[f as usize].is_some())
+            .position(|&f| self.row_of[f.index()].is_some())
             .unwrap_or(frames.len());
         &frames[..holder]
     }
@@ -71,12 +74,12 @@ pub(crate) struct InlineTally {
     /// Per inlined function id: samples in its code (with what was inlined
     /// into it), as the innermost frame, and inlined directly into the row's
     /// function.
-    pub by_function: HashMap<u32, [Weight; 3]>,
+    pub by_function: HashMap<FunctionId, [Weight; 3]>,
 }
 
 impl InlineTally {
     /// Adds a sample whose code came from `inlined` (innermost first).
-    pub fn add(&mut self, inlined: &[u32], weight: Weight) {
+    pub fn add(&mut self, inlined: &[FunctionId], weight: Weight) {
         let (Some(&innermost), Some(&direct)) = (inlined.first(), inlined.last()) else {
             return;
         };

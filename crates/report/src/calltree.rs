@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use crate::naming::FunctionId;
 use crate::samples::Weight;
 use crate::stacks::{NamedStack, StackProfile};
 
@@ -40,9 +41,10 @@ pub struct CallNode {
 }
 
 struct TrieNode {
-    function: u32,
+    /// `None` at the root.
+    function: Option<FunctionId>,
     weight: Weight,
-    children: HashMap<u32, usize>,
+    children: HashMap<FunctionId, usize>,
 }
 
 pub(crate) fn call_tree(
@@ -52,14 +54,14 @@ pub(crate) fn call_tree(
     percent_limit: f64,
 ) -> CallTree {
     let mut nodes = vec![TrieNode {
-        function: u32::MAX,
+        function: None,
         weight: Weight::default(),
         children: HashMap::new(),
     }];
     for stack in part {
         let mut at = 0;
         nodes[0].weight.add(stack.weight);
-        let path: Box<dyn Iterator<Item = &u32>> = match direction {
+        let path: Box<dyn Iterator<Item = &FunctionId>> = match direction {
             TreeDirection::Caller => Box::new(stack.frames.iter().rev()),
             TreeDirection::Callee => Box::new(stack.frames.iter()),
         };
@@ -68,7 +70,7 @@ pub(crate) fn call_tree(
                 Some(&next) => next,
                 None => {
                     nodes.push(TrieNode {
-                        function,
+                        function: Some(function),
                         weight: Weight::default(),
                         children: HashMap::new(),
                     });
@@ -112,7 +114,7 @@ impl Builder<'_> {
                 if percent < self.percent_limit {
                     return None;
                 }
-                let key = &self.stacks.functions[node.function as usize];
+                let key = &self.stacks.functions[node.function?.index()];
                 Some(CallNode {
                     name: key.name.clone(),
                     module: self.stacks.module_names(key.module).0,

@@ -13,13 +13,14 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use profiler_histogram::{BucketWidth, Scale};
-use profiler_model::{Detail, EventDescription, FileOffset, Recording, Sampling, Symbolizer};
+use profiler_model::{
+    Detail, EventDescription, FileOffset, HistogramSet, Recording, Sampling, Symbolizer,
+};
 
 use crate::error::ReportError;
 use crate::events::select_events;
 use crate::hist_table::HistOptions;
 use crate::histograms::recording_histograms;
-use crate::module_histograms::HistogramSet;
 
 /// What went into a `gmon.out`.
 #[derive(Clone, Debug, PartialEq)]

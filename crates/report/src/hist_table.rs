@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use profiler_histogram::{BucketWidth, Buckets, OnFull, Region, Scale};
 use profiler_model::{
-    Detail, EventDescription, FileOffset, HistogramTotals, ModuleId, Recording, Symbolizer,
+    Detail, EventDescription, FileOffset, HistogramSet, HistogramTotals, ModuleId, Recording,
+    Symbolizer,
 };
 
 use crate::error::ReportError;
 use crate::events::select_events;
 use crate::histograms::recording_histograms;
-use crate::module_histograms::HistogramSet;
 
 /// Choices for [`histogram_table`].
 #[derive(Clone, Debug, Default)]

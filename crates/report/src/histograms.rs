@@ -2,11 +2,12 @@
 //! ones built now from a full recording's samples, at any scale.
 
 use profiler_histogram::{BucketWidth, Buckets, HistogramConfig, Region, Scale};
-use profiler_model::{ModuleTable, ProcessModelBuilder, Record, Recording};
+use profiler_model::{
+    HistogramOptions, HistogramSet, MemberDeltas, ModuleHistograms, ModuleRegion, ModuleTable,
+    Record, Recording,
+};
 
 use crate::error::ReportError;
-use crate::group_counts::MemberDeltas;
-use crate::module_histograms::{HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion};
 
 /// The histograms of `recording`. A histogram-mode recording gives back what
 /// it kept; a full recording's samples are poured into histograms over every
@@ -70,11 +71,7 @@ fn histograms_from_samples(
     width: BucketWidth,
     scale: Scale,
 ) -> Result<HistogramSet, ReportError> {
-    let mut builder = ProcessModelBuilder::new();
-    for record in recording.records()? {
-        builder.add(&record?);
-    }
-    let model = builder.build();
+    let (model, samples) = recording.replay()?;
     let options = HistogramOptions {
         config: HistogramConfig {
             width,
@@ -96,14 +93,10 @@ fn histograms_from_samples(
         }
     }
     let mut members = MemberDeltas::default();
-    for record in recording.records()? {
-        if let Record::Sample(sample) = record? {
-            let location = model.resolve(&sample);
-            histograms.record(sample.event, location, sample.period);
-            for (member, delta) in members.of(&sample) {
-                histograms.add(member, location, delta);
-            }
-        }
+    for sample in samples {
+        let sample = sample?;
+        let deltas = members.of(&sample);
+        histograms.pour(&sample, model.resolve(&sample), &deltas);
     }
     Ok(histograms.into_set(model.into_modules()))
 }

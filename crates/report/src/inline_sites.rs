@@ -11,7 +11,7 @@ use profiler_model::{Detail, FileOffset, Location, ModuleId, Recording, Symboliz
 use serde_json::json;
 
 use crate::annotate_target::plain_name;
-use crate::naming::ModuleKey;
+use crate::naming::{FunctionId, ModuleKey};
 use crate::stacks::StackProfile;
 use crate::text::event_phrase;
 
@@ -68,19 +68,20 @@ impl StackProfile {
     fn inline_sites(&self, symbol: &str, symbolizer: &dyn Symbolizer) -> Option<InlineSites> {
         let event = self.wanted.iter().position(|&w| w)?;
         let stacks = self.events.get(event)?;
-        let chosen = self.inlined_named(symbol)?;
+        let chosen = self.inlined_named(symbol);
+        let &first = chosen.first()?;
         // Samples per sampled location whose code came from it.
         let mut by_location: HashMap<Location, u64> = HashMap::new();
         for stack in stacks {
             let holder = stack.frames.iter().position(|&f| !self.is_inlined(f));
             let inlined = &stack.frames[..holder.unwrap_or(0)];
-            if let (true, Some(place)) = (inlined.contains(&chosen), stack.place) {
-                *by_location
-                    .entry(self.places[place as usize].0)
-                    .or_default() += stack.weight.samples;
+            let from_it = inlined.iter().any(|f| chosen.contains(f));
+            if let (true, Some(place)) = (from_it, stack.place) {
+                *by_location.entry(self.places[place.index()].0).or_default() +=
+                    stack.weight.samples;
             }
         }
-        let name = self.functions[chosen as usize].name.clone();
+        let name = self.functions[first.index()].name.clone();
         let mut by_module: BTreeMap<ModuleId, Vec<(FileOffset, u64)>> = BTreeMap::new();
         for (location, samples) in by_location {
             if let Location::Module { module, offset } = location {
@@ -142,29 +143,31 @@ impl StackProfile {
     }
 
     /// The inlined function with samples named `symbol`, or the only one
-    /// whose name starts with it.
-    fn inlined_named(&self, symbol: &str) -> Option<u32> {
-        let mut inlined: Vec<u32> = (self.events.iter().flatten())
+    /// whose name starts with it: in every module it was inlined in.
+    fn inlined_named(&self, symbol: &str) -> Vec<FunctionId> {
+        let mut inlined: Vec<FunctionId> = (self.events.iter().flatten())
             .flat_map(|stack| stack.frames.iter().copied())
             .filter(|&f| self.is_inlined(f))
             .collect();
         inlined.sort_unstable();
         inlined.dedup();
-        let named = |f: &&u32| self.functions[**f as usize].name == symbol;
-        if let Some(&exact) = inlined.iter().find(named) {
-            return Some(exact);
-        }
-        let prefixed: Vec<&str> = (inlined.iter())
-            .map(|&f| self.functions[f as usize].name.as_str())
-            .filter(|name| name.starts_with(symbol))
-            .collect();
-        match prefixed.as_slice() {
-            [one] => inlined
+        let name = |f: &FunctionId| self.functions[f.index()].name.as_str();
+        let mut names: Vec<&str> = inlined.iter().map(name).collect();
+        names.sort_unstable();
+        names.dedup();
+        let wanted = match names.iter().find(|&&n| n == symbol) {
+            Some(exact) => *exact,
+            None => match names
                 .iter()
-                .copied()
-                .find(|&f| self.functions[f as usize].name == *one),
-            _ => None,
-        }
+                .filter(|n| n.starts_with(symbol))
+                .collect::<Vec<_>>()[..]
+            {
+                [one] => *one,
+                _ => return Vec::new(),
+            },
+        };
+        inlined.retain(|f| name(f) == wanted);
+        inlined
     }
 }
 

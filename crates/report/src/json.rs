@@ -14,125 +14,12 @@ use serde_json::{Value, json};
 
 use profiler_model::Sampling;
 
-use crate::places::PlaceKind;
-use crate::profile::{FlatProfile, FunctionRow};
-use crate::sort::{RowKind, row_kind};
-use crate::tasks::Task;
+use crate::places::PlaceRow;
+use crate::profile::{EventProfile, FlatProfile, FunctionRow, ModuleRow};
+use crate::sort::{PlaceKind, RowKind, row_kind};
+use crate::tasks::{Task, TaskRow};
 
 pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()> {
-    let events: Vec<Value> = profile
-        .events
-        .iter()
-        .map(|e| {
-            let (key, value) = match e.description.sampling {
-                Sampling::Frequency(hz) => ("frequency", hz),
-                Sampling::Period(n) => ("period", n),
-            };
-            json!({
-                "name": e.description.name,
-                "samples": e.stats.samples,
-                "lost": e.stats.lost,
-                "throttled": e.stats.throttled,
-                "period": e.stats.period,
-                "unit": e.description.unit,
-                "sampling": { key: value },
-                "group": e.group,
-                "stacks": e.call_stacks.map(|(rooted, samples)| json!({
-                    "rooted": rooted,
-                    "samples": samples,
-                })),
-            })
-        })
-        .collect();
-    let functions: Vec<Value> = profile
-        .events
-        .iter()
-        .flat_map(|e| {
-            e.functions.iter().map(|f| {
-                let mut row = json!({
-                    "name": f.name,
-                    "module": f.module,
-                    "event": e.description.name,
-                    "self": f.weight.samples,
-                    "self_percent": round(f.percent),
-                    "total": f.total.samples,
-                    "total_percent": round(f.total_percent),
-                    "period": f.weight.period,
-                    "inlined_self": f.inlined_weight.samples,
-                    "inlined": inlined_json(f),
-                });
-                add_task(&mut row, &f.task);
-                if !e.group.is_empty() {
-                    let counted: serde_json::Map<String, Value> = (e.group.iter())
-                        .zip(&f.group)
-                        .map(|(name, count)| (name.clone(), json!(count)))
-                        .collect();
-                    row["group"] = Value::Object(counted);
-                }
-                if let Some(thread) = &e.thread {
-                    row["pid"] = json!(thread.pid);
-                    row["tid"] = json!(thread.tid);
-                }
-                row
-            })
-        })
-        .collect();
-    let modules: Vec<Value> = profile
-        .events
-        .iter()
-        .flat_map(|e| {
-            e.modules.iter().map(|m| {
-                let mut row = json!({
-                    "module": m.module,
-                    "path": m.path,
-                    "event": e.description.name,
-                    "self": m.weight.samples,
-                    "self_percent": round(m.percent),
-                    "period": m.weight.period,
-                });
-                add_task(&mut row, &m.task);
-                row
-            })
-        })
-        .collect();
-    let places: Vec<Value> = profile
-        .events
-        .iter()
-        .flat_map(|e| {
-            e.places.iter().map(|p| {
-                let mut row = json!({
-                    "module": p.module,
-                    "function": p.function,
-                    "file": p.file.as_deref(),
-                    "line": p.line,
-                    "address": p.address,
-                    "offset": p.function_offset,
-                    "event": e.description.name,
-                    "self": p.weight.samples,
-                    "self_percent": round(p.percent),
-                    "period": p.weight.period,
-                });
-                add_task(&mut row, &p.task);
-                row
-            })
-        })
-        .collect();
-    let task_rows = |rows: fn(&crate::EventProfile) -> &Vec<crate::TaskRow>| -> Vec<Value> {
-        (profile.events.iter())
-            .flat_map(|e| {
-                rows(e).iter().map(|t| {
-                    let mut row = json!({
-                        "event": e.description.name,
-                        "self": t.weight.samples,
-                        "self_percent": round(t.percent),
-                        "period": t.weight.period,
-                    });
-                    add_task(&mut row, &t.task);
-                    row
-                })
-            })
-            .collect()
-    };
     let threads: Vec<Value> = profile
         .threads
         .iter()
@@ -144,10 +31,10 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
         "outcome": profile.outcome,
         "processes": profile.processes,
         "threads_seen": profile.thread_count,
-        "events": events,
-        "functions": functions,
-        "modules": modules,
-        "commands": task_rows(|e| &e.commands),
+        "events": rows(profile, |e| std::iter::once(event_json(e))),
+        "functions": rows(profile, |e| e.functions.iter().map(|f| function_json(e, f))),
+        "modules": rows(profile, |e| e.modules.iter().map(|m| module_json(e, m))),
+        "commands": rows(profile, |e| e.commands.iter().map(|t| task_json(e, t))),
         "threads": threads,
         "problems": profile.problems,
         "histogram": profile.histogram.as_ref().map(|(settings, totals)| json!({
@@ -156,14 +43,115 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
             "outside": totals.iter().map(|t| t.outside).collect::<Vec<_>>(),
         })),
     });
+    let places = || rows(profile, |e| e.places.iter().map(|p| place_json(e, p)));
     match row_kind(&profile.sort) {
-        RowKind::Places(PlaceKind::Line) => document["lines"] = Value::Array(places),
-        RowKind::Places(PlaceKind::Address) => document["addresses"] = Value::Array(places),
-        RowKind::Tasks => document["tasks"] = Value::Array(task_rows(|e| &e.tasks)),
+        RowKind::Places(PlaceKind::Line) => document["lines"] = places(),
+        RowKind::Places(PlaceKind::Address) => document["addresses"] = places(),
+        RowKind::Tasks => {
+            document["tasks"] = rows(profile, |e| e.tasks.iter().map(|t| task_json(e, t)));
+        }
         RowKind::Functions | RowKind::Modules => {}
     }
     serde_json::to_writer_pretty(&mut *out, &document)?;
     writeln!(out)
+}
+
+/// The rows `each` makes of every event, one array.
+fn rows<'a, I: Iterator<Item = Value>>(
+    profile: &'a FlatProfile,
+    each: impl Fn(&'a EventProfile) -> I,
+) -> Value {
+    Value::Array(profile.events.iter().flat_map(each).collect())
+}
+
+fn event_json(e: &EventProfile) -> Value {
+    let (key, value) = match e.description.sampling {
+        Sampling::Frequency(hz) => ("frequency", hz),
+        Sampling::Period(n) => ("period", n),
+    };
+    json!({
+        "name": e.description.name,
+        "samples": e.stats.samples,
+        "lost": e.stats.lost,
+        "throttled": e.stats.throttled,
+        "period": e.stats.period,
+        "unit": e.description.unit,
+        "sampling": { key: value },
+        "group": e.group,
+        "stacks": e.call_stacks.map(|(rooted, samples)| json!({
+            "rooted": rooted,
+            "samples": samples,
+        })),
+    })
+}
+
+fn function_json(e: &EventProfile, f: &FunctionRow) -> Value {
+    let mut row = json!({
+        "name": f.name,
+        "module": f.module,
+        "event": e.description.name,
+        "self": f.weight.samples,
+        "self_percent": round(f.percent),
+        "total": f.total.samples,
+        "total_percent": round(f.total_percent),
+        "period": f.weight.period,
+        "inlined_self": f.inlined_weight.samples,
+        "inlined": inlined_json(f),
+    });
+    add_task(&mut row, &f.task);
+    if !e.group.is_empty() {
+        let counted: serde_json::Map<String, Value> = (e.group.iter())
+            .zip(&f.group)
+            .map(|(name, count)| (name.clone(), json!(count)))
+            .collect();
+        row["group"] = Value::Object(counted);
+    }
+    if let Some(thread) = &e.thread {
+        row["pid"] = json!(thread.pid);
+        row["tid"] = json!(thread.tid);
+    }
+    row
+}
+
+fn module_json(e: &EventProfile, m: &ModuleRow) -> Value {
+    let mut row = json!({
+        "module": m.module,
+        "path": m.path,
+        "event": e.description.name,
+        "self": m.weight.samples,
+        "self_percent": round(m.percent),
+        "period": m.weight.period,
+    });
+    add_task(&mut row, &m.task);
+    row
+}
+
+fn place_json(e: &EventProfile, p: &PlaceRow) -> Value {
+    let mut row = json!({
+        "module": p.module,
+        "function": p.function,
+        "file": p.file.as_deref(),
+        "line": p.line,
+        "address": p.address,
+        "offset": p.function_offset,
+        "event": e.description.name,
+        "self": p.weight.samples,
+        "self_percent": round(p.percent),
+        "period": p.weight.period,
+    });
+    add_task(&mut row, &p.task);
+    row
+}
+
+fn task_json(e: &EventProfile, t: &TaskRow) -> Value {
+    let mut row = json!({
+        "event": e.description.name,
+        "self": t.weight.samples,
+        "self_percent": round(t.percent),
+        "period": t.weight.period,
+    });
+    add_task(&mut row, &t.task);
+    row
 }
 
 /// The functions inlined into `row`'s, with their samples and share of

@@ -1,7 +1,6 @@
 //! Reports: a recording, resolved through the process model and named by a
 //! symbolizer, aggregated into views (the flat profile, the histogram table),
-//! each rendered to any `impl Write`; and the histograms themselves, built
-//! live while recording or afterwards from samples.
+//! each rendered to any `impl Write`.
 //!
 //! ```no_run
 //! use profiler_model::{NoSymbols, NoUnwinder, Recording};
@@ -19,27 +18,28 @@ mod annotate_render;
 mod annotate_target;
 mod attribution;
 mod calltree;
+mod completeness;
 mod diff;
+mod doctor_render;
 mod error;
 mod events;
 mod flamegraph;
 mod folded;
 mod gmon;
-mod group_counts;
 mod hist_render;
 mod hist_table;
 mod histograms;
 mod inline_sites;
 mod json;
-mod live_histograms;
-mod module_histograms;
+mod list_render;
 mod naming;
 mod places;
 mod profile;
 mod samples;
 mod sort;
-mod splice;
 mod stacks;
+mod stat_render;
+mod symbols_render;
 mod table;
 mod tasks;
 mod text;
@@ -52,7 +52,9 @@ pub use annotate::{
 pub use annotate_render::{render_annotation_json, render_annotation_text};
 pub use annotate_target::AnnotateTarget;
 pub use calltree::{CallNode, CallTree, TreeDirection};
+pub use completeness::{StackCompleteness, stack_completeness};
 pub use diff::{DiffRow, ProfileDiff, Share, diff_profiles, render_diff_json, render_diff_text};
+pub use doctor_render::{render_checkup_json, render_checkup_text};
 pub use error::ReportError;
 pub use flamegraph::{FlameOptions, render_diff_flamegraph, render_flamegraph};
 pub use folded::{FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX};
@@ -64,21 +66,20 @@ pub use inline_sites::{
     InlineSite, InlineSites, inline_sites, render_inline_sites_json, render_inline_sites_text,
 };
 pub use json::render_json;
-pub use live_histograms::HistogramRecorder;
-pub use module_histograms::{
-    HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion,
-};
-pub use places::{PlaceKind, PlaceRow};
+pub use list_render::{render_event_list_json, render_event_list_text};
+pub use naming::Places;
+pub use places::PlaceRow;
 pub use profile::{
     EventProfile, FlatProfile, FunctionRow, InlinedRow, ModuleRow, ReportOptions, ThreadRow,
     flat_profile,
 };
 pub use samples::{SampleFilter, Weight};
-pub use sort::SortKey;
-pub use splice::CallerSplicer;
-pub use stacks::{
-    Places, StackCompleteness, StackOptions, StackProfile, ThreadFrames, read_stacks,
-    stack_completeness,
+pub use sort::{PlaceKind, SortKey};
+pub use stacks::{StackOptions, StackProfile, ThreadFrames, read_stacks};
+pub use stat_render::{
+    StatExit, StatSummary, render_stat_interval_json, render_stat_interval_text, render_stat_json,
+    render_stat_text,
 };
+pub use symbols_render::{render_symbols_json, render_symbols_text};
 pub use tasks::{Task, TaskRow};
 pub use text::{loss_advice, render_text, stack_advice, stack_phrase};

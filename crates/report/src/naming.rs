@@ -17,7 +17,18 @@ use profiler_model::{
     Symbolizer,
 };
 
-use crate::stacks::Places;
+/// How much of each sample's place [`read_stacks`](crate::read_stacks)
+/// keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Places {
+    #[default]
+    None,
+    /// Its address, and how far into its function it lies: the symbol
+    /// tables suffice.
+    Addresses,
+    /// Also its source line, from the debug info.
+    Lines,
+}
 
 /// The module a function belongs to, or a pseudo-module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -52,15 +63,30 @@ pub(crate) struct Place {
     pub line: Option<u32>,
 }
 
+/// A function of a profile: where its [`FunctionKey`] lies among the
+/// profile's functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct FunctionId(u32);
+
+impl FunctionId {
+    pub fn new(index: usize) -> FunctionId {
+        FunctionId(index as u32)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// The function of every location.
 #[derive(Default)]
 pub(crate) struct Names {
-    of_location: HashMap<Location, u32>,
+    of_location: HashMap<Location, FunctionId>,
     /// Where code was inlined (and inline frames were asked for): the whole
     /// chain, innermost first, the containing function last.
-    chains: HashMap<Location, Box<[u32]>>,
+    chains: HashMap<Location, Box<[FunctionId]>>,
     functions: Vec<FunctionKey>,
-    interned: HashMap<FunctionKey, u32>,
+    interned: HashMap<FunctionKey, FunctionId>,
     /// Why some modules' code is unnamed (file missing, changed...).
     pub problems: Vec<String>,
     /// Where each location is, when asked for.
@@ -70,7 +96,7 @@ pub(crate) struct Names {
 impl Names {
     /// The functions of `location` as frames, innermost first: the
     /// function alone, or the chain of inlined calls leading to the code.
-    pub fn frames(&self, location: &Location) -> &[u32] {
+    pub fn frames(&self, location: &Location) -> &[FunctionId] {
         match self.chains.get(location) {
             Some(chain) => chain,
             None => std::slice::from_ref(&self.of_location[location]),
@@ -82,11 +108,11 @@ impl Names {
         &self.functions
     }
 
-    fn intern(&mut self, key: FunctionKey) -> u32 {
+    fn intern(&mut self, key: FunctionKey) -> FunctionId {
         match self.interned.get(&key) {
             Some(&id) => id,
             None => {
-                let id = self.functions.len() as u32;
+                let id = FunctionId::new(self.functions.len());
                 self.functions.push(key.clone());
                 self.interned.insert(key, id);
                 id
@@ -105,6 +131,9 @@ impl Names {
 /// functions it came from, as frames of their own (marked inlined) before
 /// the holder. With `places`, each location of a module also keeps its [`Place`]
 /// (with its source line only for [`Places::Lines`]).
+///
+/// Function ids follow the functions' order (module, name), not the order
+/// in which modules were named: what is printed must not depend on it.
 pub(crate) fn name_locations<'a>(
     modules: &ModuleTable,
     locations: impl Iterator<Item = &'a Location>,
@@ -135,23 +164,7 @@ pub(crate) fn name_locations<'a>(
             }
         }
     }
-    let kernel: Vec<Avma> = kernel.into_iter().collect();
-    let kernel_names = match kernel.is_empty() {
-        true => Vec::new(),
-        false => symbolizer.symbolize_kernel(&kernel),
-    };
-    for (address, name) in kernel.iter().zip(kernel_names) {
-        let name = name.unwrap_or_else(|| "[kernel]".into());
-        names.insert(
-            Location::Kernel { address: *address },
-            FunctionKey {
-                module: ModuleKey::Kernel,
-                name,
-                inlined: false,
-            },
-        );
-    }
-
+    names.add_kernel(&kernel.into_iter().collect::<Vec<_>>(), symbolizer);
     let detail = if inline || places == Places::Lines {
         Detail::Frames
     } else {
@@ -164,46 +177,116 @@ pub(crate) fn name_locations<'a>(
         detail,
         |id, offsets, symbols| {
             names.problems.extend(symbols.problem);
-            let module = modules.get(id);
-            let key = |name: &str, inlined: bool| FunctionKey {
-                module: ModuleKey::Module(id),
-                name: name.to_owned(),
-                inlined,
+            let module = Named {
+                id,
+                name: modules.get(id).name(),
+                inline,
+                places,
             };
             for (offset, symbol) in offsets.iter().zip(&symbols.addresses) {
-                let location = Location::Module {
-                    module: id,
-                    offset: *offset,
-                };
-                if places != Places::None {
-                    names.places.insert(location, place(symbol));
-                }
-                let holder = key(&display_name(module.name(), *offset, symbol), false);
-                // The frames inlined into the holder: all but the outermost,
-                // which is the holder itself.
-                let inlined = match (inline, symbol.frames.split_last()) {
-                    (true, Some((_, inlined))) => inlined,
-                    _ => &[][..],
-                };
-                // A function's body inlined into its own out-of-line copy
-                // (GCC's clones and split parts: `f.isra.0`, `f.part.0`) is
-                // its own code.
-                let clone_of = holder.name.split_once('.').map(|(name, _)| name);
-                let mut chain: Vec<u32> = (inlined.iter())
-                    .filter_map(|frame| frame.function.as_deref())
-                    .filter(|&name| name != holder.name && Some(name) != clone_of)
-                    .map(|name| names.intern(key(name, true)))
-                    .collect();
-                if !chain.is_empty() {
-                    chain.push(names.intern(holder.clone()));
-                    names.chains.insert(location, chain.into());
-                }
-                names.insert(location, holder);
+                names.add_module_location(&module, *offset, symbol);
             }
         },
     );
     names.problems.sort();
+    names.renumber();
     names
+}
+
+/// A module whose answer is being turned into names, and how.
+struct Named<'a> {
+    id: ModuleId,
+    /// Its short name, for code without a name of its own.
+    name: &'a str,
+    inline: bool,
+    places: Places,
+}
+
+impl Names {
+    /// Names kernel addresses (sorted, free of duplicates): from kallsyms
+    /// where the symbolizer has them, else `[kernel]`.
+    fn add_kernel(&mut self, addresses: &[Avma], symbolizer: &dyn Symbolizer) {
+        if addresses.is_empty() {
+            return;
+        }
+        let kernel_names = symbolizer.symbolize_kernel(addresses);
+        for (address, name) in addresses.iter().zip(kernel_names) {
+            let name = name.unwrap_or_else(|| "[kernel]".into());
+            self.insert(
+                Location::Kernel { address: *address },
+                FunctionKey {
+                    module: ModuleKey::Kernel,
+                    name,
+                    inlined: false,
+                },
+            );
+        }
+    }
+
+    /// Names the location at `offset` of `module`, which the symbolizer
+    /// says is `symbol`.
+    fn add_module_location(&mut self, module: &Named, offset: FileOffset, symbol: &AddressSymbol) {
+        let key = |name: &str, inlined: bool| FunctionKey {
+            module: ModuleKey::Module(module.id),
+            name: name.to_owned(),
+            inlined,
+        };
+        let location = Location::Module {
+            module: module.id,
+            offset,
+        };
+        if module.places != Places::None {
+            self.places.insert(location, place(symbol));
+        }
+        let holder = key(&display_name(module.name, offset, symbol), false);
+        // The frames inlined into the holder: all but the outermost,
+        // which is the holder itself.
+        let inlined = match (module.inline, symbol.frames.split_last()) {
+            (true, Some((_, inlined))) => inlined,
+            _ => &[][..],
+        };
+        // A function's body inlined into its own out-of-line copy
+        // (GCC's clones and split parts: `f.isra.0`, `f.part.0`) is
+        // its own code.
+        let clone_of = holder.name.split_once('.').map(|(name, _)| name);
+        let mut chain: Vec<FunctionId> = (inlined.iter())
+            .filter_map(|frame| frame.function.as_deref())
+            .filter(|&name| name != holder.name && Some(name) != clone_of)
+            .map(|name| self.intern(key(name, true)))
+            .collect();
+        if !chain.is_empty() {
+            chain.push(self.intern(holder.clone()));
+            self.chains.insert(location, chain.into());
+        }
+        self.insert(location, holder);
+    }
+
+    /// Gives the functions ids in their own order (module, name, inlined),
+    /// whatever order they were named in.
+    fn renumber(&mut self) {
+        let mut order: Vec<usize> = (0..self.functions.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&self.functions[a], &self.functions[b]);
+            (a.module, &a.name, a.inlined).cmp(&(b.module, &b.name, b.inlined))
+        });
+        let mut new_id = vec![FunctionId::new(0); order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old] = FunctionId::new(new);
+        }
+        let renumbered = |id: &mut FunctionId| *id = new_id[id.index()];
+        self.of_location.values_mut().for_each(renumbered);
+        (self.chains.values_mut())
+            .flat_map(|chain| chain.iter_mut())
+            .for_each(renumbered);
+        self.interned.values_mut().for_each(renumbered);
+        let mut functions: Vec<Option<FunctionKey>> = std::mem::take(&mut self.functions)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.functions = (order.iter())
+            .filter_map(|&old| functions[old].take())
+            .collect();
+    }
 }
 
 /// Symbolizes each module's offsets, several modules at a time, the largest
@@ -221,7 +304,7 @@ fn symbolize_modules(
         .collect();
     work.sort_by_key(|(id, offsets)| (std::cmp::Reverse(offsets.len()), *id));
     let queue = Mutex::new(work.into_iter());
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = symbolizer.threads().max(1);
     std::thread::scope(|scope| {
         let (done, answers) = mpsc::channel();
         for _ in 0..workers {
@@ -314,7 +397,7 @@ mod tests {
             let names = name_locations(&modules, [location].iter(), &Clone, inline, Places::None);
             let frames: Vec<(String, bool)> = (names.frames(&location).iter())
                 .map(|&f| {
-                    let key = &names.functions()[f as usize];
+                    let key = &names.functions()[f.index()];
                     (key.name.clone(), key.inlined)
                 })
                 .collect();

@@ -6,18 +6,12 @@ use std::sync::Arc;
 
 use profiler_model::{Location, Svma};
 
-use crate::naming::ModuleKey;
-use crate::profile::Leaf;
+use crate::naming::{FunctionId, ModuleKey};
 use crate::samples::Weight;
+use crate::sort::PlaceKind;
+use crate::stacks::PlaceId;
 use crate::stacks::StackProfile;
-use crate::tasks::{Task, TaskKey};
-
-/// What one row of a line or address profile stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlaceKind {
-    Line,
-    Address,
-}
+use crate::tasks::{Leaf, Task, TaskKey};
 
 /// One source line, or one instruction address, with its self samples.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,9 +43,9 @@ pub struct PlaceRow {
 enum RowKey {
     /// Module, file, line and function (a line inlined into several
     /// functions is a row in each).
-    Line(ModuleKey, Option<Arc<str>>, Option<u32>, u32),
+    Line(ModuleKey, Option<Arc<str>>, Option<u32>, FunctionId),
     /// The sampled location itself.
-    Address(u32),
+    Address(PlaceId),
 }
 
 /// The rows of `leaves` (stacks read with places), most samples first;
@@ -63,13 +57,13 @@ pub(crate) fn place_rows(
     total_period: u64,
     percent_limit: f64,
 ) -> Vec<PlaceRow> {
-    let mut by_key: HashMap<(TaskKey, RowKey), (u32, u32, Weight)> = HashMap::new();
+    let mut by_key: HashMap<(TaskKey, RowKey), (FunctionId, PlaceId, Weight)> = HashMap::new();
     for leaf in leaves {
         let (function, Some(place_id)) = (leaf.row, leaf.stack.place) else {
             continue;
         };
-        let place = &stacks.places[place_id as usize].1;
-        let module = stacks.functions[function as usize].module;
+        let place = &stacks.places[place_id.index()].1;
+        let module = stacks.functions[function.index()].module;
         let key = match kind {
             PlaceKind::Line => RowKey::Line(module, place.file.clone(), place.line, function),
             PlaceKind::Address => RowKey::Address(place_id),
@@ -84,8 +78,8 @@ pub(crate) fn place_rows(
     let mut rows: Vec<PlaceRow> = by_key
         .into_iter()
         .map(|((task, _), (function, place_id, weight))| {
-            let key = &stacks.functions[function as usize];
-            let (location, place) = &stacks.places[place_id as usize];
+            let key = &stacks.functions[function.index()];
+            let (location, place) = &stacks.places[place_id.index()];
             let address = match (kind, location) {
                 (PlaceKind::Line, _) => None,
                 (_, Location::Kernel { address }) => Some(address.0),
@@ -127,6 +121,7 @@ pub(crate) fn place_rows(
 mod tests {
     use super::*;
     use crate::naming::{FunctionKey, Place};
+    use crate::samples::CommandId;
     use crate::stacks::NamedStack;
     use profiler_model::{FileOffset, ModuleTable};
 
@@ -160,13 +155,13 @@ mod tests {
         )
     }
 
-    fn stack(place: u32, samples: u64) -> NamedStack {
+    fn stack(place: usize, samples: u64) -> NamedStack {
         NamedStack {
             pid: 1,
             tid: 1,
-            command: 0,
-            frames: vec![0],
-            place: Some(place),
+            command: CommandId::new(0),
+            frames: vec![FunctionId::new(0)],
+            place: Some(PlaceId::new(place)),
             weight: Weight {
                 samples,
                 period: samples,
@@ -182,7 +177,7 @@ mod tests {
             .map(|stack| Leaf {
                 stack,
                 task: (None, None),
-                row: 0,
+                row: FunctionId::new(0),
             })
             .collect();
         let lines = place_rows(&stacks, &part, PlaceKind::Line, 10, 0.0);

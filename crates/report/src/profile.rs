@@ -9,12 +9,12 @@ use profiler_model::{
 
 use crate::attribution::{Attribution, InlineTally};
 use crate::calltree::{CallTree, TreeDirection, call_tree};
-use crate::naming::ModuleKey;
+use crate::naming::{FunctionId, ModuleKey};
 use crate::places::{PlaceRow, place_rows};
 use crate::samples::Weight;
 use crate::sort::{RowKind, SortKey, row_kind};
 use crate::stacks::{NamedStack, StackProfile};
-use crate::tasks::{Task, TaskKey, TaskKeys, TaskRow, task_rows};
+use crate::tasks::{Leaf, Task, TaskKey, TaskKeys, TaskRow, task_rows};
 
 /// Choices for [`flat_profile`] (which samples, and how they are named,
 /// are [`StackOptions`](crate::StackOptions) of the stacks read).
@@ -183,26 +183,7 @@ pub fn flat_profile(
         let counted: Vec<_> = (members.iter())
             .map(|&member| counter.member_counts(member, options.split_threads))
             .collect();
-        // The whole event, or each thread's share of it.
-        let mut parts: Vec<(Option<Thread>, Vec<&NamedStack>)> = Vec::new();
-        if options.split_threads {
-            let mut by_thread: HashMap<(u32, u32), Vec<&NamedStack>> = HashMap::new();
-            for stack in &stacks.events[index] {
-                by_thread
-                    .entry((stack.pid, stack.tid))
-                    .or_default()
-                    .push(stack);
-            }
-            let mut by_thread: Vec<_> = by_thread.into_iter().collect();
-            by_thread.sort_by_key(|(thread, stacks)| {
-                let samples: u64 = stacks.iter().map(|s| s.weight.samples).sum();
-                (std::cmp::Reverse(samples), *thread)
-            });
-            parts.extend(by_thread.into_iter().map(|(t, s)| (Some(t), s)));
-        } else {
-            parts.push((None, stacks.events[index].iter().collect()));
-        }
-        for (thread, part) in parts {
+        for (thread, part) in parts(stacks, index, options.split_threads) {
             let none = HashMap::new();
             let counted: Vec<&HashMap<RowKey, u64>> = (counted.iter())
                 .map(|by_thread| by_thread.get(&thread).unwrap_or(&none))
@@ -221,7 +202,43 @@ pub fn flat_profile(
             profiles.push(profile);
         }
     }
+    whole_profile(recording, stacks, options, profiles)
+}
 
+/// The stacks of event `index`: all of them, or each thread's, the thread
+/// with the most samples first.
+fn parts(
+    stacks: &StackProfile,
+    index: usize,
+    split_threads: bool,
+) -> Vec<(Option<Thread>, Vec<&NamedStack>)> {
+    if !split_threads {
+        return vec![(None, stacks.events[index].iter().collect())];
+    }
+    let mut by_thread: HashMap<Thread, Vec<&NamedStack>> = HashMap::new();
+    for stack in &stacks.events[index] {
+        by_thread
+            .entry((stack.pid, stack.tid))
+            .or_default()
+            .push(stack);
+    }
+    let mut by_thread: Vec<_> = by_thread.into_iter().collect();
+    by_thread.sort_by_key(|(thread, stacks)| {
+        let samples: u64 = stacks.iter().map(|s| s.weight.samples).sum();
+        (std::cmp::Reverse(samples), *thread)
+    });
+    (by_thread.into_iter())
+        .map(|(thread, stacks)| (Some(thread), stacks))
+        .collect()
+}
+
+/// The profile of the recording, around the profiles of its events.
+fn whole_profile(
+    recording: &Recording,
+    stacks: &StackProfile,
+    options: &ReportOptions,
+    events: Vec<EventProfile>,
+) -> FlatProfile {
     let wanted = &stacks.wanted;
     let trailer = &recording.trailer;
     FlatProfile {
@@ -230,7 +247,7 @@ pub fn flat_profile(
         outcome: trailer.outcome.clone(),
         processes: trailer.stats.processes,
         thread_count: trailer.stats.threads,
-        events: profiles,
+        events,
         threads: stacks
             .threads
             .iter()
@@ -243,9 +260,7 @@ pub fn flat_profile(
             .collect(),
         problems: stacks.problems.clone(),
         histogram: recording.header.histogram.clone().map(|settings| {
-            let totals = events
-                .iter()
-                .enumerate()
+            let totals = (recording.header.events.iter().enumerate())
                 .filter(|(i, _)| wanted[*i])
                 .map(|(i, _)| trailer.histogram_totals.get(i).copied().unwrap_or_default())
                 .collect();
@@ -261,14 +276,7 @@ pub fn flat_profile(
 
 /// A sample's row, before naming: its task and the function (or row id)
 /// its self weight counts for.
-type RowKey = (TaskKey, u32);
-
-/// A stack with the row its samples count for.
-pub(crate) struct Leaf<'a> {
-    pub stack: &'a NamedStack,
-    pub task: TaskKey,
-    pub row: u32,
-}
+type RowKey = (TaskKey, FunctionId);
 
 /// Counts stacks into rows as the options say.
 struct Counter<'a> {
@@ -387,7 +395,7 @@ impl<'a> Counter<'a> {
         total: f64,
     ) -> Vec<FunctionRow> {
         let mut tallies: HashMap<RowKey, FunctionTally> = HashMap::new();
-        let mut seen: Vec<u32> = Vec::new();
+        let mut seen: Vec<FunctionId> = Vec::new();
         for leaf in leaves {
             let (frames, weight) = (&leaf.stack.frames, leaf.stack.weight);
             let tally = tallies.entry((leaf.task, leaf.row)).or_default();
@@ -409,7 +417,7 @@ impl<'a> Counter<'a> {
         let mut rows: Vec<FunctionRow> = tallies
             .into_iter()
             .map(|((task, function), tally)| {
-                let key = &self.stacks.functions[function as usize];
+                let key = &self.stacks.functions[function.index()];
                 FunctionRow {
                     task: self.stacks.task(task),
                     name: key.name.clone(),
@@ -449,7 +457,7 @@ impl<'a> Counter<'a> {
     fn inlined_rows(&self, tally: &InlineTally) -> Vec<InlinedRow> {
         let mut rows: Vec<InlinedRow> = (tally.by_function.iter())
             .map(|(&function, &[weight, innermost, direct])| InlinedRow {
-                name: self.stacks.functions[function as usize].name.clone(),
+                name: self.stacks.functions[function.index()].name.clone(),
                 weight,
                 innermost,
                 direct,
@@ -469,7 +477,7 @@ impl<'a> Counter<'a> {
     fn module_rows(&self, leaves: &[Leaf], total: f64) -> Vec<ModuleRow> {
         let mut by_module: HashMap<(TaskKey, ModuleKey), Weight> = HashMap::new();
         for leaf in leaves {
-            let module = self.stacks.functions[leaf.row as usize].module;
+            let module = self.stacks.functions[leaf.row.index()].module;
             (by_module.entry((leaf.task, module)).or_default()).add(leaf.stack.weight);
         }
         let mut rows: Vec<ModuleRow> = by_module

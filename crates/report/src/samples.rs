@@ -7,12 +7,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use profiler_histogram::{BucketWidth, Scale};
-use profiler_model::{
-    FileOffset, Location, ModuleTable, ProcessModelBuilder, Record, Recording, StackUnwinder,
-};
+use profiler_model::{FileOffset, Location, MemberDeltas, ModuleTable, Recording, StackUnwinder};
 
 use crate::error::ReportError;
-use crate::group_counts::MemberDeltas;
 use crate::histograms::recording_histograms;
 use crate::walk::StackWalker;
 
@@ -67,14 +64,28 @@ impl SampleFilter {
     }
 }
 
+/// A command name samples were taken under: where it lies among
+/// [`SampleCounts::commands`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct CommandId(u32);
+
+impl CommandId {
+    pub fn new(index: usize) -> CommandId {
+        CommandId(index as u32)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A sampled call stack, leaf first, in the thread it was taken in.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct ThreadStack {
     pub pid: u32,
     pub tid: u32,
-    /// The thread's command name when the sample was taken, an index into
-    /// [`SampleCounts::commands`].
-    pub command: u32,
+    /// The thread's command name when the sample was taken.
+    pub command: CommandId,
     pub frames: Box<[Location]>,
 }
 
@@ -134,7 +145,7 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
             let stack = ThreadStack {
                 pid: 0,
                 tid: 0,
-                command: 0,
+                command: CommandId::new(0),
                 frames: Box::new([location]),
             };
             let weight: &mut Weight = by_stack[event].entry(stack).or_default();
@@ -159,11 +170,7 @@ fn count_sample_records(
     filter: &SampleFilter,
     unwinder: &dyn StackUnwinder,
 ) -> Result<SampleCounts, ReportError> {
-    let mut builder = ProcessModelBuilder::new();
-    for record in recording.records()? {
-        builder.add(&record?);
-    }
-    let model = builder.build();
+    let (model, samples) = recording.replay()?;
 
     let mut by_stack = vec![HashMap::new(); wanted.len()];
     let mut threads: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
@@ -171,10 +178,8 @@ fn count_sample_records(
     let mut members = MemberDeltas::default();
     let mut commands = Commands::default();
     let mut excluded = BTreeMap::new();
-    for record in recording.records()? {
-        let Record::Sample(sample) = record? else {
-            continue;
-        };
+    for sample in samples {
+        let sample = sample?;
         let event = usize::from(sample.event);
         let deltas = members.of(&sample);
         if !wanted.get(event).copied().unwrap_or(false) {
@@ -241,12 +246,12 @@ fn count_sample_records(
 #[derive(Default)]
 struct Commands {
     names: Vec<String>,
-    ids: HashMap<(usize, usize), u32>,
-    by_text: HashMap<String, u32>,
+    ids: HashMap<(usize, usize), CommandId>,
+    by_text: HashMap<String, CommandId>,
 }
 
 impl Commands {
-    fn id(&mut self, name: &str) -> u32 {
+    fn id(&mut self, name: &str) -> CommandId {
         let at = (name.as_ptr() as usize, name.len());
         if let Some(&id) = self.ids.get(&at) {
             return id;
@@ -255,7 +260,7 @@ impl Commands {
             Some(&id) => id,
             None => {
                 self.names.push(name.to_owned());
-                let id = self.names.len() as u32 - 1;
+                let id = CommandId::new(self.names.len() - 1);
                 self.by_text.insert(name.to_owned(), id);
                 id
             }

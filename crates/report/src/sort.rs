@@ -1,7 +1,12 @@
 //! What the rows of a flat report are told apart by: `perf report --sort`'s
 //! keys and their combinations (`comm,dso,sym`), each a column.
 
-use crate::places::PlaceKind;
+/// What one row of a line or address profile stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaceKind {
+    Line,
+    Address,
+}
 
 /// One key of `--sort`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,11 +5,26 @@ use std::collections::{BTreeMap, HashMap};
 
 use profiler_model::{Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
 
+use crate::completeness::ROOTS;
 use crate::error::ReportError;
 use crate::events::select_events;
 use crate::folded::{FoldedFrame, FoldedStacks, FrameKind};
-use crate::naming::{FunctionKey, ModuleKey, Place, name_locations};
-use crate::samples::{SampleFilter, ThreadCount, Weight, count_samples};
+use crate::naming::{FunctionId, FunctionKey, ModuleKey, Names, Place, Places, name_locations};
+use crate::samples::{CommandId, SampleFilter, ThreadCount, ThreadStack, Weight, count_samples};
+
+/// A sampled place: where it lies among a [`StackProfile`]'s places.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct PlaceId(u32);
+
+impl PlaceId {
+    pub fn new(index: usize) -> PlaceId {
+        PlaceId(index as u32)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A stack of named frames, leaf first, in one thread.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,13 +33,12 @@ pub(crate) struct NamedStack {
     pub tid: u32,
     /// The command name the samples were taken under, an index into
     /// [`StackProfile::commands`].
-    pub command: u32,
-    /// Indices into [`StackProfile::functions`], leaf first: inlined
-    /// functions as frames of their own, before the function holding them.
-    pub frames: Vec<u32>,
-    /// With [`StackOptions::places`]: the leaf's index into
-    /// [`StackProfile::places`].
-    pub place: Option<u32>,
+    pub command: CommandId,
+    /// Leaf first: inlined functions as frames of their own, before the
+    /// function holding them.
+    pub frames: Vec<FunctionId>,
+    /// With [`StackOptions::places`]: the leaf's place.
+    pub place: Option<PlaceId>,
     pub weight: Weight,
 }
 
@@ -66,37 +80,7 @@ pub struct StackOptions {
 }
 
 /// What samples are merged by: process, thread, command, frames, place.
-type StackKey = (u32, u32, u32, Vec<u32>, Option<u32>);
-
-/// How much of each sample's place [`read_stacks`] keeps.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Places {
-    #[default]
-    None,
-    /// Its address, and how far into its function it lies: the symbol
-    /// tables suffice.
-    Addresses,
-    /// Also its source line, from the debug info.
-    Lines,
-}
-
-/// Functions a complete stack starts from: the program's entry, `main`,
-/// the places threads start, and the dynamic loader's entry (samples taken
-/// while it loads the program).
-const ROOTS: &[&str] = &[
-    "_start",
-    "_dl_start",
-    "_dl_start_user",
-    "__libc_start_main",
-    "__libc_start_call_main",
-    "main",
-    "start_thread",
-    "clone",
-    "clone3",
-    "__clone",
-    "__clone3",
-    "thread_start",
-];
+type StackKey = (u32, u32, CommandId, Vec<FunctionId>, Option<PlaceId>);
 
 /// Extra root frames naming where each stack was sampled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -105,43 +89,6 @@ pub struct ThreadFrames {
     pub process: bool,
     /// `command-PID/TID`
     pub thread: bool,
-}
-
-/// How whole the call stacks of one event are.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StackCompleteness {
-    pub event: String,
-    /// Samples whose stack reached `main`, a thread's start or `_start`.
-    pub rooted: u64,
-    pub samples: u64,
-}
-
-/// For each event of a recording with call graphs, how many stacks reached
-/// a root; naming only functions, which is all this needs.
-pub fn stack_completeness(
-    recording: &Recording,
-    symbolizer: &dyn Symbolizer,
-    unwinder: &dyn StackUnwinder,
-) -> Result<Vec<StackCompleteness>, ReportError> {
-    let options = StackOptions {
-        fold_inline: true,
-        ..StackOptions::default()
-    };
-    let profile = read_stacks(recording, symbolizer, unwinder, &options)?;
-    Ok(recording
-        .header
-        .events
-        .iter()
-        .enumerate()
-        .map(|(index, event)| {
-            let (rooted, samples) = profile.rooted(index);
-            StackCompleteness {
-                event: event.name.clone(),
-                rooted,
-                samples,
-            }
-        })
-        .collect())
 }
 
 /// Reads the samples of `recording` that `options` selects, unwinding
@@ -173,52 +120,27 @@ pub fn read_stacks(
         !options.fold_inline,
         options.places,
     );
-    let mut places: Vec<(Location, Place)> = Vec::new();
-    let mut place_ids: HashMap<Location, u32> = HashMap::new();
-    let mut place_of = |location: &Location| -> u32 {
-        *place_ids.entry(*location).or_insert_with(|| {
-            let place = names.places.get(location).cloned().unwrap_or_default();
-            places.push((*location, place));
-            places.len() as u32 - 1
-        })
+    // Every sampled leaf's place, in the order of the locations.
+    let mut leaves: Vec<Location> = match options.places {
+        Places::None => Vec::new(),
+        Places::Addresses | Places::Lines => (counts.by_stack.iter())
+            .flat_map(|stacks| stacks.keys())
+            .filter_map(|stack| stack.frames.first().copied())
+            .collect(),
     };
-    let events = counts
-        .by_stack
-        .into_iter()
-        .map(|stacks| {
-            let mut merged: HashMap<StackKey, Weight> = HashMap::new();
-            for (stack, weight) in stacks {
-                let frames = stack
-                    .frames
-                    .iter()
-                    .flat_map(|location| names.frames(location).iter().copied())
-                    .collect();
-                let place = match options.places {
-                    Places::None => None,
-                    Places::Addresses | Places::Lines => stack.frames.first().map(&mut place_of),
-                };
-                merged
-                    .entry((stack.pid, stack.tid, stack.command, frames, place))
-                    .or_default()
-                    .add(weight);
-            }
-            let mut stacks: Vec<NamedStack> = merged
-                .into_iter()
-                .map(|((pid, tid, command, frames, place), weight)| NamedStack {
-                    pid,
-                    tid,
-                    command,
-                    frames,
-                    place,
-                    weight,
-                })
-                .collect();
-            stacks.sort_by(|a, b| {
-                (a.pid, a.tid, a.command, &a.frames, a.place)
-                    .cmp(&(b.pid, b.tid, b.command, &b.frames, b.place))
-            });
-            stacks
+    leaves.sort_unstable();
+    leaves.dedup();
+    let place_ids: HashMap<Location, PlaceId> = (leaves.iter().enumerate())
+        .map(|(index, &location)| (location, PlaceId::new(index)))
+        .collect();
+    let places: Vec<(Location, Place)> = (leaves.into_iter())
+        .map(|location| {
+            let place = names.places.get(&location).cloned().unwrap_or_default();
+            (location, place)
         })
+        .collect();
+    let events = (counts.by_stack.into_iter())
+        .map(|stacks| named_stacks(stacks, &names, &place_ids))
         .collect();
     Ok(StackProfile {
         modules: counts.modules,
@@ -234,6 +156,46 @@ pub fn read_stacks(
         problems: names.problems,
         program: recording.header.program.clone(),
     })
+}
+
+/// An event's stacks of locations as stacks of functions (the same
+/// functions' stacks merged), each with its leaf's place if `place_ids`
+/// has one, in a stable order.
+fn named_stacks(
+    stacks: HashMap<ThreadStack, Weight>,
+    names: &Names,
+    place_ids: &HashMap<Location, PlaceId>,
+) -> Vec<NamedStack> {
+    let mut merged: HashMap<StackKey, Weight> = HashMap::new();
+    for (stack, weight) in stacks {
+        let frames = (stack.frames.iter())
+            .flat_map(|location| names.frames(location).iter().copied())
+            .collect();
+        let place = stack
+            .frames
+            .first()
+            .and_then(|leaf| place_ids.get(leaf).copied());
+        merged
+            .entry((stack.pid, stack.tid, stack.command, frames, place))
+            .or_default()
+            .add(weight);
+    }
+    let mut stacks: Vec<NamedStack> = merged
+        .into_iter()
+        .map(|((pid, tid, command, frames, place), weight)| NamedStack {
+            pid,
+            tid,
+            command,
+            frames,
+            place,
+            weight,
+        })
+        .collect();
+    stacks.sort_by(|a, b| {
+        (a.pid, a.tid, a.command, &a.frames, a.place)
+            .cmp(&(b.pid, b.tid, b.command, &b.frames, b.place))
+    });
+    stacks
 }
 
 /// `100 (sh), 101 (grep), ...`: the processes (or threads, `pid/tid`) of
@@ -322,7 +284,7 @@ impl StackProfile {
         stack
             .frames
             .iter()
-            .any(|&f| ROOTS.contains(&self.functions[f as usize].name.as_str()))
+            .any(|&f| ROOTS.contains(&self.functions[f.index()].name.as_str()))
     }
 
     /// Of an event's samples that have more than one frame or none at all
@@ -343,15 +305,15 @@ impl StackProfile {
         let mut seen = vec![false; self.commands.len()];
         for (stacks, _) in self.events.iter().zip(&self.wanted).filter(|(_, w)| **w) {
             for stack in stacks {
-                seen[stack.command as usize] = true;
+                seen[stack.command.index()] = true;
             }
         }
         seen.iter().filter(|&&s| s).count()
     }
 
     /// Whether `function` is a frame of inlined code.
-    pub(crate) fn is_inlined(&self, function: u32) -> bool {
-        self.functions[function as usize].inlined
+    pub(crate) fn is_inlined(&self, function: FunctionId) -> bool {
+        self.functions[function.index()].inlined
     }
 
     /// The name of thread `tid` of process `pid` ("" if it had none).
@@ -410,7 +372,7 @@ impl StackProfile {
             }
             for &f in stack.frames.iter().rev() {
                 ids.push(intern(
-                    function_frames[f as usize].clone(),
+                    function_frames[f.index()].clone(),
                     &mut folded.frames,
                 ));
             }

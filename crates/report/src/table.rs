@@ -4,8 +4,9 @@
 
 use std::io::{self, Write};
 
-use crate::places::{PlaceKind, PlaceRow};
+use crate::places::PlaceRow;
 use crate::profile::{EventProfile, FlatProfile, FunctionRow};
+use crate::sort::PlaceKind;
 use crate::sort::{RowKind, SortKey, row_kind};
 use crate::tasks::Task;
 

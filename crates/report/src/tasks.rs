@@ -3,9 +3,17 @@
 
 use std::collections::HashMap;
 
-use crate::samples::Weight;
+use crate::naming::FunctionId;
+use crate::samples::{CommandId, Weight};
 use crate::sort::SortKey;
 use crate::stacks::{NamedStack, StackProfile};
+
+/// A stack with the row its samples count for.
+pub(crate) struct Leaf<'a> {
+    pub stack: &'a NamedStack,
+    pub task: TaskKey,
+    pub row: FunctionId,
+}
 
 /// The command and process of a row, as far as the sort keys tell them
 /// apart (all `None` when they do not).
@@ -26,8 +34,8 @@ pub struct TaskRow {
     pub percent: f64,
 }
 
-/// [`Task`] before naming: a command index and a pid.
-pub(crate) type TaskKey = (Option<u32>, Option<u32>);
+/// [`Task`] before naming: a command and a pid.
+pub(crate) type TaskKey = (Option<CommandId>, Option<u32>);
 
 /// Which parts of a sample's task the sort keys keep.
 #[derive(Clone, Copy, Debug, Default)]
@@ -63,7 +71,7 @@ impl TaskKeys {
 impl StackProfile {
     /// The task `key` stands for, named.
     pub(crate) fn task(&self, (command, pid): TaskKey) -> Task {
-        let name = |command: u32| match self.commands[command as usize].as_str() {
+        let name = |command: CommandId| match self.commands[command.index()].as_str() {
             "" => "[unknown]".to_owned(),
             name => name.to_owned(),
         };

@@ -1,7 +1,8 @@
 //! A sample's call stack as locations, leaf first: from the kernel's call
 //! chain (frame pointers, and the kernel's own frames), with the caller it
-//! may have skipped spliced in (see `splice`), from the unwound copy of the
-//! user stack, or the sampled address alone.
+//! may have skipped spliced in (by the rule the recorder's `CallerSplicer`
+//! follows), from the unwound copy of the user stack, or the sampled
+//! address alone.
 //!
 //! Callers' return addresses are looked up one byte back, inside the call
 //! instruction: the return address itself can belong to the next line, or
@@ -11,10 +12,8 @@ use std::collections::HashMap;
 
 use profiler_model::{
     Avma, CallchainEntry, CpuMode, Location, ProcessModel, ProcessUnwinder, Sample, StackUnwinder,
-    UserStack,
+    UserStack, has_user_chain, missing_caller,
 };
-
-use crate::splice::{has_user_chain, missing_caller};
 
 /// Walks the stacks of a recording's samples, one unwinder per process.
 pub(crate) struct StackWalker<'a> {
@@ -47,15 +46,15 @@ impl<'a> StackWalker<'a> {
             user_stack = None;
             if let Some((index, caller)) = self.missing_caller(sample, stack) {
                 spliced = callchain.clone();
-                spliced.insert(index, caller.0);
+                spliced.insert(index, CallchainEntry::Address(caller));
                 callchain = &spliced;
             }
         }
         let mut frames = Vec::new();
         let mut mode = CpuMode::Unknown;
         let mut first_of_context = true;
-        for &raw in callchain {
-            match CallchainEntry::from_raw(raw) {
+        for &entry in callchain {
+            match entry {
                 CallchainEntry::Context(context) => {
                     mode = context;
                     first_of_context = true;
@@ -167,7 +166,7 @@ mod tests {
         builder.build()
     }
 
-    fn sample(callchain: Vec<u64>) -> Sample {
+    fn sample(callchain: &[u64]) -> Sample {
         Sample {
             time: 1,
             pid: 7,
@@ -177,7 +176,10 @@ mod tests {
             mode: CpuMode::User,
             ip: Avma(0x40_0010),
             period: 1,
-            callchain,
+            callchain: callchain
+                .iter()
+                .map(|&raw| CallchainEntry::from_raw(raw))
+                .collect(),
             user_stack: Some(UserStack {
                 ip: Avma(0x40_0010),
                 sp: Avma(0x7000),
@@ -202,12 +204,12 @@ mod tests {
     fn a_frame_pointer_chain_gains_the_caller_it_skipped_and_only_once() {
         let model = model();
         let mut walker = StackWalker::new(&model, &Frameless);
-        let frames = walker.frames(&sample(vec![USER, 0x40_0010, 0x40_0300]));
+        let frames = walker.frames(&sample(&[USER, 0x40_0010, 0x40_0300]));
         assert_eq!(offsets(&frames), [0x10, 0x1ff, 0x2ff]);
-        let frames = walker.frames(&sample(vec![USER, 0x40_0010, 0x40_0200, 0x40_0300]));
+        let frames = walker.frames(&sample(&[USER, 0x40_0010, 0x40_0200, 0x40_0300]));
         assert_eq!(offsets(&frames), [0x10, 0x1ff, 0x2ff]);
         // A stack copy alone is unwound.
-        let frames = walker.frames(&sample(Vec::new()));
+        let frames = walker.frames(&sample(&[]));
         assert_eq!(offsets(&frames), [0x10, 0x1ff]);
     }
 }

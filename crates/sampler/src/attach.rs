@@ -11,9 +11,10 @@
 //! [`OPEN_ATTEMPTS`] times. No thread is counted twice: each listed thread
 //! existed before any counter of its attempt, so it inherited none.
 
-use crate::counters::{self, CallStacks, ResolvedEvent, RingPlan, Rings};
+use crate::call_stacks::CallStacks;
+use crate::counters::{self, ResolvedEvent, RingPlan, Rings};
 use crate::error::SamplerError;
-use crate::privileges::Privileges;
+use crate::privileges;
 use crate::target::Attachment;
 use crate::tasks;
 
@@ -99,7 +100,7 @@ fn explain(error: SamplerError, attachment: &Attachment) -> SamplerError {
 
 /// The refusal to attach, with what to change.
 fn attach_denied(attachment: &Attachment) -> SamplerError {
-    let privileges = Privileges::read();
+    let privileges = privileges::read();
     let foreign = attachment.processes.iter().find_map(|&pid| {
         tasks::owner(pid)
             .filter(|&uid| uid != privileges.euid)

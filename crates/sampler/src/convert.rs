@@ -17,8 +17,8 @@ use perf_event_open_sys::bindings::{
     PERF_RECORD_MISC_USER, PERF_RECORD_SAMPLE, perf_event_attr, perf_event_header,
 };
 use profiler_model::{
-    Avma, BuildId, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record, Sample, Sampling,
-    TaskEvent, Throttle, UserStack,
+    Avma, BuildId, CallchainEntry, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record,
+    Sample, Sampling, TaskEvent, Throttle, UserStack,
 };
 
 /// x86-64 user registers in perf's numbering
@@ -211,7 +211,9 @@ impl<'p> Visitor<'p> for Converter<'_> {
             mode: cpu_mode(metadata.misc()),
             ip: Avma(s.ip()?),
             period: s.period().or(event.and_then(|e| e.period)).unwrap_or(1),
-            callchain: s.callchain().map(<[u64]>::to_vec).unwrap_or_default(),
+            callchain: (s.callchain().unwrap_or_default().iter())
+                .map(|&raw| CallchainEntry::from_raw(raw))
+                .collect(),
             read: self.read(&s),
             user_stack: user_stack(&s, self.spare),
         }))
@@ -375,6 +377,10 @@ mod tests {
         }
     }
 
+    fn raw(callchain: &[CallchainEntry]) -> Vec<u64> {
+        callchain.iter().map(|entry| entry.to_raw()).collect()
+    }
+
     #[test]
     fn a_sample_with_user_registers_carries_its_stack_copy() {
         let user = u64::MAX - 511;
@@ -384,7 +390,7 @@ mod tests {
         let misc = PERF_RECORD_MISC_USER as u16;
         let s = sample(misc, &payload(&[user, 0x1000, 0x2000], &tail));
         assert_eq!((s.pid, s.tid, s.time, s.period), (7, 8, 123, 250_000));
-        assert_eq!(s.callchain, [user, 0x1000, 0x2000]);
+        assert_eq!(raw(&s.callchain), [user, 0x1000, 0x2000]);
         let stack = s.user_stack.unwrap();
         assert_eq!(
             (stack.ip, stack.sp, stack.bp),
@@ -401,7 +407,7 @@ mod tests {
         let misc = PERF_RECORD_MISC_KERNEL as u16;
         let s = sample(misc, &payload(&[kernel, 0xffff_ffff_8100_0000], &[0, 0]));
         assert_eq!(s.mode, CpuMode::Kernel);
-        assert_eq!(s.callchain, [kernel, 0xffff_ffff_8100_0000]);
+        assert_eq!(raw(&s.callchain), [kernel, 0xffff_ffff_8100_0000]);
         assert_eq!(s.user_stack, None);
         // A record cut short is still refused.
         let bytes = payload(&[kernel, 0xffff_ffff_8100_0000], &[0]);

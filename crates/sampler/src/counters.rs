@@ -15,6 +15,7 @@ use profiler_events::EventSpec;
 use profiler_model::{Record, RecordSink, Sample, Sampling};
 
 use crate::builder::counter_builder;
+use crate::call_stacks::CallStacks;
 use crate::convert::{REG_BP, REG_IP, REG_SP, StreamEvent, convert};
 use crate::error::SamplerError;
 use crate::refusal::{self, OpenScope};
@@ -30,17 +31,6 @@ pub struct ResolvedEvent {
     /// opened together. Members count and are read with each sample of the
     /// leader; they take no samples of their own.
     pub leader: Option<usize>,
-}
-
-/// What each sample carries of the user's call stack.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CallStacks {
-    /// The kernel's frame-pointer chain, and the registers and the top
-    /// `copy_bytes` of the stack (none when 0) that find the caller the
-    /// chain skips when the sampled function has no frame of its own.
-    FramePointer { copy_bytes: u32 },
-    /// The registers and `stack_bytes` of the stack, for the unwind tables.
-    Dwarf { stack_bytes: u32 },
 }
 
 /// The reader is woken when a ring is this fraction full, rather than at

@@ -8,10 +8,11 @@ use perf_event::SampleFlag;
 use profiler_events::{EventSpec, EventsError, Pmus, is_core_pmu};
 
 use crate::builder::counter_builder;
-use crate::privileges::Privileges;
+use crate::privileges;
 use crate::recorder::{DEFAULT_FREQUENCY, DEFAULT_RING_BYTES};
 use crate::refusal;
-use crate::sysinfo::{self, EventSource};
+use crate::sysinfo;
+pub use profiler_events::{Checkup, EventCheck};
 
 /// The events `doctor` tries.
 pub const CHECKED_EVENTS: &[&str] = &[
@@ -25,47 +26,10 @@ pub const CHECKED_EVENTS: &[&str] = &[
     "context-switches",
 ];
 
-/// What this machine allows, as found now.
-#[derive(Clone, Debug)]
-pub struct Checkup {
-    /// The kernel release.
-    pub kernel: Option<String>,
-    pub cpu_model: Option<String>,
-    pub online_cpus: Vec<usize>,
-    /// The event sources in /sys/bus/event_source/devices, by name.
-    pub event_sources: Vec<EventSource>,
-    /// Whether one of them is a CPU's hardware PMU.
-    pub has_cpu_pmu: bool,
-    pub privileges: Privileges,
-    /// `kernel.perf_event_max_sample_rate`.
-    pub max_sample_rate: Option<u64>,
-    /// `kernel.perf_cpu_time_max_percent`.
-    pub cpu_time_max_percent: Option<u64>,
-    /// Each of [`CHECKED_EVENTS`], sampled (user space) on this process.
-    pub events: Vec<EventCheck>,
-    /// What to change, one line each, for whatever stands in the way;
-    /// empty when nothing does.
-    pub advice: Vec<String>,
-}
-
-/// Whether an event can be sampled here now.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EventCheck {
-    pub event: String,
-    /// `None` when it works; why not otherwise.
-    pub refused: Option<String>,
-}
-
-impl EventCheck {
-    pub fn works(&self) -> bool {
-        self.refused.is_none()
-    }
-}
-
 /// Looks at everything `doctor` reports, opening each checked event once
 /// (disabled) on this process.
 pub fn checkup() -> Checkup {
-    let privileges = Privileges::read();
+    let privileges = privileges::read();
     let online_cpus = sysinfo::online_cpus().unwrap_or_default();
     let pmus = Pmus::system();
     let specs: Vec<Result<EventSpec, EventsError>> = CHECKED_EVENTS
@@ -197,9 +161,9 @@ fn advice(checkup: &Checkup, hardware: &[bool]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use profiler_testing::live_test;
 
-    #[test]
-    fn the_checkup_matches_the_machine() {
+    live_test!(the_checkup_matches_the_machine, || {
         let checkup = checkup();
         assert_eq!(checkup.events.len(), CHECKED_EVENTS.len());
         assert_eq!(checkup.privileges.paranoid, sysinfo::paranoid_level());
@@ -210,5 +174,5 @@ mod tests {
             assert!(reason.contains("no hardware"), "{reason}");
             assert!(checkup.advice.iter().any(|a| a.contains("no hardware PMU")));
         }
-    }
+    });
 }

@@ -102,6 +102,11 @@ pub enum SamplerError {
     #[error("cannot write the recording: {error}")]
     Sink { error: io::Error },
 
+    /// The output refused the recording's header, before anything ran; its
+    /// error says which output and why.
+    #[error("{error}")]
+    Output { error: io::Error },
+
     #[error("there is no process {pid}; check the process id, e.g. with `pgrep NAME`")]
     NoSuchProcess { pid: u32 },
 
@@ -128,9 +133,6 @@ pub enum SamplerError {
 
     #[error("CPU {cpu} is not online; the online CPUs are {online}")]
     CpuNotOnline { cpu: usize, online: String },
-
-    #[error("'{text}' is not a list of CPUs; give numbers and ranges, e.g. 0,2-3")]
-    BadCpuList { text: String },
 
     #[error(
         "--duration applies to -p, -t, -a and -C without a command; a launched command is \

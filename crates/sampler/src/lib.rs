@@ -2,13 +2,14 @@
 //! command to draining the kernel's ring buffers into profiler records.
 //!
 //! It owns the first step of the data flow: a [`Recorder`] is checked once
-//! (events, rates, target), then run; every record it drains (samples,
-//! mappings, exec, fork, exit, lost, throttle) goes to a
-//! [`RecordSink`](profiler_model::RecordSink), such as the recording writer.
+//! (events, rates, target), then [records](Recorder::record): every record
+//! it drains (samples, mappings, exec, fork, exit, lost, throttle) goes to
+//! the recording's sink, the file writer or the live histograms, or to any
+//! other [`RecordSink`](profiler_model::RecordSink) given to
+//! [`Recorder::run`].
 //!
 //! ```no_run
 //! use profiler_sampler::{EventRequest, RecordConfig, Recorder, Target};
-//! use profiler_model::RecordingWriter;
 //!
 //! let recorder = Recorder::new(RecordConfig {
 //!     target: Target::Command(vec!["./app".into()]),
@@ -21,9 +22,8 @@
 //!     duration: None,
 //!     wait_descendants: false,
 //! })?;
-//! let mut writer = RecordingWriter::new(Vec::new(), &recorder.header())?;
-//! let outcome = recorder.run(&mut writer)?;
-//! println!("the command {}", outcome.describe());
+//! let recorded = recorder.record(Vec::new(), None, None)?;
+//! println!("the command {}", recorded.outcome.describe());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -47,12 +47,12 @@
 mod attach;
 mod build_id;
 mod builder;
+mod call_stacks;
 #[allow(unsafe_code)]
 mod command;
 mod convert;
 #[allow(unsafe_code)]
 mod counters;
-mod cpu_list;
 mod descendants;
 mod doctor;
 mod error;
@@ -66,6 +66,7 @@ mod privileges;
 mod proc_maps;
 mod profil;
 mod recorder;
+mod recording;
 mod refusal;
 mod ring_size;
 #[allow(unsafe_code)]
@@ -77,20 +78,22 @@ mod sysinfo;
 mod target;
 mod tasks;
 
-pub use cpu_list::{format_cpu_list, parse_cpu_list};
 pub use doctor::{CHECKED_EVENTS, Checkup, EventCheck, checkup};
 pub use error::SamplerError;
 pub use launch::TargetExit;
 pub use list::probe_events;
 pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
 pub use profil::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion};
+pub use profiler_events::EventSource;
+pub use profiler_events::{format_cpu_list, parse_cpu_list};
 pub use recorder::{
     DEFAULT_FP_STACK_BYTES, DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES,
     DEFAULT_STACK_RING_BYTES, EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
 };
+pub use recording::Recorded;
 pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
     StatOutcome, ThreadCount,
 };
-pub use sysinfo::{EventSource, page_size};
+pub use sysinfo::page_size;
 pub use target::{Target, TargetEnd};

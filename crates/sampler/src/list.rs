@@ -37,11 +37,11 @@ fn probe(spec: &EventSpec, system_wide: bool) -> Usability {
 #[cfg(test)]
 mod tests {
     use profiler_events::{Pmus, list_events};
+    use profiler_testing::live_test;
 
     use super::*;
 
-    #[test]
-    fn software_events_can_be_counted_here() {
+    live_test!(software_events_can_be_counted_here, || {
         let mut events = list_events(&Pmus::default());
         probe_events(&mut events);
         let usability = |name: &str| {
@@ -51,5 +51,5 @@ mod tests {
         assert_eq!(usability("cpu-clock"), Some(Usability::Usable));
         assert_eq!(usability("page-faults"), Some(Usability::Usable));
         assert_eq!(usability("rNNNN"), Some(Usability::NotProbed));
-    }
+    });
 }

@@ -38,7 +38,7 @@ use profiler_events::{CPU_CLOCK, EventSpec};
 use profiler_histogram::{
     BucketWidth, Flags, Histogram, HistogramConfig, HistogramError, OnFull, Region, Scale,
 };
-use profiler_model::{Avma, Record, RecordSink, Sampling};
+use profiler_model::{Avma, Record, RecordSink, Sampling, pour};
 
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::error::SamplerError;
@@ -242,8 +242,10 @@ impl Profil {
     /// Checks the configuration, then starts counting on every thread of
     /// the calling process at once.
     pub fn start(config: ProfilConfig) -> Result<Profil, SamplerError> {
+        // The histogram is checked before the kernel is asked for anything.
+        let histogram = config.histogram()?;
         let event = ProfilEvent::new(&config.event, config.threshold, config.software_fallback)?;
-        Profil::start_into(&event, config.histogram()?)
+        Profil::start_into(&event, histogram)
     }
 
     /// Starts counting `event` on every thread of the calling process at
@@ -466,7 +468,7 @@ impl RecordSink for HistogramSink {
         match record {
             Record::Sample(sample) if sample.pid == self.pid => {
                 self.samples += 1;
-                self.histogram.record(sample.ip.0, sample.period);
+                pour(&mut self.histogram, sample.ip.0, sample);
             }
             Record::Lost(lost) => self.lost += lost.count,
             _ => {}

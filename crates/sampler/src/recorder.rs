@@ -13,12 +13,13 @@ use profiler_model::{
 };
 
 use crate::attach::{self, AttachPlan, Liveness};
+use crate::call_stacks::CallStacks;
 use crate::command::ResolvedCommand;
-use crate::counters::{self, CallStacks, ResolvedEvent, RingPlan, Rings, Role};
+use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::descendants::Descendants;
 use crate::error::SamplerError;
 use crate::launch::{self, RunningChild};
-use crate::privileges::Privileges;
+use crate::privileges;
 pub use crate::ring_size::{DEFAULT_RING_BYTES, DEFAULT_STACK_RING_BYTES};
 use crate::target::{Attachment, ResolvedTarget, Target, TargetEnd, online_cpus};
 use crate::{refusal, ring_size, signals, snapshot, sysinfo};
@@ -53,8 +54,9 @@ pub struct RecordConfig {
     pub call_graph: Option<CallGraph>,
     /// With frame-pointer call graphs, the bytes of the top of the user
     /// stack copied with each sample, which find the sampled function's
-    /// caller where the kernel's chain skips it (see `CallerSplicer` in the
-    /// report crate); `None`: [`DEFAULT_FP_STACK_BYTES`], 0: none.
+    /// caller where the kernel's chain skips it (see
+    /// [`CallerSplicer`](profiler_model::CallerSplicer)); `None`:
+    /// [`DEFAULT_FP_STACK_BYTES`], 0: none.
     pub fp_stack_bytes: Option<u32>,
     /// Ring-buffer data bytes per CPU; `None`: [`DEFAULT_RING_BYTES`], more
     /// with stack copies ([`DEFAULT_STACK_RING_BYTES`] with dwarf's), less
@@ -176,7 +178,7 @@ impl Recorder {
             stacks,
             rings,
             online,
-            &Privileges::read(),
+            &privileges::read(),
             sysinfo::page_size(),
             &mut notices,
         );
@@ -197,6 +199,12 @@ impl Recorder {
     /// One-line notices for the user (e.g. the fallback to cpu-clock).
     pub fn notices(&self) -> &[String] {
         &self.notices
+    }
+
+    /// Whether samples carry the top of the stack beside a frame-pointer
+    /// chain, to find the callers the chain skips.
+    pub(crate) fn copies_stack_top(&self) -> bool {
+        matches!(self.stacks, Some(CallStacks::FramePointer { copy_bytes }) if copy_bytes > 0)
     }
 
     /// The header of the recording this recorder will produce.
@@ -363,7 +371,7 @@ impl Recorder {
         match error {
             SamplerError::PermissionDenied { .. } => {
                 let kernel = self.events.iter().any(|e| e.spec.kernel);
-                let (reason, advice) = Privileges::read().refusal(kernel, true);
+                let (reason, advice) = privileges::read().refusal(kernel, true);
                 SamplerError::SystemWideDenied { reason, advice }
             }
             other => other,

@@ -11,7 +11,7 @@ use perf_event::Builder;
 use profiler_events::EventSpec;
 
 use crate::error::SamplerError;
-use crate::privileges::{self, Privileges};
+use crate::privileges;
 use crate::{sysinfo, tasks};
 
 /// What an open asked of the kernel besides the event itself.
@@ -62,7 +62,7 @@ pub(crate) fn explain(spec: &EventSpec, error: io::Error, scope: OpenScope) -> S
         }
         Some(libc::EOPNOTSUPP) => unsupported(),
         Some(libc::EACCES | libc::EPERM) => {
-            let privileges = Privileges::read();
+            let privileges = privileges::read();
             let (reason, advice) = match scope.process.map(|pid| (pid, tasks::owner(pid))) {
                 Some((pid, Some(uid)))
                     if uid != privileges.euid && privileges.may_profile_user() =>

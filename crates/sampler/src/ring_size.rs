@@ -3,7 +3,7 @@
 //! (`kernel.perf_event_mlock_kb` per CPU, then `ulimit -l`), and said when
 //! that is less than the user asked for.
 
-use crate::counters::CallStacks;
+use crate::call_stacks::CallStacks;
 use crate::privileges::Privileges;
 
 /// Ring-buffer data bytes per CPU without stack copies: no losses at

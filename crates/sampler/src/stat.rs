@@ -18,7 +18,6 @@
 //! `counts`; here are the configuration, the outcome and the counting loop.
 
 mod counters;
-mod counts;
 mod events;
 mod target;
 
@@ -26,15 +25,15 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
-pub use self::counts::{Count, EventCount, EventValue, StatCounts, ThreadCount};
 pub use self::events::DEFAULT_STAT_EVENTS;
+pub use profiler_events::{Count, EventCount, EventValue, StatCounts, ThreadCount};
 
 use self::counters::Counters;
 use self::events::{StatEvent, resolve_events};
 use self::target::{Counted, resolve_target};
 use crate::error::SamplerError;
 use crate::launch::{self, RunningChild, TargetExit};
-use crate::privileges::Privileges;
+use crate::privileges;
 use crate::signals;
 use crate::target::Target;
 
@@ -99,7 +98,7 @@ impl Stat {
     /// the command, processes, threads or CPUs exist.
     pub fn new(config: StatConfig) -> Result<Stat, SamplerError> {
         check_options(&config)?;
-        let privileges = Privileges::read();
+        let privileges = privileges::read();
         let cpu_wide = matches!(config.target, Target::SystemWide { .. });
         let mut notices = Vec::new();
         let events = resolve_events(&config.events, cpu_wide, &privileges, &mut notices)?;
@@ -299,6 +298,7 @@ fn wait(exits: Option<BorrowedFd<'_>>, timeout: Duration) -> Result<(), SamplerE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use profiler_testing::live_test;
 
     #[test]
     fn options_that_mean_nothing_for_the_target_are_refused() {
@@ -317,11 +317,7 @@ mod tests {
         assert!(check_options(&config(Target::Processes(vec![1]), true, None)).is_ok());
     }
 
-    #[test]
-    fn the_threads_of_this_process_can_be_counted() {
-        if !Privileges::read().may_profile_user() {
-            return;
-        }
+    live_test!(the_threads_of_this_process_can_be_counted, || {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let spinning = stop.clone();
         let spinner = std::thread::spawn(move || {
@@ -348,5 +344,5 @@ mod tests {
         };
         assert!(clock.scaled >= 10_000_000, "{outcome:?}");
         assert_eq!(clock.running_percent(), Some(100.0));
-    }
+    });
 }

@@ -4,10 +4,8 @@
 use std::fs;
 use std::io;
 
-use profiler_events::{SYSFS_PMUS, is_core_pmu};
+use profiler_events::{EventSource, SYSFS_PMUS, is_core_pmu, parse_cpu_list};
 use profiler_model::HostInfo;
-
-use crate::cpu_list::parse_cpu_list;
 
 /// `kernel.perf_event_max_sample_rate`: the highest `-F` the kernel accepts.
 pub fn max_sample_rate() -> Option<u64> {
@@ -70,15 +68,6 @@ fn cpu_model_of(cpuinfo: &str) -> Option<String> {
             (name.trim() == *key && !value.trim().is_empty()).then(|| value.trim().to_owned())
         })
     })
-}
-
-/// An event source the kernel exposes in /sys/bus/event_source/devices:
-/// a PMU (`cpu`, `software`, `tracepoint`, an uncore unit) and the number
-/// that goes into `perf_event_attr.type` for its events.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EventSource {
-    pub name: String,
-    pub perf_type: Option<u32>,
 }
 
 /// The event sources this kernel exposes, by name.

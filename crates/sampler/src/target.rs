@@ -7,8 +7,9 @@ use std::ffi::OsString;
 use std::io;
 use std::time::Duration;
 
+use profiler_events::format_cpu_list;
+
 use crate::command::{ResolvedCommand, resolve_command};
-use crate::cpu_list::format_cpu_list;
 use crate::error::SamplerError;
 use crate::launch::TargetExit;
 use crate::{sysinfo, tasks};

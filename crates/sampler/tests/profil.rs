@@ -1,8 +1,8 @@
 //! `Profil`: the process profiles itself, live. Counts are statistical, so
 //! the assertions are lower bounds and proportions, never exact counts.
 //!
-//! Outside CI a test skips, saying why, when the kernel refuses to sample;
-//! with CI=true it fails instead.
+//! The live tests are declared with `live_test!`: where the kernel refuses
+//! to sample they skip outside CI, saying why, and fail under CI=true.
 
 use std::hint::black_box;
 use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
@@ -11,9 +11,8 @@ use std::time::{Duration, Instant};
 
 use profiler_histogram::{BucketWidth, Buckets, Histogram, HistogramConfig, Region, Scale};
 use profiler_model::Avma;
-use profiler_sampler::{
-    Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion, SamplerError,
-};
+use profiler_sampler::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion};
+use profiler_testing::live_test;
 
 /// One sample per 100 µs of CPU time: 10,000 per busy second.
 const THRESHOLD_NS: u64 = 100_000;
@@ -57,29 +56,9 @@ fn config() -> ProfilConfig {
     }
 }
 
-/// Starts a profile, or explains why the kernel will not sample.
-fn start(config: ProfilConfig) -> Option<Profil> {
-    refused_outside_ci(Profil::start(config))
-}
-
-/// The profile, or `None` outside CI when the kernel refuses to sample.
-fn refused_outside_ci<T>(result: Result<T, SamplerError>) -> Option<T> {
-    match result {
-        Ok(value) => Some(value),
-        Err(
-            error @ (SamplerError::PermissionDenied { .. }
-            | SamplerError::EventNotSupported { .. }
-            | SamplerError::OpenFailed { .. }
-            | SamplerError::RingBuffer { .. }),
-        ) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("CI=true and the kernel refuses to sample: {error}");
-            }
-            eprintln!("skipping a live sampling test: {error}");
-            None
-        }
-        Err(error) => panic!("starting a profile failed: {error}"),
-    }
+/// Starts a profile: the live tests run where the kernel samples.
+fn start(config: ProfilConfig) -> Profil {
+    Profil::start(config).unwrap()
 }
 
 /// In-region counts within `[from, from + HOT_BYTES)`, all in-region counts,
@@ -112,32 +91,31 @@ fn profil_threads() -> usize {
         .count()
 }
 
-#[test]
-fn the_hot_loop_holds_the_fullest_bucket_and_most_counts() {
-    let _live = live();
-    let Some(profil) = start(config()) else {
-        return;
-    };
-    black_box(burn(Duration::from_millis(400)));
-    let outcome = profil.stop().unwrap();
-    // 0.4 s at one sample per 100 µs is 4000; a busy VM loses some.
-    assert!(outcome.samples >= 1000, "{} samples", outcome.samples);
-    let from = burn_address();
-    let (inside, total, fullest) = hot_share(&outcome, from);
-    assert!(
-        (from..from + HOT_BYTES).contains(&fullest),
-        "fullest bucket at {fullest:#x}, burn at {from:#x}"
-    );
-    assert!(
-        inside * 10 >= total * 8,
-        "{inside} of {total} in-region counts in burn; {:?}",
-        outcome.histogram.stats()
-    );
-    assert_eq!(outcome.lost, 0);
-}
+live_test!(
+    the_hot_loop_holds_the_fullest_bucket_and_most_counts,
+    || {
+        let _live = live();
+        let profil = start(config());
+        black_box(burn(Duration::from_millis(400)));
+        let outcome = profil.stop().unwrap();
+        // 0.4 s at one sample per 100 µs is 4000; a busy VM loses some.
+        assert!(outcome.samples >= 1000, "{} samples", outcome.samples);
+        let from = burn_address();
+        let (inside, total, fullest) = hot_share(&outcome, from);
+        assert!(
+            (from..from + HOT_BYTES).contains(&fullest),
+            "fullest bucket at {fullest:#x}, burn at {from:#x}"
+        );
+        assert!(
+            inside * 10 >= total * 8,
+            "{inside} of {total} in-region counts in burn; {:?}",
+            outcome.histogram.stats()
+        );
+        assert_eq!(outcome.lost, 0);
+    }
+);
 
-#[test]
-fn a_thread_started_before_the_profile_is_counted() {
+live_test!(a_thread_started_before_the_profile_is_counted, || {
     let _live = live();
     let (go, ready) = mpsc::channel::<()>();
     // A closed channel (the start panicked) lets the worker end too.
@@ -150,41 +128,32 @@ fn a_thread_started_before_the_profile_is_counted() {
     let _ = go.send(());
     // The main thread sleeps here: the samples are the worker's.
     worker.join().unwrap();
-    let Some(profil) = profil else {
-        return;
-    };
     let outcome = profil.stop().unwrap();
     assert!(outcome.samples >= 750, "{} samples", outcome.samples);
     let (inside, total, _) = hot_share(&outcome, burn_address());
     assert!(inside * 10 >= total * 8, "{inside} of {total} in burn");
-}
+});
 
-#[test]
-fn a_thread_started_during_the_profile_is_counted() {
+live_test!(a_thread_started_during_the_profile_is_counted, || {
     let _live = live();
-    let Some(profil) = start(config()) else {
-        return;
-    };
+    let profil = start(config());
     let worker = thread::spawn(|| black_box(burn(Duration::from_millis(300))));
     let _ = worker.join();
     let outcome = profil.stop().unwrap();
     assert!(outcome.samples >= 750, "{} samples", outcome.samples);
-}
+});
 
-#[test]
-fn a_range_holds_only_its_own_addresses() {
+live_test!(a_range_holds_only_its_own_addresses, || {
     let _live = live();
     let from = burn_address();
-    let Some(profil) = start(ProfilConfig {
+    let profil = start(ProfilConfig {
         region: ProfilRegion::Range {
             start: Avma(from),
             end: Avma(from + HOT_BYTES),
         },
         scale: Scale::BYTE,
         ..config()
-    }) else {
-        return;
-    };
+    });
     black_box(burn(Duration::from_millis(200)));
     let outcome = profil.stop().unwrap();
     let (region, buckets) = outcome.histogram.regions().next().expect("one region");
@@ -192,14 +161,11 @@ fn a_range_holds_only_its_own_addresses() {
     let stats = outcome.histogram.stats();
     assert_eq!(stats.in_region + stats.outside, outcome.samples);
     assert!(stats.in_region >= 500, "{stats:?}");
-}
+});
 
-#[test]
-fn a_profile_read_while_running_goes_on_counting() {
+live_test!(a_profile_read_while_running_goes_on_counting, || {
     let _live = live();
-    let Some(mut profil) = start(config()) else {
-        return;
-    };
+    let mut profil = start(config());
     black_box(burn(Duration::from_millis(200)));
     let first = profil.read().unwrap();
     assert!(first.samples >= 500, "{} samples", first.samples);
@@ -216,10 +182,9 @@ fn a_profile_read_while_running_goes_on_counting() {
     let in_region = |outcome: &ProfilOutcome| outcome.histogram.stats().in_region;
     assert!(in_region(&last) > in_region(&first));
     assert_eq!(profil_threads(), 0);
-}
+});
 
-#[test]
-fn counts_already_in_the_buckets_are_added_to() {
+live_test!(counts_already_in_the_buckets_are_added_to, || {
     let _live = live();
     let from = burn_address();
     let region = Region::new(from, HOT_BYTES, Scale::SINGLE).unwrap();
@@ -230,9 +195,7 @@ fn counts_already_in_the_buckets_are_added_to() {
     let start_count = 1_u64 << 40;
     let counts = Buckets::from_ne_bytes(BucketWidth::Bits64, &start_count.to_ne_bytes()).unwrap();
     histogram.add_region_with(region, counts).unwrap();
-    let Some(event) = refused_outside_ci(ProfilEvent::new("cpu-clock", THRESHOLD_NS, false)) else {
-        return;
-    };
+    let event = ProfilEvent::new("cpu-clock", THRESHOLD_NS, false).unwrap();
     let profil = Profil::start_into(&event, histogram).unwrap();
     assert_eq!(profil.event(), &event);
     black_box(burn(Duration::from_millis(200)));
@@ -241,14 +204,11 @@ fn counts_already_in_the_buckets_are_added_to() {
     let added = buckets.get(0) - start_count;
     assert_eq!(added, outcome.histogram.stats().in_region);
     assert!(added >= 500, "{added} samples in burn");
-}
+});
 
-#[test]
-fn the_software_fallback_samples_cpu_clock_and_says_why() {
+live_test!(the_software_fallback_samples_cpu_clock_and_says_why, || {
     let _live = live();
-    let Some(event) = refused_outside_ci(ProfilEvent::new("cycles", 1_000_000, true)) else {
-        return;
-    };
+    let event = ProfilEvent::new("cycles", 1_000_000, true).unwrap();
     match event.notice() {
         // No PMU here: cpu-clock, at record's default rate or the kernel's
         // lower limit.
@@ -268,25 +228,20 @@ fn the_software_fallback_samples_cpu_clock_and_says_why() {
         ),
     }
     // A software event is never replaced.
-    let Some(event) = refused_outside_ci(ProfilEvent::new("task-clock", 1_000_000, true)) else {
-        return;
-    };
+    let event = ProfilEvent::new("task-clock", 1_000_000, true).unwrap();
     assert_eq!(
         (event.name().as_str(), event.notice()),
         ("task-clock", None)
     );
-}
+});
 
-#[test]
-fn dropping_a_profile_stops_its_thread() {
+live_test!(dropping_a_profile_stops_its_thread, || {
     let _live = live();
-    let Some(profil) = start(config()) else {
-        return;
-    };
+    let profil = start(config());
     assert_eq!(profil_threads(), 1);
     drop(profil);
     assert_eq!(profil_threads(), 0);
-}
+});
 
 #[test]
 fn a_refused_event_leaves_no_thread_behind() {

@@ -7,6 +7,7 @@
 //! report time.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use profiler_model::{
@@ -228,5 +229,13 @@ impl Symbolizer for Archiver<'_> {
             }
         }
         names
+    }
+
+    fn find_functions(&self, module: &Module, names: &[&str]) -> Vec<Range<FileOffset>> {
+        self.inner.find_functions(module, names)
+    }
+
+    fn threads(&self) -> usize {
+        self.inner.threads()
     }
 }

@@ -4,6 +4,7 @@
 //! modules, and for what an archive does not hold of an archived module's
 //! file when that file is still the recorded one, the ELF symbolizer does.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use profiler_model::{
@@ -77,6 +78,20 @@ impl Symbolizer for ArchivedSymbolizer {
             }
         }
         names
+    }
+
+    fn find_functions(&self, module: &Module, names: &[&str]) -> Vec<Range<FileOffset>> {
+        let Some(archived) = self.archive.module(module) else {
+            return self.inner.find_functions(module, names);
+        };
+        (archived.functions.iter())
+            .filter(|f| f.name.as_deref().is_some_and(|name| names.contains(&name)))
+            .map(|f| f.offset..FileOffset(f.offset.0 + f.len))
+            .collect()
+    }
+
+    fn threads(&self) -> usize {
+        self.inner.threads()
     }
 }
 

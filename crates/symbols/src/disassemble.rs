@@ -106,8 +106,7 @@ impl ElfSymbolizer {
         let (start, end) = (code.start, code.end);
         let mut instructions = decode_as(syntax, code.bitness, code.bytes, start, code.offset);
         let svmas: Vec<Svma> = instructions.iter().map(|i| i.svma).collect();
-        let full_signatures = self.options().full_signatures;
-        let resolved = elf.resolve(&svmas, Detail::Frames, full_signatures);
+        let resolved = elf.resolve(&svmas, Detail::Frames, self.options().naming());
         let name = resolved
             .first()
             .and_then(|symbol| symbol.function.as_ref())
@@ -117,7 +116,7 @@ impl ElfSymbolizer {
             instruction.frames = symbol.frames;
             instruction.callee = match instruction.flow {
                 Flow::Jump(to) | Flow::Call(to) if !(start..end).contains(&to) => {
-                    callee(elf, to, full_signatures)
+                    callee(elf, to, self.options().full_signatures)
                 }
                 _ => None,
             };

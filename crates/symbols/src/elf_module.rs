@@ -7,6 +7,7 @@
 //! function table, the DWARF section bytes, the layout.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -65,6 +66,15 @@ impl ModuleFiles {
     }
 }
 
+/// How a module's addresses are named.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Naming {
+    /// Keep C++ argument lists and return types.
+    pub full_signatures: bool,
+    /// At most this many threads, for a large module's addresses.
+    pub threads: usize,
+}
+
 /// A parsed module.
 pub(crate) struct ElfModule<'a> {
     pub image: Image<'a>,
@@ -108,6 +118,14 @@ impl<'a> ElfModule<'a> {
         self.functions.find(address.0)
     }
 
+    /// Where the functions called one of `names` lie, in file offsets.
+    pub fn functions_named(&self, names: &[&str]) -> Vec<Range<FileOffset>> {
+        (self.functions.named(names))
+            .filter_map(|f| self.image.layout.file_range(Svma(f.start), Svma(f.end)))
+            .map(|(start, len)| start..FileOffset(start.0 + len))
+            .collect()
+    }
+
     /// The stated address of each file offset.
     pub fn svmas(&self, offsets: &[FileOffset]) -> Vec<Option<Svma>> {
         offsets.iter().map(|&o| self.image.layout.svma(o)).collect()
@@ -118,7 +136,7 @@ impl<'a> ElfModule<'a> {
         &self,
         addresses: &[Svma],
         detail: Detail,
-        full_signatures: bool,
+        naming: Naming,
     ) -> Vec<AddressSymbol> {
         // For functions alone, DWARF (tens of megabytes to read, perhaps to
         // decompress) is worth reading only for a module without a symbol
@@ -141,10 +159,11 @@ impl<'a> ElfModule<'a> {
             sections: sections.as_ref(),
             endian: dwarf::endian(dwarf_image),
             detail,
-            full_signatures,
+            full_signatures: naming.full_signatures,
         };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let threads = threads.min(addresses.len() / ADDRESSES_PER_THREAD).max(1);
+        let threads = (naming.threads)
+            .min(addresses.len() / ADDRESSES_PER_THREAD)
+            .max(1);
         if threads == 1 || lookup.sections.is_none() {
             return lookup.resolve(addresses);
         }

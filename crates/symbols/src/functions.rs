@@ -108,6 +108,11 @@ impl<'data> FunctionTable<'data> {
         }
     }
 
+    /// The functions called one of `names`.
+    pub fn named<'a>(&'a self, names: &'a [&str]) -> impl Iterator<Item = &'a Function<'data>> {
+        (self.functions.iter()).filter(|f| f.name.as_deref().is_some_and(|n| names.contains(&n)))
+    }
+
     /// The function containing `address`.
     pub fn find(&self, address: u64) -> Option<&Function<'data>> {
         let after = self.functions.partition_point(|f| f.start <= address);

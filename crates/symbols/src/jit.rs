@@ -2,9 +2,11 @@
 //! the JVM with perf-map-agent, LuaJIT, ...) write as `START SIZE NAME`
 //! lines, hexadecimal addresses in the process.
 
-/// The map's entries, sorted by start.
+use profiler_model::Avma;
+
+/// The map's entries, `start..end` and name, sorted by start.
 pub(crate) struct PerfMap {
-    entries: Vec<(u64, u64, String)>,
+    entries: Vec<(Avma, Avma, String)>,
 }
 
 impl PerfMap {
@@ -16,15 +18,15 @@ impl PerfMap {
 
     fn parse(text: &str) -> PerfMap {
         let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
-        let mut entries: Vec<(u64, u64, String)> = text
+        let mut entries: Vec<(Avma, Avma, String)> = text
             .lines()
             .filter_map(|line| {
                 let mut parts = line.splitn(3, ' ');
                 let start = hex(parts.next()?)?;
                 let size = hex(parts.next()?)?;
                 Some((
-                    start,
-                    start.saturating_add(size),
+                    Avma(start),
+                    Avma(start.saturating_add(size)),
                     parts.next()?.trim().to_owned(),
                 ))
             })
@@ -34,7 +36,7 @@ impl PerfMap {
     }
 
     /// The JIT'd function containing `address`: its start and name.
-    pub fn function(&self, address: u64) -> Option<(u64, &str)> {
+    pub fn function(&self, address: Avma) -> Option<(Avma, &str)> {
         let after = self.entries.partition_point(|e| e.0 <= address);
         let (start, end, name) = self.entries.get(after.checked_sub(1)?)?;
         (address < *end).then_some((*start, name.as_str()))
@@ -50,10 +52,11 @@ mod tests {
         let map = PerfMap::parse(
             "7f0010 20 LazyCompile:*hot app.js:3\n7f0100 10 Builtin:Add\nbad line\n",
         );
-        let hot = Some((0x7f0010, "LazyCompile:*hot app.js:3"));
-        assert_eq!(map.function(0x7f0010), hot);
-        assert_eq!(map.function(0x7f002f), hot);
-        assert_eq!(map.function(0x7f0030), None);
-        assert_eq!(map.function(0x7f0105), Some((0x7f0100, "Builtin:Add")));
+        let hot = Some((Avma(0x7f0010), "LazyCompile:*hot app.js:3"));
+        assert_eq!(map.function(Avma(0x7f0010)), hot);
+        assert_eq!(map.function(Avma(0x7f002f)), hot);
+        assert_eq!(map.function(Avma(0x7f0030)), None);
+        let add = Some((Avma(0x7f0100), "Builtin:Add"));
+        assert_eq!(map.function(Avma(0x7f0105)), add);
     }
 }

@@ -3,6 +3,7 @@
 //! recording kept; the vdso from this process's memory, JIT code from
 //! `/tmp/perf-PID.map`, the kernel from /proc/kallsyms.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -11,7 +12,7 @@ use profiler_model::{
     RelativeAddress, Svma, Symbolizer,
 };
 
-use crate::elf_module::{ElfModule, ModuleFiles};
+use crate::elf_module::{ElfModule, ModuleFiles, Naming};
 use crate::error::SymbolsError;
 use crate::jit::PerfMap;
 use crate::kernel::Kallsyms;
@@ -28,6 +29,27 @@ pub struct SymbolizerOptions {
     /// The recording was made under the running kernel, so this machine's
     /// kallsyms and vdso name its kernel and vdso addresses.
     pub same_kernel: bool,
+    /// How many threads may name code at once: modules in parallel, and a
+    /// large module's addresses in parts [default 0: one per CPU]. The names
+    /// are the same with any number.
+    pub threads: usize,
+}
+
+impl SymbolizerOptions {
+    /// [`SymbolizerOptions::threads`], with 0 made one per CPU.
+    pub fn threads(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
+    pub(crate) fn naming(&self) -> Naming {
+        Naming {
+            full_signatures: self.full_signatures,
+            threads: self.threads(),
+        }
+    }
 }
 
 /// Symbolizes modules from their ELF symbol tables, PLT, unwind tables and
@@ -112,13 +134,7 @@ impl Symbolizer for ElfSymbolizer {
             Err(Unopened::NoFile(_)) => return unnamed(offsets, None),
             Err(Unopened::Failed(error)) => return unnamed(offsets, Some(error)),
         };
-        match symbolize_offsets(
-            module,
-            &files,
-            offsets,
-            detail,
-            self.options.full_signatures,
-        ) {
+        match symbolize_offsets(module, &files, offsets, detail, &self.options) {
             Ok(symbols) => symbols,
             Err(error) => unnamed(offsets, Some(error)),
         }
@@ -134,6 +150,17 @@ impl Symbolizer for ElfSymbolizer {
             .map(|a| kallsyms.and_then(|k| k.name(a.0)).map(str::to_owned))
             .collect()
     }
+
+    fn find_functions(&self, module: &Module, names: &[&str]) -> Vec<Range<FileOffset>> {
+        let Ok(files) = self.open(module) else {
+            return Vec::new();
+        };
+        parse_recorded(module, &files).map_or(Vec::new(), |elf| elf.functions_named(names))
+    }
+
+    fn threads(&self) -> usize {
+        self.options.threads()
+    }
 }
 
 /// Names `addresses` of the ELF file at `path`, given as it states them (as
@@ -144,7 +171,7 @@ pub fn symbolize_file(
     options: &SymbolizerOptions,
 ) -> Result<Vec<AddressSymbol>, SymbolsError> {
     let files = ModuleFiles::open(path, &options.debug_dirs)?;
-    Ok(ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options.full_signatures))
+    Ok(ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options.naming()))
 }
 
 fn symbolize_offsets(
@@ -152,12 +179,12 @@ fn symbolize_offsets(
     files: &ModuleFiles,
     offsets: &[FileOffset],
     detail: Detail,
-    full_signatures: bool,
+    options: &SymbolizerOptions,
 ) -> Result<ModuleSymbols, SymbolsError> {
     let elf = parse_recorded(module, files)?;
     let svmas = elf.svmas(offsets);
     let known: Vec<Svma> = svmas.iter().flatten().copied().collect();
-    let mut resolved = elf.resolve(&known, detail, full_signatures).into_iter();
+    let mut resolved = elf.resolve(&known, detail, options.naming()).into_iter();
     let addresses = svmas
         .iter()
         .map(|svma| match svma {
@@ -177,11 +204,14 @@ fn jit_symbols(pid: u32, offsets: &[FileOffset]) -> ModuleSymbols {
     let addresses = offsets
         .iter()
         .map(|offset| {
-            let found = map.as_ref().and_then(|m| m.function(offset.0));
+            let address = Module::anonymous_avma(*offset);
+            let found = map.as_ref().and_then(|m| m.function(address));
             AddressSymbol {
+                // Anonymous memory has no image base: its functions start
+                // where the process has them.
                 function: found.map(|(start, name)| FunctionSymbol {
                     name: Some(name.into()),
-                    start: RelativeAddress(start),
+                    start: RelativeAddress(start.0),
                 }),
                 ..AddressSymbol::default()
             }

@@ -122,7 +122,7 @@ fn call_chains_keep_perfs_context_markers() {
     );
     let chains: Vec<Vec<u64>> = (records(&recording).into_iter())
         .filter_map(|r| match r {
-            Record::Sample(s) => Some(s.callchain),
+            Record::Sample(s) => Some(s.callchain.iter().map(|e| e.to_raw()).collect()),
             _ => None,
         })
         .collect();

@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use perf_event::Counter;
 
-use super::counts::{Count, EventCount, EventValue, StatCounts, ThreadCount};
 use super::events::StatEvent;
 use super::target::Task;
 use crate::builder::counter_builder;
 use crate::error::SamplerError;
 use crate::refusal::{self, OpenScope};
 use crate::tasks;
+use profiler_events::{Count, EventCount, EventValue, StatCounts, ThreadCount};
 
 /// The open counters of a count.
 pub(super) struct Counters<'a> {

@@ -14,16 +14,17 @@
 //! [`CallerSplicer`] does this while recording, so that a recording keeps
 //! a chain one address longer instead of the stack copy. A sample whose
 //! code it has not seen mapped (its mapping record still on its way from
-//! another CPU's ring) keeps its copy, for the report to splice (see
-//! `walk`).
+//! another CPU's ring) keeps its copy, for the report to splice when it
+//! walks the stack, by the same rule ([`missing_caller`]).
 
 use std::collections::HashMap;
 use std::io;
 
-use profiler_model::{
-    Avma, CallchainEntry, CallerRegisters, CpuMode, LiveMappings, Location, ProcessUnwinder,
-    Record, RecordSink, Sample, StackUnwinder, UserStack, side_band_order,
-};
+use crate::address::Avma;
+use crate::process::{LiveMappings, Location, side_band_order};
+use crate::record::{CallchainEntry, CpuMode, Record, Sample, UserStack};
+use crate::unwind::{CallerRegisters, ProcessUnwinder, StackUnwinder};
+use crate::writer::RecordSink;
 
 /// Where the kernel's frame-pointer `callchain` lacks the sampled
 /// function's caller: the index at which `caller.return_address` belongs.
@@ -31,25 +32,23 @@ use profiler_model::{
 /// its own frame (the kernel's walk began with its return address), when
 /// `stack` is not of the chain's user context, or when `is_code` says the
 /// return address lies in no code.
-pub(crate) fn missing_caller(
-    callchain: &[u64],
+pub fn missing_caller(
+    callchain: &[CallchainEntry],
     stack: &UserStack,
     caller: &CallerRegisters,
     is_code: impl FnOnce(Avma) -> bool,
 ) -> Option<usize> {
     let mut in_user = false;
-    let first = callchain
-        .iter()
-        .position(|&raw| match CallchainEntry::from_raw(raw) {
-            CallchainEntry::Context(mode) => {
-                in_user = mode == CpuMode::User;
-                false
-            }
-            CallchainEntry::Address(_) => in_user,
-        })?;
+    let first = callchain.iter().position(|&entry| match entry {
+        CallchainEntry::Context(mode) => {
+            in_user = mode == CpuMode::User;
+            false
+        }
+        CallchainEntry::Address(_) => in_user,
+    })?;
     // The registers are those of the user context the chain starts from:
     // the sampled instruction, or where the thread entered the kernel.
-    if callchain[first] != stack.ip.0 {
+    if callchain[first] != CallchainEntry::Address(stack.ip) {
         return None;
     }
     // Had the function set up its frame, `rbp` would point at it, and the
@@ -58,7 +57,8 @@ pub(crate) fn missing_caller(
         return None;
     }
     let return_address = caller.return_address;
-    if return_address.0 == 0 || callchain.get(first + 1) == Some(&return_address.0) {
+    let entry = CallchainEntry::Address(return_address);
+    if return_address.0 == 0 || callchain.get(first + 1) == Some(&entry) {
         return None;
     }
     is_code(return_address).then_some(first + 1)
@@ -66,10 +66,8 @@ pub(crate) fn missing_caller(
 
 /// Whether `callchain` holds user-space addresses: a frame-pointer chain
 /// of the user stack, which a stack copy completes rather than replaces.
-pub(crate) fn has_user_chain(callchain: &[u64]) -> bool {
-    callchain
-        .iter()
-        .any(|&raw| CallchainEntry::from_raw(raw) == CallchainEntry::Context(CpuMode::User))
+pub fn has_user_chain(callchain: &[CallchainEntry]) -> bool {
+    callchain.contains(&CallchainEntry::Context(CpuMode::User))
 }
 
 /// A record sink that splices the sampled function's caller into each
@@ -154,7 +152,8 @@ impl<'u, S: RecordSink> CallerSplicer<'u, S> {
         };
         let is_code = |address| mappings.resolve_address(sample.pid, address) != Location::Unmapped;
         if let Some(index) = missing_caller(&sample.callchain, stack, &caller, is_code) {
-            sample.callchain.insert(index, caller.return_address.0);
+            let entry = CallchainEntry::Address(caller.return_address);
+            sample.callchain.insert(index, entry);
         }
     }
 }
@@ -177,7 +176,10 @@ impl<S: RecordSink> RecordSink for CallerSplicer<'_, S> {
 
 #[cfg(test)]
 mod tests {
-    use profiler_model::{FileOffset, MappedRange, Mmap, ModuleTable};
+    use crate::address::FileOffset;
+    use crate::module::ModuleTable;
+    use crate::record::Mmap;
+    use crate::unwind::MappedRange;
 
     use super::*;
 
@@ -212,6 +214,26 @@ mod tests {
 
     fn code(_: Avma) -> bool {
         true
+    }
+
+    /// A chain as the kernel writes it.
+    fn entries(raw: &[u64]) -> Vec<CallchainEntry> {
+        raw.iter()
+            .map(|&raw| CallchainEntry::from_raw(raw))
+            .collect()
+    }
+
+    fn missing_caller(
+        raw: &[u64],
+        stack: &UserStack,
+        caller: &CallerRegisters,
+        is_code: impl FnOnce(Avma) -> bool,
+    ) -> Option<usize> {
+        super::missing_caller(&entries(raw), stack, caller, is_code)
+    }
+
+    fn has_user_chain(raw: &[u64]) -> bool {
+        super::has_user_chain(&entries(raw))
     }
 
     #[test]
@@ -317,7 +339,7 @@ mod tests {
             mode: CpuMode::User,
             ip: Avma(IP),
             period: 1,
-            callchain,
+            callchain: entries(&callchain),
             user_stack: Some(stack()),
             read: Vec::new(),
         })
@@ -361,7 +383,7 @@ mod tests {
             .push(&sample(5, vec![USER, IP, CALLER, GRANDCALLER]))
             .unwrap();
         let Kept(records) = splicer.finish().unwrap();
-        let chains: Vec<(&[u64], bool)> = records
+        let chains: Vec<(&[CallchainEntry], bool)> = records
             .iter()
             .filter_map(|r| match r {
                 Record::Sample(s) => Some((&s.callchain[..], s.user_stack.is_some())),
@@ -371,9 +393,9 @@ mod tests {
         assert_eq!(
             chains,
             [
-                (&[USER, IP, GRANDCALLER][..], true),
-                (&[USER, IP, CALLER, GRANDCALLER][..], false),
-                (&[USER, IP, CALLER, GRANDCALLER][..], false),
+                (&entries(&[USER, IP, GRANDCALLER])[..], true),
+                (&entries(&[USER, IP, CALLER, GRANDCALLER])[..], false),
+                (&entries(&[USER, IP, CALLER, GRANDCALLER])[..], false),
             ]
         );
         assert!(matches!(records[1], Record::Mmap(_)));

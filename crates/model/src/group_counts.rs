@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 
-use profiler_model::{EventIndex, Sample};
+use crate::event::EventIndex;
+use crate::record::Sample;
 
 #[derive(Default)]
-pub(crate) struct MemberDeltas {
+pub struct MemberDeltas {
     last: HashMap<(u32, u32, EventIndex), u64>,
 }
 
@@ -35,7 +36,8 @@ impl MemberDeltas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use profiler_model::{Avma, CpuMode};
+    use crate::address::Avma;
+    use crate::record::CpuMode;
 
     fn sample(tid: u32, cpu: u32, read: Vec<(EventIndex, u64)>) -> Sample {
         Sample {

@@ -3,14 +3,22 @@
 //! shared by every process that maps it.
 //!
 //! Built live while recording (histogram mode) and at report time from the
-//! samples of a full recording; both end as a [`HistogramSet`].
+//! samples of a full recording; both end as a [`HistogramSet`]. Every
+//! sample reaches a histogram through [`pour`], theirs and those of a
+//! program profiling itself.
 
 use std::collections::BTreeMap;
 
+use crate::address::FileOffset;
+use crate::event::EventIndex;
+use crate::header::{HistogramSettings, HistogramTotals};
+use crate::module::{ModuleId, ModuleTable};
+use crate::process::Location;
+use crate::record::Sample;
 use profiler_histogram::{
-    BucketWidth, Buckets, Histogram, HistogramConfig, HistogramError, HistogramStats, Region, Scale,
+    BucketWidth, Buckets, Histogram, HistogramConfig, HistogramError, HistogramStats, OnFull,
+    Region, Scale,
 };
-use profiler_model::{EventIndex, FileOffset, HistogramTotals, Location, ModuleId, ModuleTable};
 
 /// What histograms cover and how they count.
 #[derive(Clone, Debug)]
@@ -28,12 +36,39 @@ pub struct HistogramOptions {
     pub program: Option<String>,
 }
 
+impl HistogramOptions {
+    /// The settings a recording's header notes.
+    pub fn settings(&self) -> HistogramSettings {
+        let flags = self.config.flags;
+        HistogramSettings {
+            bucket_bits: self.config.width.bits() as u8,
+            scale: self.scale.value(),
+            wrap: self.config.on_full == OnFull::Wrap,
+            random: flags.random,
+            compress: flags.compress,
+            weighted: flags.weighted,
+            regions: (self.program_regions.iter())
+                .map(|r| r.given.clone())
+                .collect(),
+        }
+    }
+}
+
 /// A region of the program's file: `size` bytes from file offset `start`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProgramRegion {
     pub start: FileOffset,
     pub size: u64,
     pub scale: Scale,
+    /// As the user gave it (`START:END[:SCALE]`, stated addresses).
+    pub given: String,
+}
+
+/// Pours `sample`, taken at `address` of the space `histogram` covers,
+/// into it: the events the sample stands for (its period), through the
+/// histogram's flags, as PAPI_profil counts an overflow.
+pub fn pour(histogram: &mut Histogram, address: u64, sample: &Sample) {
+    histogram.record(address, sample.period);
 }
 
 /// One event's buckets over one region of one module's file.
@@ -127,19 +162,19 @@ impl ModuleHistograms {
         Ok(())
     }
 
-    /// Counts a sample of `event` at `location`, standing for `period` events.
-    pub fn record(&mut self, event: EventIndex, location: Location, period: u64) {
-        self.count(event, location, |histogram, address| {
-            histogram.record(address, period);
+    /// Pours `sample`, which lay at `location`, into its event's histogram,
+    /// and what each member of its group counted meanwhile (`members`, from
+    /// [`MemberDeltas`](crate::MemberDeltas)) into theirs, at the same
+    /// place.
+    pub fn pour(&mut self, sample: &Sample, location: Location, members: &[(EventIndex, u64)]) {
+        self.count(sample.event, location, |histogram, address| {
+            pour(histogram, address, sample);
         });
-    }
-
-    /// Counts `amount` events of `event` at `location` at once (a group
-    /// member's count, read with its leader's sample).
-    pub fn add(&mut self, event: EventIndex, location: Location, amount: u64) {
-        self.count(event, location, |histogram, address| {
-            histogram.add(address, amount);
-        });
+        for &(member, amount) in members {
+            self.count(member, location, |histogram, address| {
+                histogram.add(address, amount);
+            });
+        }
     }
 
     /// Applies `count` to the histogram of `event` over `location`'s module,
@@ -248,6 +283,22 @@ mod tests {
         }
     }
 
+    fn sample(event: EventIndex) -> Sample {
+        Sample {
+            time: 0,
+            pid: 1,
+            tid: 1,
+            cpu: 0,
+            event,
+            mode: crate::record::CpuMode::User,
+            ip: crate::address::Avma(0),
+            period: 1,
+            callchain: Vec::new(),
+            user_stack: None,
+            read: Vec::new(),
+        }
+    }
+
     fn at(module: ModuleId, offset: u64) -> Location {
         Location::Module {
             module,
@@ -269,16 +320,13 @@ mod tests {
         h.cover(0, "/bin/app", FileOffset(0x1000), 0x1000).unwrap();
         h.cover(0, "/bin/app", FileOffset(0x1000), 0x1000).unwrap();
         h.cover(0, "/bin/app", FileOffset(0x1800), 0x1000).unwrap();
-        h.record(0, at(0, 0x1010), 1);
-        h.record(1, at(0, 0x2010), 1);
-        h.record(0, at(1, 0x1010), 1);
-        h.record(
-            0,
-            Location::Kernel {
-                address: profiler_model::Avma(0xffff_ffff_8100_0000),
-            },
-            1,
-        );
+        h.pour(&sample(0), at(0, 0x1010), &[]);
+        h.pour(&sample(1), at(0, 0x2010), &[]);
+        h.pour(&sample(0), at(1, 0x1010), &[]);
+        let kernel = Location::Kernel {
+            address: crate::address::Avma(0xffff_ffff_8100_0000),
+        };
+        h.pour(&sample(0), kernel, &[]);
         let regions = h.regions();
         // Two regions (0x1000.. and the uncovered 0x2000..0x2800) per event.
         assert_eq!(regions.len(), 4);
@@ -297,14 +345,15 @@ mod tests {
             start: FileOffset(0x1100),
             size: 0x10,
             scale: Scale::BYTE,
+            given: "0x1100:0x1110:131072".into(),
         };
         let mut h = ModuleHistograms::new(1, options(vec![region]));
         h.cover(0, "/bin/app", FileOffset(0x1000), 0x1000).unwrap();
         h.cover(1, "/lib/libc.so.6", FileOffset(0x1000), 0x1000)
             .unwrap();
-        h.record(0, at(0, 0x1105), 1);
-        h.record(0, at(0, 0x1200), 1);
-        h.record(0, at(1, 0x1105), 1);
+        h.pour(&sample(0), at(0, 0x1105), &[]);
+        h.pour(&sample(0), at(0, 0x1200), &[]);
+        h.pour(&sample(0), at(1, 0x1105), &[]);
         let regions = h.regions();
         assert_eq!(regions.len(), 1);
         assert_eq!(regions[0].buckets.get(5), 1);

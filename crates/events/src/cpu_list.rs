@@ -1,12 +1,12 @@
 //! CPU lists as the kernel writes them (/sys/devices/system/cpu/online) and
 //! `-C` takes them: numbers and ranges, `0-3,8`.
 
-use crate::error::SamplerError;
+use crate::error::EventsError;
 
 /// Parses a CPU list such as `0-3,8,10-11`: sorted, each CPU once, at
 /// least one.
-pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, SamplerError> {
-    let bad = || SamplerError::BadCpuList {
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, EventsError> {
+    let bad = || EventsError::BadCpuList {
         text: text.to_owned(),
     };
     let mut cpus = Vec::new();

@@ -10,13 +10,14 @@
 
 use std::io::{self, Write};
 
-use profiler_model::{
-    HistogramRecord, LiveMappings, Location, Record, RecordSink, RecordingStats, RecordingWriter,
-    Sample, Trailer, side_band_order,
-};
-
+use crate::address::FileOffset;
 use crate::group_counts::MemberDeltas;
+use crate::header::Trailer;
 use crate::module_histograms::{HistogramOptions, ModuleHistograms};
+use crate::process::{LiveMappings, Location, side_band_order};
+use crate::record::{HistogramRecord, Record, Sample};
+use crate::stats::RecordingStats;
+use crate::writer::{RecordSink, RecordingWriter};
 
 /// A record sink that keeps histograms instead of samples.
 pub struct HistogramRecorder<W: Write> {
@@ -55,8 +56,7 @@ impl<W: Write> HistogramRecorder<W> {
     pub fn finish(mut self, mut trailer: Trailer) -> io::Result<W> {
         self.end_batch()?;
         for sample in std::mem::take(&mut self.retry) {
-            self.histograms
-                .record(sample.event, Location::Unmapped, sample.period);
+            self.histograms.pour(&sample, Location::Unmapped, &[]);
         }
         trailer.histogram_totals = self.histograms.totals();
         for region in self.histograms.regions() {
@@ -65,7 +65,7 @@ impl<W: Write> HistogramRecorder<W> {
                 event: region.event,
                 path: module.path.clone(),
                 build_id: module.build_id.clone(),
-                start: profiler_model::FileOffset(region.region.offset),
+                start: FileOffset(region.region.offset),
                 scale: region.region.scale.value(),
                 bucket_bits: region.buckets.width().bits() as u8,
                 buckets: region.buckets.to_le_bytes(),
@@ -78,14 +78,8 @@ impl<W: Write> HistogramRecorder<W> {
         match record {
             Record::Sample(sample) => match self.mappings.resolve(sample) {
                 Location::Unmapped if !retried => self.retry.push(sample.clone()),
-                location => {
-                    self.histograms
-                        .record(sample.event, location, sample.period);
-                    // `read` holds deltas here (see `push`).
-                    for &(member, delta) in &sample.read {
-                        self.histograms.add(member, location, delta);
-                    }
-                }
+                // `read` holds deltas here (see `push`).
+                location => self.histograms.pour(sample, location, &sample.read),
             },
             Record::Mmap(m) => {
                 if let Some(module) = self.mappings.apply(record) {

@@ -17,7 +17,7 @@ pub struct Count {
 }
 
 impl Count {
-    pub(super) fn new(raw: u64, enabled_ns: u64, running_ns: u64) -> Count {
+    pub fn new(raw: u64, enabled_ns: u64, running_ns: u64) -> Count {
         let scaled = match running_ns {
             0 => 0,
             _ if running_ns >= enabled_ns => raw,
@@ -46,7 +46,7 @@ impl Count {
             .then(|| (self.running_ns as f64 / self.enabled_ns as f64 * 100.0).min(100.0))
     }
 
-    pub(super) fn add(&mut self, other: &Count) {
+    pub fn add(&mut self, other: &Count) {
         self.raw += other.raw;
         self.scaled += other.scaled;
         self.enabled_ns += other.enabled_ns;
@@ -54,7 +54,7 @@ impl Count {
     }
 
     /// What was counted since `earlier`, scaled on its own times.
-    pub(super) fn since(&self, earlier: &Count) -> Count {
+    pub fn since(&self, earlier: &Count) -> Count {
         Count::new(
             self.raw.saturating_sub(earlier.raw),
             self.enabled_ns.saturating_sub(earlier.enabled_ns),

@@ -1,0 +1,45 @@
+//! Reading a recording's samples the way every view of them needs: the
+//! side-band records first (mappings, exec, fork, in any order in the file)
+//! into the process model, then the samples, streamed, each resolved
+//! against the model by process, address and time.
+
+use crate::error::RecordingError;
+use crate::process::{ProcessModel, ProcessModelBuilder};
+use crate::reader::Recording;
+use crate::record::{Record, Sample};
+use crate::source::RecordStream;
+
+/// The samples of a recording, in file order.
+pub struct Samples {
+    records: RecordStream,
+}
+
+impl Iterator for Samples {
+    type Item = Result<Sample, RecordingError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.records.next()? {
+                Ok(Record::Sample(sample)) => return Some(Ok(sample)),
+                Ok(_) => {}
+                Err(error) => return Some(Err(error)),
+            }
+        }
+    }
+}
+
+impl Recording {
+    /// The process model of the whole recording, and its samples to read
+    /// against it: two streaming passes over the records, the second as
+    /// the caller iterates.
+    pub fn replay(&self) -> Result<(ProcessModel, Samples), RecordingError> {
+        let mut builder = ProcessModelBuilder::new();
+        for record in self.records()? {
+            builder.add(&record?);
+        }
+        let samples = Samples {
+            records: self.records()?,
+        };
+        Ok((builder.build(), samples))
+    }
+}
