@@ -40,7 +40,8 @@ use profiler_model::{Recording, count_records};
 
 pub use error::{PerfDataError, Refusal};
 
-use crate::layout::{Reader, feature};
+use crate::data_check::DataSummary;
+use crate::layout::{Layout, Reader, feature};
 use crate::records::{FileFacts, fixed_period};
 use crate::source::PerfDataSource;
 
@@ -95,25 +96,12 @@ pub fn from_file(file: File, path: &Path) -> Result<PerfData, PerfDataError> {
     let metadata = file.metadata().map_err(|e| refused(Refusal::Read(e)))?;
     let size = metadata.len();
     let file = Arc::new(file);
+    let (layout, summary) = check(&file, size).map_err(refused)?;
     let reader = Reader {
         file: &file,
         size,
-        big_endian: false,
-    };
-    let layout = layout::check(&file, size).map_err(refused)?;
-    if layout.has(feature::STAT) {
-        return Err(refused(Refusal::Stat));
-    }
-    if layout.has(feature::DIR_FORMAT) {
-        return Err(refused(Refusal::Directory));
-    }
-    let reader = Reader {
         big_endian: layout.big_endian,
-        ..reader
     };
-    let summary = data_check::check_records(&reader, layout.data, data_check::ROUND_BUDGET)
-        .map_err(refused)?;
-
     let perf_file = source::read_header(&file).map_err(|e| refused(Refusal::Corrupt(e)))?;
     let attributes = perf_file.event_attributes();
     if attributes.is_empty() {
@@ -156,4 +144,22 @@ pub fn from_file(file: File, path: &Path) -> Result<PerfData, PerfDataError> {
         recording: Recording::from_source(path, header, trailer, Box::new(source)),
         notes,
     })
+}
+
+/// Everything in the file that linux-perf-data would trust, checked.
+fn check(file: &File, size: u64) -> Result<(Layout, DataSummary), Refusal> {
+    let layout = layout::check(file, size)?;
+    if layout.has(feature::STAT) {
+        return Err(Refusal::Stat);
+    }
+    if layout.has(feature::DIR_FORMAT) {
+        return Err(Refusal::Directory);
+    }
+    let reader = Reader {
+        file,
+        size,
+        big_endian: layout.big_endian,
+    };
+    let summary = data_check::check_records(&reader, layout.data, data_check::ROUND_BUDGET)?;
+    Ok((layout, summary))
 }

@@ -194,17 +194,16 @@ impl Converter<'_> {
             return None;
         }
         let path = mmap.path.as_slice();
-        let build_id = self.build_id(&path, mmap.cpu_mode);
-        Some(mapping(
-            mmap.pid,
-            mmap.tid,
+        Some(Record::Mmap(Mmap {
             time,
-            mmap.address,
-            mmap.length,
-            mmap.page_offset,
-            &path,
-            build_id,
-        ))
+            pid: id(Some(mmap.pid)),
+            tid: id(Some(mmap.tid)),
+            start: Avma(mmap.address),
+            len: mmap.length,
+            offset: FileOffset(mmap.page_offset),
+            path: text(&path),
+            build_id: self.build_id(&path, mmap.cpu_mode),
+        }))
     }
 
     fn mmap2(&self, mmap: &Mmap2Record<'_>, time: u64) -> Option<Record> {
@@ -216,16 +215,16 @@ impl Converter<'_> {
             Mmap2FileId::BuildId(bytes) => Some(BuildId(bytes.clone())),
             Mmap2FileId::InodeAndVersion(_) => self.build_id(&path, mmap.cpu_mode),
         };
-        Some(mapping(
-            mmap.pid,
-            mmap.tid,
+        Some(Record::Mmap(Mmap {
             time,
-            mmap.address,
-            mmap.length,
-            mmap.page_offset,
-            &path,
+            pid: id(Some(mmap.pid)),
+            tid: id(Some(mmap.tid)),
+            start: Avma(mmap.address),
+            len: mmap.length,
+            offset: FileOffset(mmap.page_offset),
+            path: text(&path),
             build_id,
-        ))
+        }))
     }
 
     /// The build-id the file's table gives the module at `path`.
@@ -234,29 +233,6 @@ impl Converter<'_> {
         let info = self.facts.build_ids.get(&key)?;
         Some(BuildId(info.build_id.clone()))
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn mapping(
-    pid: i32,
-    tid: i32,
-    time: u64,
-    start: u64,
-    len: u64,
-    offset: u64,
-    path: &[u8],
-    build_id: Option<BuildId>,
-) -> Record {
-    Record::Mmap(Mmap {
-        time,
-        pid: id(Some(pid)),
-        tid: id(Some(tid)),
-        start: Avma(start),
-        len,
-        offset: FileOffset(offset),
-        path: text(path),
-        build_id,
-    })
 }
 
 fn comm_record(comm: &CommOrExecRecord<'_>, time: u64) -> Record {

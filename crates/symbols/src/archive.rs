@@ -12,11 +12,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use profiler_model::{
     AddressSymbol, Archive, ArchivedCode, ArchivedFunction, AsmSyntax, Avma, Detail, FileOffset,
-    Flow, FunctionListing, Module, ModuleArchive, ModuleSymbols, RelativeAddress, Svma, Symbolizer,
+    Flow, Frame, FunctionListing, Module, ModuleArchive, ModuleSymbols, RelativeAddress, Svma,
+    Symbolizer,
 };
 
 use crate::disassemble::function_code;
-use crate::elf_module::ElfModule;
+use crate::elf_module::{ElfModule, ModuleFiles};
 use crate::symbolizer::{ElfSymbolizer, parse_recorded};
 use crate::unwind::unwind_tables;
 
@@ -134,7 +135,7 @@ impl<'a> Archiver<'a> {
     fn code(
         &self,
         elf: &ElfModule<'_>,
-        files: &crate::elf_module::ModuleFiles,
+        files: &ModuleFiles,
         module: &Module,
         start: Svma,
     ) -> Option<ArchivedCode> {
@@ -170,8 +171,8 @@ fn function_starts(addresses: &[(FileOffset, AddressSymbol)]) -> BTreeSet<(Relat
 }
 
 /// The listing's inline chains, each kept where it changes.
-fn frame_runs(listing: &FunctionListing) -> Vec<(u32, Vec<profiler_model::Frame>)> {
-    let mut runs: Vec<(u32, Vec<profiler_model::Frame>)> = Vec::new();
+fn frame_runs(listing: &FunctionListing) -> Vec<(u32, Vec<Frame>)> {
+    let mut runs: Vec<(u32, Vec<Frame>)> = Vec::new();
     for instruction in &listing.instructions {
         if runs
             .last()
