@@ -10,6 +10,7 @@ mod synthetic;
 mod util;
 
 mod annotate;
+mod archive;
 mod bad_input;
 mod browser;
 mod call_graphs;
@@ -23,6 +24,7 @@ mod gprof;
 mod groups;
 mod histogram;
 mod outputs;
+mod perfdata;
 mod pprof;
 mod record_report;
 mod renderers;

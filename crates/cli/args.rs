@@ -42,6 +42,10 @@ pub enum Command {
     Diff(DiffArgs),
     /// Write a recording in another tool's format
     Export(ExportArgs),
+    /// Add to a recording what reporting it needs of its binaries (names, inline chains, lines,
+    /// the sampled functions' code), so that it reports the same without them
+    #[command(after_help = ARCHIVE_AFTER_HELP)]
+    Archive(ArchiveArgs),
     /// Name addresses of an executable or library read from stdin, like llvm-symbolizer or
     /// addr2line -f -C
     Symbolize(SymbolizeArgs),
@@ -283,6 +287,11 @@ pub struct RecordArgs {
     /// Sample every process on these CPUs, e.g. 0,2-3 (privileged, as -a)
     #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = parse_cpu_list)]
     pub cpus: Option<CpuList>,
+
+    /// At the end, add to the recording what reporting it needs of its binaries (see `profiler
+    /// archive`)
+    #[arg(long)]
+    pub archive: bool,
 
     /// Record a launched command until every process it started has exited too [default:
     /// until the command exits, saying how many it left running]
@@ -666,6 +675,30 @@ pub enum HistFormat {
     Text,
     Json,
     Csv,
+}
+
+const ARCHIVE_AFTER_HELP: &str = "\
+For each module with samples, the archive keeps what its file said of every sampled and stack \
+address (the function, its inline chain and lines), the extents and code of the functions that \
+hold them (for annotate), with dwarf stacks the unwind tables, and the names of sampled kernel \
+addresses. Archived modules are named from the archive from then on, whether their files are \
+there, rebuilt or gone; source files are not archived (annotate shows lines without them).
+
+The recording is rewritten whole, atomically; a damaged recording or a perf.data file is not \
+archived.";
+
+#[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Write the archived recording here [default: the recording itself, replaced once
+    /// complete]
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 #[derive(Debug, Args)]

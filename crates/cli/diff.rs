@@ -15,7 +15,7 @@ use profiler_report::{
 
 use crate::args::{DiffArgs, Format};
 use crate::output::{describe, is_stdout, write_output};
-use crate::symbols::with_symbolizer;
+use crate::symbols::with_symbolizer_for;
 
 pub fn run(args: DiffArgs) -> Result<ExitCode> {
     let base = crate::input::open(&args.base)?;
@@ -24,10 +24,11 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         event: Some(args.event.clone().unwrap_or_else(|| "0".into())),
         ..StackOptions::default()
     };
-    // One symbolizer for both: the same files are named once. Whether the
-    // kernel's symbols apply is judged by the newer recording.
+    // One symbolizer for both, with the archives of both: the same files
+    // are named once. Whether the kernel's symbols apply is judged by the
+    // newer recording.
     let (base_stacks, new_stacks) =
-        with_symbolizer(&args.symbols, &new, |symbolizer, unwinder| {
+        with_symbolizer_for(&args.symbols, &[&base, &new], |symbolizer, unwinder| {
             let read = |recording, path: &Path| {
                 read_stacks(recording, symbolizer, unwinder, &options)
                     .map_err(|error| anyhow!("{}: {error}", path.display()))

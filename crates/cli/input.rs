@@ -1,4 +1,5 @@
-//! Opening the recording a subcommand reads.
+//! Opening the recording a subcommand reads: the profiler's own, or a
+//! perf.data file, told apart by their signatures.
 
 use std::path::Path;
 
@@ -6,9 +7,16 @@ use anyhow::Result;
 use profiler_model::Recording;
 
 /// Opens the recording at `path`, saying once what of it could not be read
-/// (it ends early, chunks failed their checksums): the views then show what
-/// could.
+/// (it ends early, chunks failed their checksums) or what of a perf.data
+/// file the views leave out: the views then show what could.
 pub fn open(path: &Path) -> Result<Recording> {
+    if profiler_perfdata::is_perf_data(path) {
+        let perf_data = profiler_perfdata::open(path)?;
+        for note in &perf_data.notes {
+            eprintln!("profiler: {}: {note}", path.display());
+        }
+        return Ok(perf_data.recording);
+    }
     let recording = Recording::open(path)?;
     if let Some(damage) = &recording.damage {
         eprintln!("profiler: warning: {}: {damage}", path.display());

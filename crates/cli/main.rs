@@ -17,6 +17,7 @@
 //! profiler, or the command's start, failed.
 
 mod annotate;
+mod archive;
 mod args;
 mod completions;
 mod diff;
@@ -72,6 +73,7 @@ fn main() -> ExitCode {
         Command::Flamegraph(args) => flamegraph::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Export(args) => export::run(args),
+        Command::Archive(args) => archive::run(args),
         Command::Symbolize(args) => symbolize::run(args),
         Command::List(args) => list::run(args),
         Command::Stat(args) => stat::run(args),

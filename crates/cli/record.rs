@@ -34,6 +34,12 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     }
     // Everything the output needs is checked before the command runs.
     let file = RecordingFile::create(&args.output)?;
+    if args.archive && !file.is_file() {
+        bail!(
+            "--archive adds to the recording once it is written, which needs a regular file: \
+             give -o FILE"
+        );
+    }
     let recorder = Recorder::new(RecordConfig {
         events,
         sampling,
@@ -73,6 +79,11 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     print_event_counts(&recorded.header, stats);
     if call_graph.is_some() && readable && complete {
         print_stack_completeness(output)?;
+    }
+    if args.archive && readable && complete {
+        crate::archive::archive(&Recording::open(output)?, &no_symbol_args(), output)?;
+    } else if args.archive {
+        eprintln!("profiler: the recording was not written whole: it is not archived");
     }
     Ok(ExitCode::from(outcome.exit_code()))
 }

@@ -1,8 +1,11 @@
 //! The symbolizer a reading subcommand uses, from its flags and the
-//! recording.
+//! recording: the recording's archive, if it has one, before the files on
+//! disk.
 
-use profiler_model::Recording;
-use profiler_symbols::{ElfSymbolizer, ElfUnwinder, SymbolizerOptions};
+use std::sync::Arc;
+
+use profiler_model::{Archive, Recording, read_archive};
+use profiler_symbols::{ArchivedSymbolizer, ElfSymbolizer, ElfUnwinder, SymbolizerOptions};
 
 use crate::args::SymbolArgs;
 use crate::progress::{Progress, ShowProgress};
@@ -13,11 +16,33 @@ use crate::progress::{Progress, ShowProgress};
 pub fn with_symbolizer<T>(
     args: &SymbolArgs,
     recording: &Recording,
-    work: impl FnOnce(&ShowProgress<'_, ElfSymbolizer>, &ElfUnwinder) -> T,
+    work: impl FnOnce(&ShowProgress<'_, ArchivedSymbolizer>, &ElfUnwinder) -> T,
+) -> T {
+    with_symbolizer_for(args, &[recording], work)
+}
+
+/// [`with_symbolizer`] for several recordings read together, with the
+/// archives of all: whether the kernel's symbols apply is judged by the
+/// last.
+pub fn with_symbolizer_for<T>(
+    args: &SymbolArgs,
+    recordings: &[&Recording],
+    work: impl FnOnce(&ShowProgress<'_, ArchivedSymbolizer>, &ElfUnwinder) -> T,
 ) -> T {
     let progress = Progress::start("reading the recording");
-    let symbolizer = symbolizer(args, recording);
-    let unwinder = ElfUnwinder::new(&options(args, same_kernel(recording)));
+    let last = recordings.last().copied();
+    let same_kernel = last.is_some_and(same_kernel);
+    let mut archive = Archive::default();
+    for recording in recordings {
+        let more = self::archive(recording);
+        archive.modules.extend(more.modules);
+        archive.kernel.extend(more.kernel);
+    }
+    archive.kernel.sort();
+    let elf = ElfSymbolizer::new(options(args, same_kernel));
+    let symbolizer = ArchivedSymbolizer::new(elf, Arc::new(archive));
+    let options = options(args, same_kernel);
+    let unwinder = ElfUnwinder::with_archive(&options, Arc::clone(symbolizer.archive()));
     let symbolizer = ShowProgress {
         inner: &symbolizer,
         progress: &progress,
@@ -25,10 +50,35 @@ pub fn with_symbolizer<T>(
     work(&symbolizer, &unwinder)
 }
 
-/// A symbolizer for `recording`: this machine's kallsyms and vdso name its
-/// kernel and vdso code only if it was made under the running kernel.
-pub fn symbolizer(args: &SymbolArgs, recording: &Recording) -> ElfSymbolizer {
-    ElfSymbolizer::new(options(args, same_kernel(recording)))
+/// A symbolizer for `recording`: its archive, then the files on disk; this
+/// machine's kallsyms and vdso name its kernel and vdso code only if it was
+/// made under the running kernel.
+pub fn symbolizer(args: &SymbolArgs, recording: &Recording) -> ArchivedSymbolizer {
+    let elf = ElfSymbolizer::new(options(args, same_kernel(recording)));
+    ArchivedSymbolizer::new(elf, Arc::new(archive(recording)))
+}
+
+/// The archive of `recording`, empty where it has none or it cannot be
+/// read, which is said once: the files on disk name the code instead.
+fn archive(recording: &Recording) -> Archive {
+    let path = recording.path().display();
+    match read_archive(recording) {
+        Ok(read) => {
+            if read.skipped > 0 {
+                eprintln!(
+                    "profiler: warning: {path}: {} of its archive's {} parts are damaged; their \
+                     modules are named from the files on disk",
+                    read.skipped,
+                    recording.trailer.archive.len()
+                );
+            }
+            read.archive
+        }
+        Err(error) => {
+            eprintln!("profiler: warning: {error}; its code is named from the files on disk");
+            Archive::default()
+        }
+    }
 }
 
 /// Whether `recording` was made under the running kernel (on this host).

@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! offset 0   "CHNK"              magic, 4 bytes
-//!        4   kind                u8: 1 records, 2 trailer; others are skipped
+//!        4   kind                u8: 1 records, 2 trailer, 3 archive; others
+//!                                are skipped
 //!        5   reserved            3 zero bytes
 //!        8   payload length L    u32 little-endian
 //!       12   payload checksum    u32, CRC-32 of the L payload bytes
@@ -23,6 +24,9 @@ pub(crate) const CHUNK_HEADER_LEN: usize = 20;
 pub(crate) enum ChunkKind {
     Records,
     Trailer,
+    /// A part of the recording's archive (see archive.rs), found through
+    /// the trailer: the chunk walk steps over it.
+    Archive,
     /// A kind this version does not know: skipped.
     Other,
 }
@@ -32,6 +36,7 @@ impl ChunkKind {
         match self {
             ChunkKind::Records => 1,
             ChunkKind::Trailer => 2,
+            ChunkKind::Archive => 3,
             ChunkKind::Other => 0,
         }
     }
@@ -40,6 +45,7 @@ impl ChunkKind {
         match byte {
             1 => ChunkKind::Records,
             2 => ChunkKind::Trailer,
+            3 => ChunkKind::Archive,
             _ => ChunkKind::Other,
         }
     }

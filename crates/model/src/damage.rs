@@ -168,7 +168,7 @@ impl Recount {
                 modules: self.modules.into_iter().collect(),
                 duration_ns: self.times.map_or(0, |(first, last)| last - first),
                 outcome: "has no recorded end: the recording ends early".into(),
-                histogram_totals: Vec::new(),
+                ..Trailer::default()
             },
         }
     }

@@ -43,6 +43,11 @@ pub enum RecordingError {
         offset: u64,
         what: String,
     },
+
+    /// A file in another format (perf.data) that its reader cannot read on:
+    /// `what` says why, and what to do.
+    #[error("cannot read {}: {what}", path.display())]
+    Unreadable { path: PathBuf, what: String },
 }
 
 fn hint_for(error: &io::Error) -> &'static str {

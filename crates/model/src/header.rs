@@ -98,6 +98,10 @@ pub struct Trailer {
     /// In histogram mode, per event (indexed like the header's events).
     #[serde(default)]
     pub histogram_totals: Vec<HistogramTotals>,
+    /// Where the chunks of the recording's archive start, once `profiler
+    /// archive` added one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub archive: Vec<u64>,
 }
 
 /// A file mapped executable into a profiled process.

@@ -36,6 +36,9 @@
 //! ```
 
 mod address;
+mod archive;
+mod archive_codec;
+mod archive_file;
 mod atomic_file;
 mod chunk;
 mod codec;
@@ -55,6 +58,7 @@ mod record;
 mod replay;
 mod scan;
 mod sink;
+mod source;
 mod splice;
 mod stats;
 mod symbolize;
@@ -62,6 +66,10 @@ mod unwind;
 mod writer;
 
 pub use address::{Avma, FileOffset, RelativeAddress, Svma};
+pub use archive::{
+    Archive, ArchivedCode, ArchivedFunction, ArchivedSection, ArchivedUnwind, ModuleArchive,
+};
+pub use archive_file::{ArchiveError, ReadArchive, read_archive, write_archived};
 pub use atomic_file::{AtomicFile, Leftover, leftovers};
 pub use damage::Damage;
 pub use error::RecordingError;
@@ -85,6 +93,7 @@ pub use record::{
 };
 pub use replay::Samples;
 pub use sink::{RecordingSink, open_sink};
+pub use source::{RecordSource, RecordStream, SourceRecords, count_records};
 pub use splice::{CallerSplicer, has_user_chain, missing_caller};
 pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{

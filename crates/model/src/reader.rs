@@ -20,6 +20,7 @@ use crate::header::{RecordingHeader, Trailer};
 use crate::layout::{END_MAGIC, FOOTER_LEN, FORMAT_VERSION, MAGIC, MAX_METADATA_LEN, PREAMBLE_LEN};
 use crate::record::Record;
 use crate::scan::{ChunkMap, scan};
+use crate::source::{RecordSource, RecordStream};
 
 /// An opened, validated recording. Records are read on demand, as many times
 /// as needed, with [`Recording::records`].
@@ -35,6 +36,9 @@ pub struct Recording {
     records_end: u64,
     /// Damaged byte ranges among the records, skipped when reading.
     skipped: Vec<Range<u64>>,
+    /// The reader of a file in another format, which hands over the records
+    /// instead of the chunks.
+    source: Option<Box<dyn RecordSource>>,
 }
 
 impl Recording {
@@ -80,6 +84,7 @@ impl Recording {
             records_start,
             records_end,
             skipped,
+            source: None,
         };
         let ends_early = match (&trailer, has_end_marker) {
             (None, false) => Some(lost_tail.map_or(0, |tail| tail.end - tail.start)),
@@ -102,13 +107,57 @@ impl Recording {
         Ok(recording)
     }
 
+    /// A recording in another format, whose reader checked `path` and
+    /// made its header and trailer.
+    pub fn from_source(
+        path: &Path,
+        header: RecordingHeader,
+        trailer: Trailer,
+        source: Box<dyn RecordSource>,
+    ) -> Recording {
+        Recording {
+            path: path.to_owned(),
+            header,
+            trailer,
+            damage: None,
+            records_start: 0,
+            records_end: 0,
+            skipped: Vec::new(),
+            source: Some(source),
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Where the chunks end and the trailer starts, in a profiler
+    /// recording; `None` for other formats.
+    pub(crate) fn chunks_end(&self) -> Option<u64> {
+        self.source.is_none().then_some(self.records_end)
+    }
+
+    /// Fills `buf` from the file at `offset`.
+    pub(crate) fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<(), RecordingError> {
+        let read = |error| RecordingError::Read {
+            path: self.path.clone(),
+            error,
+        };
+        File::open(&self.path)
+            .and_then(|file| file.read_exact_at(buf, offset))
+            .map_err(read)
+    }
+
     /// Iterates over the records in file order (not time order), leaving
     /// out the damaged chunks.
-    pub fn records(&self) -> Result<Records, RecordingError> {
+    pub fn records(&self) -> Result<RecordStream, RecordingError> {
+        if let Some(source) = &self.source {
+            return Ok(RecordStream::Source(source.records()?));
+        }
+        Ok(RecordStream::Chunks(self.chunk_records()?))
+    }
+
+    fn chunk_records(&self) -> Result<Records, RecordingError> {
         let file = File::open(&self.path).map_err(|error| RecordingError::Open {
             path: self.path.clone(),
             error,

@@ -5,12 +5,13 @@
 
 use crate::error::RecordingError;
 use crate::process::{ProcessModel, ProcessModelBuilder};
-use crate::reader::{Recording, Records};
+use crate::reader::Recording;
 use crate::record::{Record, Sample};
+use crate::source::RecordStream;
 
 /// The samples of a recording, in file order.
 pub struct Samples {
-    records: Records,
+    records: RecordStream,
 }
 
 impl Iterator for Samples {

@@ -139,15 +139,7 @@ impl<W: Write> RecordingWriter<W> {
         self.write_chunk()?;
         trailer.stats = self.stats.snapshot();
         trailer.modules = std::mem::take(&mut self.modules).into_iter().collect();
-        let json = serde_json::to_vec(&trailer).map_err(io::Error::other)?;
-        let trailer_offset = self.position;
-        let mut end = Vec::with_capacity(CHUNK_HEADER_LEN + json.len() + 24);
-        end.extend_from_slice(&ChunkHeader::encode(ChunkKind::Trailer, &json));
-        end.extend_from_slice(&json);
-        end.extend_from_slice(&trailer_offset.to_le_bytes());
-        end.extend_from_slice(&((CHUNK_HEADER_LEN + json.len()) as u64).to_le_bytes());
-        end.extend_from_slice(END_MAGIC);
-        self.out.write_all(&end)?;
+        self.out.write_all(&ending(&trailer, self.position)?)?;
         self.out.flush()?;
         Ok(self.out)
     }
@@ -167,6 +159,19 @@ impl<W: Write> RecordingWriter<W> {
         self.chunk_started = None;
         Ok(())
     }
+}
+
+/// The trailer chunk, written at `offset`, and the end marker that points
+/// at it.
+pub(crate) fn ending(trailer: &Trailer, offset: u64) -> io::Result<Vec<u8>> {
+    let json = serde_json::to_vec(trailer).map_err(io::Error::other)?;
+    let mut end = Vec::with_capacity(CHUNK_HEADER_LEN + json.len() + 24);
+    end.extend_from_slice(&ChunkHeader::encode(ChunkKind::Trailer, &json));
+    end.extend_from_slice(&json);
+    end.extend_from_slice(&offset.to_le_bytes());
+    end.extend_from_slice(&((CHUNK_HEADER_LEN + json.len()) as u64).to_le_bytes());
+    end.extend_from_slice(END_MAGIC);
+    Ok(end)
 }
 
 impl<W: Write> RecordSink for RecordingWriter<W> {

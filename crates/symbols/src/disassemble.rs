@@ -13,7 +13,7 @@ use profiler_model::{
 };
 
 use crate::demangle::demangle;
-use crate::elf_module::ElfModule;
+use crate::elf_module::{ElfModule, ModuleFiles};
 use crate::symbolizer::{ElfSymbolizer, Unopened, parse_recorded};
 
 /// The most of one function that is disassembled: a symbol without a size
@@ -33,42 +33,78 @@ impl Disassembler for ElfSymbolizer {
             Unopened::Failed(error) => error.to_string(),
         })?;
         let elf = parse_recorded(module, &files).map_err(|e| e.to_string())?;
-        let path = &module.path;
-        let bitness = match elf.image.object.architecture() {
-            Architecture::X86_64 | Architecture::X86_64_X32 => 64,
-            Architecture::I386 => 32,
-            other => {
-                return Err(format!(
-                    "{path} holds {other:?} code; only x86 code is disassembled"
-                ));
-            }
-        };
-        let function = elf
-            .function(address)
-            .ok_or_else(|| format!("no function of {path} holds {:#x}", address.0))?;
-        let start = Svma(function.start);
-        let end = Svma(
-            function
-                .end
-                .min(function.start.saturating_add(MAX_FUNCTION_LEN)),
-        );
-        let (offset, len) = elf
-            .image
-            .layout
-            .file_range(start, end)
-            .ok_or_else(|| format!("{path} has no bytes for its code at {:#x}", start.0))?;
-        let code = (&files.bytes).read_bytes_at(offset.0, len).map_err(|()| {
-            format!(
-                "cannot read {len} bytes at offset {:#x} of {path}",
-                offset.0
-            )
-        })?;
-        let end = Svma(start.0 + len);
+        let code = function_code(&elf, &files, &module.path, address)?;
+        Ok(self.listing_of(&elf, &code, syntax))
+    }
+}
 
-        let mut instructions = match syntax {
-            AsmSyntax::Att => decode(bitness, code, start, offset, GasFormatter::new()),
-            AsmSyntax::Intel => decode(bitness, code, start, offset, IntelFormatter::new()),
-        };
+/// The code of one function, as read from its module's file.
+pub(crate) struct FunctionCode<'a> {
+    /// 32 or 64.
+    pub bitness: u32,
+    pub start: Svma,
+    pub end: Svma,
+    pub offset: FileOffset,
+    pub bytes: &'a [u8],
+}
+
+/// The code of the function of `elf` (read from `files`, the module at
+/// `path`) that holds `address`.
+pub(crate) fn function_code<'a>(
+    elf: &ElfModule<'_>,
+    files: &'a ModuleFiles,
+    path: &str,
+    address: Svma,
+) -> Result<FunctionCode<'a>, String> {
+    let bitness = match elf.image.object.architecture() {
+        Architecture::X86_64 | Architecture::X86_64_X32 => 64,
+        Architecture::I386 => 32,
+        other => {
+            return Err(format!(
+                "{path} holds {other:?} code; only x86 code is disassembled"
+            ));
+        }
+    };
+    let function = elf
+        .function(address)
+        .ok_or_else(|| format!("no function of {path} holds {:#x}", address.0))?;
+    let start = Svma(function.start);
+    let end = Svma(
+        function
+            .end
+            .min(function.start.saturating_add(MAX_FUNCTION_LEN)),
+    );
+    let (offset, len) = elf
+        .image
+        .layout
+        .file_range(start, end)
+        .ok_or_else(|| format!("{path} has no bytes for its code at {:#x}", start.0))?;
+    let bytes = (&files.bytes).read_bytes_at(offset.0, len).map_err(|()| {
+        format!(
+            "cannot read {len} bytes at offset {:#x} of {path}",
+            offset.0
+        )
+    })?;
+    Ok(FunctionCode {
+        bitness,
+        start,
+        end: Svma(start.0 + len),
+        offset,
+        bytes,
+    })
+}
+
+impl ElfSymbolizer {
+    /// `code`'s instructions, each with its inline chain and line, and
+    /// where its direct jumps and calls out of it go.
+    pub(crate) fn listing_of(
+        &self,
+        elf: &ElfModule<'_>,
+        code: &FunctionCode<'_>,
+        syntax: AsmSyntax,
+    ) -> FunctionListing {
+        let (start, end) = (code.start, code.end);
+        let mut instructions = decode_as(syntax, code.bitness, code.bytes, start, code.offset);
         let svmas: Vec<Svma> = instructions.iter().map(|i| i.svma).collect();
         let resolved = elf.resolve(&svmas, Detail::Frames, self.options().naming());
         let name = resolved
@@ -80,7 +116,7 @@ impl Disassembler for ElfSymbolizer {
             instruction.frames = symbol.frames;
             instruction.callee = match instruction.flow {
                 Flow::Jump(to) | Flow::Call(to) if !(start..end).contains(&to) => {
-                    callee(&elf, to, self.options().full_signatures)
+                    callee(elf, to, self.options().full_signatures)
                 }
                 _ => None,
             };
@@ -88,13 +124,27 @@ impl Disassembler for ElfSymbolizer {
         let has_lines = instructions
             .iter()
             .any(|i| i.frames.iter().any(|f| f.line.is_some()));
-        Ok(FunctionListing {
+        FunctionListing {
             name,
             start,
             end,
             has_lines,
             instructions,
-        })
+        }
+    }
+}
+
+/// Decodes `code` (see [`decode`]) in `syntax`.
+pub(crate) fn decode_as(
+    syntax: AsmSyntax,
+    bitness: u32,
+    code: &[u8],
+    start: Svma,
+    offset: FileOffset,
+) -> Vec<Instruction> {
+    match syntax {
+        AsmSyntax::Att => decode(bitness, code, start, offset, GasFormatter::new()),
+        AsmSyntax::Intel => decode(bitness, code, start, offset, IntelFormatter::new()),
     }
 }
 

@@ -26,6 +26,8 @@
 //! Files are read through a cache, only the parts used, rather than mapped:
 //! a mapping would turn another process truncating the file into a crash.
 
+mod archive;
+mod archived;
 mod debug_file;
 mod demangle;
 mod disassemble;
@@ -43,6 +45,8 @@ mod symbolizer;
 mod unwind;
 mod vdso;
 
+pub use archive::{Archived, Archiver};
+pub use archived::ArchivedSymbolizer;
 pub use demangle::demangle;
 pub use error::SymbolsError;
 pub use regions::file_offsets;

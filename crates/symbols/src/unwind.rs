@@ -17,8 +17,8 @@ use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, FrameAddress, Unwinder};
 use object::{Object, ObjectSection, ObjectSegment};
 use profiler_model::{
-    Avma, CallerRegisters, MappedRange, Module, ModuleTable, ProcessUnwinder, StackUnwinder,
-    UserStack,
+    Archive, ArchivedSection, ArchivedUnwind, Avma, CallerRegisters, FileOffset, MappedRange,
+    Module, ModuleTable, ProcessUnwinder, StackUnwinder, Svma, UserStack,
 };
 
 use crate::debug_file::find_debug_file;
@@ -37,10 +37,11 @@ const PAGE_SIZE: u64 = 4096;
 type Data = Arc<[u8]>;
 
 /// Unwinds with the unwind tables of the ELF files on disk, checked against
-/// the build-id the recording kept.
+/// the build-id the recording kept, or those the recording's archive kept.
 #[derive(Default)]
 pub struct ElfUnwinder {
     options: SymbolizerOptions,
+    archive: Arc<Archive>,
     modules: Mutex<HashMap<Module, Slot>>,
 }
 
@@ -52,8 +53,15 @@ impl ElfUnwinder {
     /// Uses `options.debug_dirs` to find `.debug_frame` for files without
     /// `.eh_frame`, and `options.same_kernel` to unwind through the vdso.
     pub fn new(options: &SymbolizerOptions) -> ElfUnwinder {
+        ElfUnwinder::with_archive(options, Arc::default())
+    }
+
+    /// Uses the unwind tables `archive` kept for the modules it has them
+    /// of, before the files on disk.
+    pub fn with_archive(options: &SymbolizerOptions, archive: Arc<Archive>) -> ElfUnwinder {
         ElfUnwinder {
             options: options.clone(),
+            archive,
             modules: Mutex::default(),
         }
     }
@@ -63,8 +71,15 @@ impl ElfUnwinder {
             let mut modules = self.modules.lock().unwrap_or_else(PoisonError::into_inner);
             Arc::clone(modules.entry(module.clone()).or_default())
         };
-        cell.get_or_init(|| ModuleUnwindData::load(module, &self.options).map(Arc::new))
-            .clone()
+        cell.get_or_init(|| {
+            let archived = self.archive.module(module).and_then(|m| m.unwind.as_ref());
+            match archived {
+                Some(tables) => ModuleUnwindData::from_archive(tables),
+                None => ModuleUnwindData::load(module, &self.options),
+            }
+            .map(Arc::new)
+        })
+        .clone()
     }
 }
 
@@ -191,6 +206,76 @@ impl ModuleUnwindData {
         Some(ModuleUnwindData { sections, segments })
     }
 
+    /// The unwind data as an archive keeps it.
+    fn to_archive(&self) -> ArchivedUnwind {
+        let sections = &self.sections;
+        let named = [
+            (".text", &sections.text_svma, None),
+            (".got", &sections.got_svma, None),
+            (
+                ".eh_frame",
+                &sections.eh_frame_svma,
+                sections.eh_frame.as_ref(),
+            ),
+            (
+                ".eh_frame_hdr",
+                &sections.eh_frame_hdr_svma,
+                sections.eh_frame_hdr.as_ref(),
+            ),
+            (".debug_frame", &None, sections.debug_frame.as_ref()),
+        ];
+        ArchivedUnwind {
+            sections: (named.into_iter())
+                .filter(|(_, range, bytes)| range.is_some() || bytes.is_some())
+                .map(|(name, range, bytes)| {
+                    let range = range.clone().unwrap_or(0..0);
+                    ArchivedSection {
+                        name: name.to_owned(),
+                        start: Svma(range.start),
+                        end: Svma(range.end),
+                        bytes: bytes.map_or_else(Vec::new, |b| b.to_vec()),
+                    }
+                })
+                .collect(),
+            segments: (self.segments.iter())
+                .map(|s| (FileOffset(s.file_offset), s.file_size, Svma(s.svma)))
+                .collect(),
+        }
+    }
+
+    /// The unwind data an archive kept.
+    fn from_archive(tables: &ArchivedUnwind) -> Option<ModuleUnwindData> {
+        let section = |name: &str| tables.sections.iter().find(|s| s.name == name);
+        let range = |name| section(name).map(|s| s.start.0..s.end.0);
+        let data = |name| {
+            (section(name))
+                .filter(|s| !s.bytes.is_empty())
+                .map(|s| Data::from(&s.bytes[..]))
+        };
+        let sections = ExplicitModuleSectionInfo {
+            base_svma: 0,
+            text_svma: range(".text"),
+            got_svma: range(".got"),
+            eh_frame_svma: range(".eh_frame"),
+            eh_frame: data(".eh_frame"),
+            eh_frame_hdr_svma: range(".eh_frame_hdr"),
+            eh_frame_hdr: data(".eh_frame_hdr"),
+            debug_frame: data(".debug_frame"),
+            ..ExplicitModuleSectionInfo::default()
+        };
+        if sections.eh_frame.is_none() && sections.debug_frame.is_none() {
+            return None;
+        }
+        let segments = (tables.segments.iter())
+            .map(|&(offset, size, svma)| LoadSegment {
+                file_offset: offset.0,
+                file_size: size,
+                svma: svma.0,
+            })
+            .collect();
+        Some(ModuleUnwindData { sections, segments })
+    }
+
     /// The stated address of the byte at file `offset`, the start of an
     /// executable mapping: the offset of the executable segment's first
     /// page maps to the stated address of that page.
@@ -200,6 +285,14 @@ impl ModuleUnwindData {
         })?;
         (segment.svma + offset).checked_sub(segment.file_offset)
     }
+}
+
+/// The unwind tables of `module`'s file, for an archive.
+pub(crate) fn unwind_tables(
+    module: &Module,
+    options: &SymbolizerOptions,
+) -> Option<ArchivedUnwind> {
+    Some(ModuleUnwindData::load(module, options)?.to_archive())
 }
 
 fn section_range(object: &ObjectFile<'_>, name: &str) -> Option<Range<u64>> {

@@ -1,0 +1,251 @@
+//! perf's recordings read by every view: the fixtures recorded with `perf
+//! record`, reported by both, and perf.data files perf cannot have meant
+//! for us (unfinished, crafted, of other kinds) refused in one line.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// Records `command` with `perf record -e cpu-clock` and `options` into
+/// `dir/data`.
+fn perf_record(dir: &Path, data: &str, options: &[&str], command: &[&str]) {
+    let output = Command::new("perf")
+        .current_dir(dir)
+        .args(["record", "-q", "-e", "cpu-clock", "-o", data])
+        .args(options)
+        .args(command)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "perf record: {}", stderr(&output));
+}
+
+/// Each function's share of the samples' period as `perf report
+/// --no-children` gives it.
+fn perf_shares(dir: &Path, data: &str) -> BTreeMap<String, f64> {
+    let output = Command::new("perf")
+        .current_dir(dir)
+        .args(["report", "-i", data, "--stdio", "--no-children", "-q"])
+        .args(["--sort", "sym", "-g", "none"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "perf report: {}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut shares = BTreeMap::new();
+    for line in text.lines() {
+        // "    59.35%  [.] burn_60"
+        let Some((percent, symbol)) = line.trim().split_once("%  ") else {
+            continue;
+        };
+        let name = symbol.get(4..).unwrap_or(symbol).trim().to_owned();
+        *shares.entry(name).or_insert(0.0) += percent.parse::<f64>().unwrap();
+    }
+    shares
+}
+
+/// Each function's self share in our report of the same file.
+fn our_shares(report: &Value) -> BTreeMap<String, f64> {
+    let mut shares = BTreeMap::new();
+    for function in report["functions"].as_array().unwrap() {
+        let name = function["name"].as_str().unwrap().to_owned();
+        *shares.entry(name).or_insert(0.0) += function["self_percent"].as_f64().unwrap();
+    }
+    shares
+}
+
+/// Every function over 2% in either report is within a point in the other.
+fn assert_shares_agree(what: &str, ours: &BTreeMap<String, f64>, perf: &BTreeMap<String, f64>) {
+    let names = ours.iter().chain(perf).filter(|(_, s)| **s > 2.0);
+    for (name, _) in names {
+        let (a, b) = (
+            ours.get(name).copied().unwrap_or(0.0),
+            perf.get(name).copied().unwrap_or(0.0),
+        );
+        assert!(
+            (a - b).abs() <= 1.0,
+            "{what}: {name} is {a:.2}% in our report and {b:.2}% in perf's\nours: {ours:?}\n\
+             perf: {perf:?}"
+        );
+    }
+    assert!(
+        perf.values().any(|&s| s > 2.0),
+        "{what}: perf reports nothing over 2%: {perf:?}"
+    );
+}
+
+// The fixtures recorded by perf, plainly, with frame-pointer chains and
+// with stack copies: each function's self share is perf's, within a
+// point. (Totals would differ where a frameless leaf hides its caller
+// from perf's chains: our recorder splices the caller back in, perf's
+// does not, so only self shares compare like for like.)
+live_test!(perfs_recordings_report_the_shares_perf_reports, || {
+    if !profiler_testing::tool("perf") {
+        return;
+    }
+    let dir = scratch("perfdata-shares");
+    let runs: [(&str, &[&str], &[&str]); 5] = [
+        ("split", &["3"], &[]),
+        ("split", &["3"], &["-g"]),
+        ("libcall", &["100"], &["-g"]),
+        ("cppwork", &["200"], &[]),
+        ("recurse-nofp", &["3"], &["--call-graph", "dwarf"]),
+    ];
+    for (i, (name, args, options)) in runs.into_iter().enumerate() {
+        let program = fixture(name);
+        let mut command = vec![program.to_str().unwrap()];
+        command.extend_from_slice(args);
+        let data = format!("{i}-{name}.data");
+        perf_record(&dir, &data, options, &command);
+        let report = report_json(&dir, &data);
+        let what = format!("{name} {options:?}");
+        assert_shares_agree(&what, &our_shares(&report), &perf_shares(&dir, &data));
+    }
+});
+
+// perf's stack copies go through our unwinder: `recurse-nofp` has no
+// frame pointers, and its samples still reach `main` through `descend`.
+live_test!(perfs_stack_copies_are_unwound, || {
+    if !profiler_testing::tool("perf") {
+        return;
+    }
+    let dir = scratch("perfdata-dwarf");
+    let program = fixture("recurse-nofp");
+    let command = [program.to_str().unwrap(), "3"];
+    perf_record(&dir, "dwarf.data", &["--call-graph", "dwarf"], &command);
+    let output = run_ok(&dir, &["export", "-i", "dwarf.data", "--format", "folded"]);
+    let folded = String::from_utf8(output.stdout).unwrap();
+    let (mut leaf, mut through_main) = (0u64, 0u64);
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        let count: u64 = count.parse().unwrap();
+        if stack.ends_with(";leaf") {
+            leaf += count;
+            if stack.contains(";main;descend;descend;") {
+                through_main += count;
+            }
+        }
+    }
+    assert!(leaf > 100, "{folded}");
+    assert!(through_main * 100 >= leaf * 95, "{folded}");
+});
+
+// Every view reads a perf.data file: flame graph, annotate, hist and the
+// exports, and a compressed one (`perf record -z`) as well.
+live_test!(every_view_reads_perf_data, || {
+    if !profiler_testing::tool("perf") {
+        return;
+    }
+    let dir = scratch("perfdata-views");
+    let program = fixture("split");
+    let command = [program.to_str().unwrap(), "3"];
+    perf_record(&dir, "g.data", &["-g"], &command);
+    perf_record(&dir, "z.data", &["-z"], &command);
+    run_ok(&dir, &["flamegraph", "-i", "g.data", "-o", "g.svg"]);
+    let svg = std::fs::read_to_string(dir.join("g.svg")).unwrap();
+    assert!(svg.contains("burn_60"), "the flame graph names no burn_60");
+    let annotated = run_ok(&dir, &["annotate", "-i", "g.data", "burn_60"]);
+    assert!(String::from_utf8_lossy(&annotated.stdout).contains("split.c"));
+    let hist = run_ok(&dir, &["hist", "-i", "g.data"]);
+    assert!(String::from_utf8_lossy(&hist.stdout).contains("burn_30+0x"));
+    run_ok(
+        &dir,
+        &[
+            "export", "-i", "g.data", "--format", "gmon", "-o", "gmon.out",
+        ],
+    );
+    let diff = run_ok(&dir, &["diff", "g.data", "z.data"]);
+    assert!(String::from_utf8_lossy(&diff.stdout).contains("burn_10"));
+    let compressed = report_json(&dir, "z.data");
+    assert_near(
+        "burn_60 (-z)",
+        percent(&compressed, "burn_60"),
+        60.0,
+        5.0,
+        &compressed,
+    );
+});
+
+/// Runs a view on `data` and asserts that it refuses in one line naming
+/// the file, with exit status 1: no panic, no abort.
+fn refused(dir: &Path, data: &str) -> String {
+    let output: Output = run(dir, &["report", "-i", data]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{data}: {message}");
+    assert_eq!(message.lines().count(), 1, "{data}: {message}");
+    assert!(
+        message.starts_with(&format!("profiler: {data}: ")),
+        "{message}"
+    );
+    message
+}
+
+/// A u64 of a perf.data header, little-endian.
+fn word(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+// perf's own recording, its header then damaged as a killed `perf
+// record` or a crafted file leaves it; and perf's other kinds of files.
+live_test!(
+    unfinished_crafted_and_other_perf_files_are_refused_in_one_line,
+    || {
+        if !profiler_testing::tool("perf") {
+            return;
+        }
+        let dir = scratch("perfdata-refused");
+        let program = fixture("split");
+        let command = [program.to_str().unwrap(), "1"];
+        perf_record(&dir, "good.data", &[], &command);
+        let good = std::fs::read(dir.join("good.data")).unwrap();
+        let (data_offset, data_size) = (word(&good, 40) as usize, word(&good, 48) as usize);
+        let write = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).unwrap();
+
+        let mut unfinished = good.clone();
+        unfinished[48..56].fill(0);
+        write("unfinished.data", &unfinished);
+        let message = refused(&dir, "unfinished.data");
+        assert!(message.contains("data size field is 0"), "{message}");
+        assert!(message.contains("properly terminated"), "{message}");
+
+        // The first feature section claims 2^44 bytes.
+        let mut huge = good.clone();
+        let size_at = data_offset + data_size + 8;
+        huge[size_at..size_at + 8].copy_from_slice(&(1u64 << 44).to_le_bytes());
+        write("huge.data", &huge);
+        assert!(refused(&dir, "huge.data").contains("17592186044416 bytes"));
+
+        // The first record turned into an AUX trace of 2^50 bytes.
+        let mut aux = good.clone();
+        aux[data_offset..data_offset + 4].copy_from_slice(&71u32.to_le_bytes());
+        aux[data_offset + 8..data_offset + 16].copy_from_slice(&(1u64 << 50).to_le_bytes());
+        write("aux.data", &aux);
+        assert!(refused(&dir, "aux.data").contains("AUX trace record"));
+
+        write("cut.data", &good[..data_offset + data_size / 2]);
+        assert!(refused(&dir, "cut.data").contains("cut short"));
+
+        let piped = Command::new("perf")
+            .current_dir(&dir)
+            .args(["record", "-q", "-e", "cpu-clock", "-o", "-"])
+            .args(command)
+            .output()
+            .unwrap();
+        write("pipe.data", &piped.stdout);
+        assert!(refused(&dir, "pipe.data").contains("pipe format"));
+
+        let stat = Command::new("perf")
+            .current_dir(&dir)
+            .args(["stat", "record", "-o", "stat.data", "-e", "cpu-clock"])
+            .args(command)
+            .output()
+            .unwrap();
+        assert!(stat.status.success(), "perf stat record: {}", stderr(&stat));
+        assert!(refused(&dir, "stat.data").contains("perf stat report"));
+
+        perf_record(&dir, "threads.data", &["--threads"], &command);
+        assert!(refused(&dir, "threads.data").contains("--threads"));
+    }
+);
