@@ -9,7 +9,7 @@
 //! with `report --inline`.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -118,7 +118,7 @@ fn assert_agree(what: &str, pprof: &str, report: &Value, cumulative: bool) {
 /// inlinesplit, copied into `dir`, with stacks: 570 samples in hot_a's
 /// inlined burn and 30 in its own code, 300 in hot_b's burn, 100 in
 /// hot_c's, each called from main; and 200 more in pid 101's hot_c.
-fn write_inlined(dir: &Path) -> std::path::PathBuf {
+fn write_inlined(dir: &Path) -> PathBuf {
     let binary = dir.join("inlinesplit");
     std::fs::copy(fixture("inlinesplit"), &binary).unwrap();
     let (a, a_own) = inlined_and_own(&binary, "hot_a", "burn");
@@ -364,19 +364,17 @@ fn top_rows_in_order(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// C++ functions carry their mangled names as system names, inlined ones
-/// too, for the tools that demangle (or search) by them.
-#[test]
-fn pprof_keeps_mangled_names_as_system_names() {
-    if !profiler_testing::tool("go") {
-        return;
-    }
-    let dir = scratch("pprof-mangled");
-    let binary = fixture("templates");
-    let join = "_ZN8workload4text4joinERKSt6vectorINSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEESaIS7_EERKS7_";
-    let (start, size) = function_range(&binary, join);
-    // An address of join's where std::string code was inlined.
-    let chains = inline_chains(&binary, join);
+/// join's mangled name in the `templates` fixture.
+const JOIN: &str = "_ZN8workload4text4joinERKSt6vectorINSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEESaIS7_EERKS7_";
+
+/// `dir/cpp.data`: 10 samples of `templates`, copied into `dir`, at an
+/// address of join's where std::string code was inlined; the copy, and
+/// the innermost inlined function's name.
+fn write_cpp(dir: &Path) -> (PathBuf, String) {
+    let binary = dir.join("templates");
+    std::fs::copy(fixture("templates"), &binary).unwrap();
+    let (start, size) = function_range(&binary, JOIN);
+    let chains = inline_chains(&binary, JOIN);
     let (inlined, chain) = (chains.iter())
         .find(|(_, chain)| chain.len() > 1 && chain[0].starts_with("std::__cxx11::basic_string"))
         .unwrap_or_else(|| panic!("no std::string code inlined into join: {chains:?}"));
@@ -385,17 +383,49 @@ fn pprof_keeps_mangled_names_as_system_names() {
     recording.process(100, 0, "templates", &binary);
     recording.samples(100, *inlined, &[], 10);
     recording.write(&dir.join("cpp.data"), &["templates"]);
-    run_ok(&dir, &["export", "--format", "pprof", "-i", "cpp.data"]);
-    let raw = pprof(&dir, &["-raw", "profile.pb.gz"]);
+    (binary, chain[0].clone())
+}
+
+/// Exports `dir/cpp.data` to pprof and asserts that `go tool pprof -raw`
+/// gives join, and `innermost` inlined into it, their mangled names.
+fn assert_exports_mangled_names(dir: &Path, innermost: &str) {
+    run_ok(dir, &["export", "--format", "pprof", "-i", "cpp.data"]);
+    let raw = pprof(dir, &["-raw", "profile.pb.gz"]);
     let line_of = |name: &str| {
         (raw.lines())
             .find(|l| l.contains(&format!("{name} ")))
             .unwrap_or_else(|| panic!("no {name} in\n{raw}"))
     };
     assert!(
-        line_of("workload::text::join").contains(&format!("s=0({join})")),
+        line_of("workload::text::join").contains(&format!("s=0({JOIN})")),
         "{raw}"
     );
-    let innermost = line_of(&chain[0]);
+    let innermost = line_of(innermost);
     assert!(innermost.contains("s=0(_ZN"), "{innermost}");
+}
+
+/// C++ functions carry their mangled names as system names, inlined ones
+/// too, for the tools that demangle (or search) by them.
+#[test]
+fn pprof_keeps_mangled_names_as_system_names() {
+    if !profiler_testing::tool("go") {
+        return;
+    }
+    let dir = scratch("pprof-mangled");
+    let (_, innermost) = write_cpp(&dir);
+    assert_exports_mangled_names(&dir, &innermost);
+}
+
+/// An archive keeps the mangled names: the export of an archived
+/// recording has them once the binary is gone.
+#[test]
+fn pprof_of_an_archived_recording_keeps_mangled_names_without_the_binary() {
+    if !profiler_testing::tool("go") {
+        return;
+    }
+    let dir = scratch("pprof-mangled-archived");
+    let (binary, innermost) = write_cpp(&dir);
+    run_ok(&dir, &["archive", "-i", "cpp.data"]);
+    std::fs::rename(&binary, dir.join("moved-away")).unwrap();
+    assert_exports_mangled_names(&dir, &innermost);
 }

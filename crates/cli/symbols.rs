@@ -66,8 +66,8 @@ fn archive(recording: &Recording) -> Archive {
         Ok(read) => {
             if read.skipped > 0 {
                 eprintln!(
-                    "profiler: warning: {path}: {} of its archive's {} parts are damaged; their \
-                     modules are named from the files on disk",
+                    "profiler: warning: {path}: {} of its archive's {} parts are damaged or of an \
+                     older format; their modules are named from the files on disk",
                     read.skipped,
                     recording.trailer.archive.len()
                 );

@@ -49,6 +49,8 @@ pub struct ModuleArchive {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArchivedFunction {
     pub name: Option<Arc<str>>,
+    /// Its mangled name, where that differs from `name`.
+    pub linkage_name: Option<Arc<str>>,
     /// The file offset of its first byte, and its length in bytes.
     pub offset: FileOffset,
     pub len: u64,
@@ -136,7 +138,7 @@ impl ModuleArchive {
             relative: Some(RelativeAddress(function.start.0 + delta)),
             function: Some(FunctionSymbol {
                 name: function.name.clone(),
-                linkage_name: None,
+                linkage_name: function.linkage_name.clone(),
                 start: function.start,
             }),
             frames: Vec::new(),
@@ -166,6 +168,7 @@ mod tests {
     fn function(name: &str, offset: u64, len: u64) -> ArchivedFunction {
         ArchivedFunction {
             name: Some(name.into()),
+            linkage_name: None,
             offset: FileOffset(offset),
             len,
             svma: Svma(offset + 0x40_0000),

@@ -5,21 +5,26 @@
 //! step from the one before; stated and relative addresses as the signed
 //! distance from their offset, which is the same for every address of a
 //! segment. Names and source files are stored once per module, in a table
-//! that frames refer to by index (0 for none, else index + 1).
+//! that frames refer to by index (0 for none, else index + 1). A function's
+//! name is its reference shifted left by one, the low bit set where the
+//! mangled name differs and follows as a reference of its own, so that C
+//! code pays next to nothing for C++'s mangled names.
 //!
 //! ```text
-//! u8 kind: 1 module, 2 kernel names
+//! u8 kind: 3 module, 2 kernel names (1 was a module without mangled
+//!          names: refused as of an older format)
 //! module: path, build-id, pid + 1 (0: none), strings,
 //!         functions { name, offset step, len, svma - offset, start - offset },
 //!         addresses { offset step, flags (1 svma, 2 relative, 4 function),
 //!                     svma - offset, relative - offset, function index,
-//!                     frames { function, file, line + 1 } },
+//!                     frames { name, file, line + 1 } },
 //!         code { svma, offset, bitness, bytes, name, has lines,
 //!                frames { instruction offset step, frames },
 //!                callees { svma, name } },
 //!         unwind? { sections { name, start, end, bytes },
 //!                   segments { offset, size, svma } }
 //! kernel: names { address step, name }
+//! name: (string << 1 | 1 if mangled), mangled string if mangled
 //! ```
 //!
 //! A payload is decoded with every count checked against the bytes left,
@@ -35,8 +40,13 @@ use crate::archive::{
 use crate::record::BuildId;
 use crate::symbolize::{AddressSymbol, Frame, FunctionSymbol};
 
-const KIND_MODULE: u8 = 1;
+const KIND_MODULE: u8 = 3;
 const KIND_KERNEL: u8 = 2;
+/// A module's part before mangled names were archived.
+const KIND_MODULE_UNMANGLED: u8 = 1;
+
+/// A function's name, and its mangled name where that differs.
+type Names = (Option<Arc<str>>, Option<Arc<str>>);
 
 /// One decoded payload.
 #[derive(Debug, PartialEq, Eq)]
@@ -68,7 +78,7 @@ pub(crate) fn encode_module(module: &ModuleArchive) -> Vec<u8> {
     body.uint(module.functions.len() as u64);
     let mut last = 0;
     for f in &module.functions {
-        body.uint(strings.id(f.name.as_deref()));
+        body.name(f.name.as_deref(), f.linkage_name.as_deref(), &mut strings);
         body.uint(f.offset.0 - last);
         last = f.offset.0;
         body.uint(f.len);
@@ -176,10 +186,26 @@ impl Writer {
         self.blob(s.as_bytes());
     }
 
+    /// A function's name, and its mangled name where that differs.
+    fn name(&mut self, name: Option<&str>, linkage_name: Option<&str>, strings: &mut Strings) {
+        let id = strings.id(name) << 1;
+        match linkage_name {
+            Some(linkage_name) => {
+                self.uint(id | 1);
+                self.uint(strings.id(Some(linkage_name)));
+            }
+            None => self.uint(id),
+        }
+    }
+
     fn frames(&mut self, frames: &[Frame], strings: &mut Strings) {
         self.uint(frames.len() as u64);
         for frame in frames {
-            self.uint(strings.id(frame.function.as_deref()));
+            self.name(
+                frame.function.as_deref(),
+                frame.linkage_name.as_deref(),
+                strings,
+            );
             self.uint(strings.id(frame.file.as_deref()));
             self.uint(frame.line.map_or(0, |line| u64::from(line) + 1));
         }
@@ -243,6 +269,7 @@ pub(crate) fn decode(payload: &[u8]) -> Result<ArchivePart, &'static str> {
             Ok(ArchivePart::Kernel(names))
         }
         KIND_MODULE => r.module().map(ArchivePart::Module),
+        KIND_MODULE_UNMANGLED => Err("an archive part of an older format"),
         _ => Err("an archive part of an unknown kind"),
     }
 }
@@ -299,12 +326,28 @@ impl<'a> Reader<'a> {
 
     /// A reference to the string table: `None` for 0.
     fn string(&mut self) -> Result<Option<Arc<str>>, &'static str> {
-        match self.uint()? {
+        let id = self.uint()?;
+        self.string_at(id)
+    }
+
+    fn string_at(&self, id: u64) -> Result<Option<Arc<str>>, &'static str> {
+        match id {
             0 => Ok(None),
             id => (self.strings.get(id as usize - 1).cloned())
                 .map(Some)
                 .ok_or("a name that is not in the table"),
         }
+    }
+
+    /// A function's name, and its mangled name if one follows.
+    fn name(&mut self) -> Result<Names, &'static str> {
+        let id = self.uint()?;
+        let name = self.string_at(id >> 1)?;
+        let linkage_name = match id & 1 {
+            0 => None,
+            _ => Some(self.string()?.ok_or("a mangled name that is none")?),
+        };
+        Ok((name, linkage_name))
     }
 
     fn module(&mut self) -> Result<ModuleArchive, &'static str> {
@@ -344,12 +387,13 @@ impl<'a> Reader<'a> {
         let mut functions = Vec::with_capacity(count);
         let mut offset = 0u64;
         for _ in 0..count {
-            let name = self.string()?;
+            let (name, linkage_name) = self.name()?;
             offset = offset
                 .checked_add(self.uint()?)
                 .ok_or("an offset overflows")?;
             functions.push(ArchivedFunction {
                 name,
+                linkage_name,
                 offset: FileOffset(offset),
                 len: self.uint()?,
                 svma: Svma(offset.wrapping_add(self.int()?)),
@@ -382,7 +426,7 @@ impl<'a> Reader<'a> {
                 let f = (functions.get(self.uint()? as usize)).ok_or("no such function")?;
                 symbol.function = Some(FunctionSymbol {
                     name: f.name.clone(),
-                    linkage_name: None,
+                    linkage_name: f.linkage_name.clone(),
                     start: f.start,
                 });
             }
@@ -396,9 +440,10 @@ impl<'a> Reader<'a> {
         let count = self.count(3)?;
         let mut frames = Vec::with_capacity(count);
         for _ in 0..count {
+            let (function, linkage_name) = self.name()?;
             frames.push(Frame {
-                function: self.string()?,
-                linkage_name: None,
+                function,
+                linkage_name,
                 file: self.string()?,
                 line: match self.uint()? {
                     0 => None,
@@ -479,9 +524,18 @@ pub(crate) mod tests {
         }
     }
 
+    /// A frame of C++'s `ns::hot()`.
+    fn hot_frame(line: u32) -> Frame {
+        Frame {
+            linkage_name: Some("_ZN2ns3hotEv".into()),
+            ..frame("ns::hot()", "/src/a.cc", line)
+        }
+    }
+
     pub(crate) fn module() -> ModuleArchive {
         let hot = ArchivedFunction {
-            name: Some("hot".into()),
+            name: Some("ns::hot()".into()),
+            linkage_name: Some("_ZN2ns3hotEv".into()),
             offset: FileOffset(0x1130),
             len: 0x40,
             svma: Svma(0x40_1130),
@@ -489,6 +543,7 @@ pub(crate) mod tests {
         };
         let unnamed = ArchivedFunction {
             name: None,
+            linkage_name: None,
             offset: FileOffset(0x2000),
             len: 0x10,
             svma: Svma(0x40_2000),
@@ -499,7 +554,7 @@ pub(crate) mod tests {
             relative: Some(RelativeAddress(offset)),
             function: Some(FunctionSymbol {
                 name: function.name.clone(),
-                linkage_name: None,
+                linkage_name: function.linkage_name.clone(),
                 start: function.start,
             }),
             frames,
@@ -513,13 +568,13 @@ pub(crate) mod tests {
                     FileOffset(0x1134),
                     symbol(
                         0x1134,
-                        vec![frame("inner", "/src/a.c", 3), frame("hot", "/src/a.c", 9)],
+                        vec![frame("inner", "/src/a.h", 3), hot_frame(9)],
                         &hot,
                     ),
                 ),
                 (
                     FileOffset(0x1150),
-                    symbol(0x1150, vec![frame("hot", "/src/a.c", 10)], &hot),
+                    symbol(0x1150, vec![hot_frame(10)], &hot),
                 ),
                 (FileOffset(0x2004), symbol(0x2004, vec![], &unnamed)),
                 (FileOffset(0x9000), AddressSymbol::default()),
@@ -530,9 +585,9 @@ pub(crate) mod tests {
                 offset: FileOffset(0x1130),
                 bitness: 64,
                 bytes: vec![0x90, 0xc3],
-                name: Some("hot".into()),
+                name: Some("ns::hot()".into()),
                 has_lines: true,
-                frames: vec![(0, vec![frame("hot", "/src/a.c", 9)]), (1, vec![])],
+                frames: vec![(0, vec![hot_frame(9)]), (1, vec![])],
                 callees: vec![(Svma(0x40_2000), "other".into())],
             }],
             unwind: Some(ArchivedUnwind {
@@ -560,6 +615,37 @@ pub(crate) mod tests {
             decode(&encode_kernel(&names)),
             Ok(ArchivePart::Kernel(names))
         );
+    }
+
+    #[test]
+    fn a_mangled_name_costs_its_string_and_a_byte_where_named() {
+        let module = module();
+        let mut unmangled = module.clone();
+        unmangled.functions[0].linkage_name = None;
+        for (_, symbol) in &mut unmangled.addresses {
+            if let Some(function) = &mut symbol.function {
+                function.linkage_name = None;
+            }
+            symbol.frames.iter_mut().for_each(|f| f.linkage_name = None);
+        }
+        for code in &mut unmangled.code {
+            for (_, frames) in &mut code.frames {
+                frames.iter_mut().for_each(|f| f.linkage_name = None);
+            }
+        }
+        let plain = encode_module(&unmangled);
+        assert_eq!(decode(&plain), Ok(ArchivePart::Module(unmangled)));
+        // The mangled name's string once, then a one-byte reference per
+        // function and frame that names it.
+        let mangled = encode_module(&module);
+        assert_eq!(mangled.len(), plain.len() + 1 + "_ZN2ns3hotEv".len() + 4);
+    }
+
+    #[test]
+    fn a_module_archived_before_mangled_names_is_refused() {
+        let mut bytes = encode_module(&module());
+        bytes[0] = KIND_MODULE_UNMANGLED;
+        assert_eq!(decode(&bytes), Err("an archive part of an older format"));
     }
 
     #[test]

@@ -110,12 +110,12 @@ impl<'a> Archiver<'a> {
             let Some((offset, len)) = elf.image.layout.file_range(from, to) else {
                 continue;
             };
-            let name = (archive.addresses.iter())
+            let named = (archive.addresses.iter())
                 .filter_map(|(_, a)| a.function.as_ref())
-                .find(|f| f.start == start)
-                .and_then(|f| f.name.clone());
+                .find(|f| f.start == start);
             archive.functions.push(ArchivedFunction {
-                name,
+                name: named.and_then(|f| f.name.clone()),
+                linkage_name: named.and_then(|f| f.linkage_name.clone()),
                 offset,
                 len,
                 svma: from,
