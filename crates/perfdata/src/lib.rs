@@ -25,6 +25,7 @@ mod error;
 mod header;
 mod layout;
 mod notes;
+mod program;
 mod records;
 mod source;
 #[cfg(test)]
@@ -42,6 +43,7 @@ pub use error::{PerfDataError, Refusal};
 
 use crate::data_check::DataSummary;
 use crate::layout::{Layout, Reader, feature};
+use crate::program::ProgramFinder;
 use crate::records::{FileFacts, fixed_period};
 use crate::source::PerfDataSource;
 
@@ -122,7 +124,14 @@ pub fn from_file(file: File, path: &Path) -> Result<PerfData, PerfDataError> {
         facts: Arc::new(facts),
     };
     let mut records = source.open_records()?;
-    let mut trailer = count_records(header.events.len(), records.by_ref())?;
+    let mut program = ProgramFinder::default();
+    let counted = (records.by_ref()).inspect(|record| {
+        if let Ok(record) = record {
+            program.see(record);
+        }
+    });
+    let mut trailer = count_records(header.events.len(), counted)?;
+    header.program = program.program;
     trailer.outcome = "was recorded by perf, which does not keep how it ended".into();
     // perf keeps no wall-clock time: the file was last written as
     // recording ended.

@@ -10,6 +10,8 @@ pub const SAMPLE_PERIOD: u64 = 256;
 const ATTR_LEN: usize = 128;
 const FLAG_FREQ: u64 = 1 << 10;
 const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
+/// A COMM record's `misc` bit for a name taken at exec.
+const MISC_COMM_EXEC: u16 = 1 << 13;
 
 pub const PERF_CONTEXT_USER: u64 = u64::MAX - 511;
 
@@ -140,12 +142,21 @@ impl PerfFile {
     }
 
     pub fn comm(&self, time: u64, pid: u32, name: &str) -> Vec<u8> {
+        self.comm_record(time, pid, name, 0)
+    }
+
+    /// The COMM record of process `pid` executing a program named `name`.
+    pub fn exec(&self, time: u64, pid: u32, name: &str) -> Vec<u8> {
+        self.comm_record(time, pid, name, MISC_COMM_EXEC)
+    }
+
+    fn comm_record(&self, time: u64, pid: u32, name: &str, misc: u16) -> Vec<u8> {
         let mut body = Vec::new();
         put32(&mut body, pid);
         put32(&mut body, pid);
         put_string(&mut body, name);
         self.sample_id(&mut body, pid, time);
-        record(3, 0, &body)
+        record(3, misc, &body)
     }
 
     /// The id fields at the end of a record other than a sample.

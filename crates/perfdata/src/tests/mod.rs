@@ -109,6 +109,32 @@ fn samples_mappings_and_names_come_back_as_the_profilers_records() {
 }
 
 #[test]
+fn the_program_is_the_file_a_process_executed_and_named_itself_after() {
+    let file = PerfFile::new();
+    let (bytes, _) = app(&file).build();
+    // `app` was running already (`perf record -p`): no program is known.
+    assert_eq!(
+        read("running", &bytes).unwrap().recording.header.program,
+        None
+    );
+
+    let mut launched = file.clone();
+    launched.records = vec![
+        file.comm(1, 41, "perf-exec"),
+        file.mmap2(2, 41, 0x7f00_0000, 0x1000, "/usr/bin/perf"),
+        file.exec(3, 42, "a-rather-long-n"),
+        file.mmap2(4, 42, 0x7f00_0000, 0x1000, "/lib/ld-linux-x86-64.so.2"),
+        file.mmap2(5, 42, 0x40_0000, 0x1000, "/opt/a-rather-long-name"),
+        file.exec(6, 43, "child"),
+        file.mmap2(7, 43, 0x40_0000, 0x1000, "/bin/child"),
+        finished_round(),
+    ];
+    let (bytes, _) = launched.build();
+    let program = read("launched", &bytes).unwrap().recording.header.program;
+    assert_eq!(program.as_deref(), Some("/opt/a-rather-long-name"));
+}
+
+#[test]
 fn call_chains_keep_perfs_context_markers() {
     let mut file = PerfFile::new();
     file.sample_type |= SAMPLE_CALLCHAIN;
