@@ -12,7 +12,7 @@ use crate::util::*;
 
 /// Records `command` with `perf record -e cpu-clock` and `options` into
 /// `dir/data`.
-fn perf_record(dir: &Path, data: &str, options: &[&str], command: &[&str]) {
+pub(crate) fn perf_record(dir: &Path, data: &str, options: &[&str], command: &[&str]) {
     let output = Command::new("perf")
         .current_dir(dir)
         .args(["record", "-q", "-e", "cpu-clock", "-o", data])

@@ -14,6 +14,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::perfdata::perf_record;
 use crate::synthetic::*;
 use crate::util::*;
 
@@ -323,6 +324,42 @@ live_test!(
         assert_agree("page-faults", &faults, &report, false);
     }
 );
+
+// perf's recordings, exported: the C++ fixture without stacks, the split
+// one with frame-pointer chains. pprof reads their samples as report does,
+// and names the program perf ran as the profile's.
+live_test!(pprof_of_perf_data_agrees_with_report, || {
+    if !profiler_testing::tool("perf") || !profiler_testing::tool("go") {
+        return;
+    }
+    let dir = scratch("pprof-perfdata");
+    let runs: [(&str, &[&str], &[&str]); 2] =
+        [("cppwork", &["200"], &[]), ("split", &["3"], &["-g"])];
+    for (name, args, options) in runs {
+        let program = fixture(name);
+        let mut command = vec![program.to_str().unwrap()];
+        command.extend_from_slice(args);
+        let data = format!("{name}.data");
+        perf_record(&dir, &data, options, &command);
+        let file = format!("{name}.pb.gz");
+        run_ok(
+            &dir,
+            &["export", "--format", "pprof", "-i", &data, "-o", &file],
+        );
+        let top = pprof(&dir, &["-top", "-nodefraction=0", "-noinlines", &file]);
+        let stacks = !options.is_empty();
+        let report = match stacks {
+            true => report_json_with(&dir, &data, &["--children"]),
+            false => report_json(&dir, &data),
+        };
+        let what = format!("{name} {options:?}");
+        assert_agree(&what, &top, &report, stacks);
+        let rows = top_rows(&top);
+        assert!(rows.values().any(|r| r.flat > 20.0), "{what}: {top}");
+        // The program perf ran is the profile's main file.
+        assert!(top.starts_with(&format!("File: {name}\n")), "{what}: {top}");
+    }
+});
 
 /// One block of `-traces`: a sample's labels, and its stack leaf first.
 #[derive(Debug, Default)]
