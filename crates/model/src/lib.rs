@@ -86,14 +86,14 @@ pub use module_histograms::{
     HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion, pour,
 };
 pub use process::{LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order};
-pub use reader::{Recording, Records};
+pub use reader::{RecordStream, Recording, Records};
 pub use record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
     Throttle, UserStack,
 };
 pub use replay::Samples;
 pub use sink::{RecordingSink, open_sink};
-pub use source::{RecordSource, RecordStream, SourceRecords, count_records};
+pub use source::{RecordSource, SourceRecords, count_records};
 pub use splice::{CallerSplicer, has_user_chain, missing_caller};
 pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{

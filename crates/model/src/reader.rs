@@ -20,7 +20,7 @@ use crate::header::{RecordingHeader, Trailer};
 use crate::layout::{END_MAGIC, FOOTER_LEN, FORMAT_VERSION, MAGIC, MAX_METADATA_LEN, PREAMBLE_LEN};
 use crate::record::Record;
 use crate::scan::{ChunkMap, scan};
-use crate::source::{RecordSource, RecordStream};
+use crate::source::{RecordSource, SourceRecords};
 
 /// An opened, validated recording. Records are read on demand, as many times
 /// as needed, with [`Recording::records`].
@@ -205,6 +205,25 @@ struct Lost {
     ends_early: Option<u64>,
     skipped_chunks: u64,
     trailer_damaged: bool,
+}
+
+/// The records of a [`Recording`], whatever its format.
+pub enum RecordStream {
+    /// A profiler recording's chunks.
+    Chunks(Records),
+    /// Another format's reader.
+    Source(SourceRecords),
+}
+
+impl Iterator for RecordStream {
+    type Item = Result<Record, RecordingError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            RecordStream::Chunks(records) => records.next(),
+            RecordStream::Source(records) => records.next(),
+        }
+    }
 }
 
 /// The records of a recording, in file order.

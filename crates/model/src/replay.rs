@@ -5,9 +5,8 @@
 
 use crate::error::RecordingError;
 use crate::process::{ProcessModel, ProcessModelBuilder};
-use crate::reader::Recording;
+use crate::reader::{RecordStream, Recording};
 use crate::record::{Record, Sample};
-use crate::source::RecordStream;
 
 /// The samples of a recording, in file order.
 pub struct Samples {

@@ -35,7 +35,6 @@ use std::fmt;
 use crate::damage::Recount;
 use crate::error::RecordingError;
 use crate::header::Trailer;
-use crate::reader::Records;
 use crate::record::Record;
 
 /// The records of a [`RecordSource`], in the order a profiler's own
@@ -47,25 +46,6 @@ pub type SourceRecords = Box<dyn Iterator<Item = Result<Record, RecordingError>>
 /// a view needs.
 pub trait RecordSource: fmt::Debug + Send + Sync {
     fn records(&self) -> Result<SourceRecords, RecordingError>;
-}
-
-/// The records of a [`Recording`](crate::Recording), whatever its format.
-pub enum RecordStream {
-    /// A profiler recording's chunks.
-    Chunks(Records),
-    /// Another format's reader.
-    Source(SourceRecords),
-}
-
-impl Iterator for RecordStream {
-    type Item = Result<Record, RecordingError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            RecordStream::Chunks(records) => records.next(),
-            RecordStream::Source(records) => records.next(),
-        }
-    }
 }
 
 /// The totals a trailer states, counted from `records` of a recording
