@@ -142,8 +142,11 @@ impl Stat {
                 let suspended = launch::fork(command)?;
                 counters.open_command(suspended.pid())?;
                 let exits = suspended.exit_fd();
+                // The clock starts before the exec: the command may run
+                // for a while before this thread learns that it started.
+                let started = Instant::now();
                 let child = suspended.exec(command)?;
-                (Instant::now(), Some(child), exits)
+                (started, Some(child), exits)
             }
             Counted::Tasks { tasks, processes } => {
                 counters.open_tasks(tasks, processes)?;
