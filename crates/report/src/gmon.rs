@@ -168,13 +168,20 @@ fn pick_module(set: &HistogramSet, event: usize, wanted: Option<&str>) -> Result
         }
     };
     found.ok_or_else(|| {
+        if wanted.is_none() {
+            return ReportError::Options(
+                "the recording has no samples of the event to write as a gmon.out; \
+                 record longer or more often"
+                    .to_owned(),
+            );
+        }
         let mut names: Vec<&str> = with_regions()
             .map(|id| set.modules.get(id).name())
             .collect();
         names.sort();
         names.dedup();
         ReportError::UnknownModule {
-            requested: wanted.unwrap_or("with samples").to_owned(),
+            requested: wanted.unwrap_or_default().to_owned(),
             available: names.join(", "),
         }
     })
