@@ -339,28 +339,6 @@ fn views_say_why_they_have_nothing_to_show() {
         assert_eq!(message.lines().count(), 1, "{message}");
     }
 
-    // A gmon.out needs samples: one line says so, not a list of modules.
-    let mut empty = Synthetic::new();
-    empty.process(100, 0, "inlinesplit", &inlined().binary);
-    empty.write(&dir.join("empty.data"), &["inlinesplit"]);
-    let output = run(
-        &dir,
-        &[
-            "export",
-            "--format",
-            "gmon",
-            "-i",
-            "empty.data",
-            "-o",
-            "gmon.out",
-        ],
-    );
-    assert_eq!(output.status.code(), Some(1));
-    let message = stderr(&output);
-    assert!(message.contains("no samples of the event"), "{message}");
-    assert_eq!(message.lines().count(), 1, "{message}");
-    assert!(!dir.join("gmon.out").exists());
-
     // perf's habit: the recording named without -i.
     let positional = report_json_with(&dir, "flat.data", &[]);
     let text = self::text(&dir, &["report", "flat.data", "--format", "json"]);
