@@ -40,37 +40,17 @@ pub(super) fn resolve_events(
     privileges: &Privileges,
     notices: &mut Vec<String>,
 ) -> Result<Vec<StatEvent>, SamplerError> {
-    let texts: Vec<String> = if lists.is_empty() {
-        DEFAULT_STAT_EVENTS
-            .iter()
-            // A CPU's clock, not a task's, is what runs on a whole CPU.
-            .map(|&name| match (name, cpu_wide) {
-                ("task-clock", true) => "cpu-clock".to_owned(),
-                _ => name.to_owned(),
-            })
-            .collect()
-    } else {
-        let mut texts = Vec::new();
-        for list in lists {
-            texts.extend(expand_event_list(list, notices)?);
-        }
-        texts
-    };
     let pmus = Pmus::system();
-    let mut events = Vec::with_capacity(texts.len());
-    let mut user_only = Vec::new();
-    for text in texts {
+    let mut events = Vec::new();
+    let mut user_only = false;
+    for text in event_texts(lists, cpu_wide, notices)? {
         let mut spec = EventSpec::parse_with(&text, &pmus)?;
         let explicit = own_modifiers(&text).is_some();
+        // Unlike sampling, counting looks at the kernel's side of a program
+        // too where it may: context switches and migrations happen there.
         if !explicit {
-            // Unlike sampling, counting looks at the kernel's side of a
-            // program too where it may: context switches and migrations
-            // happen there.
-            if privileges.may_count_kernel() {
-                spec.kernel = true;
-            } else {
-                user_only.push(spec.base.clone());
-            }
+            spec.kernel = privileges.may_count_kernel();
+            user_only |= !spec.kernel;
         }
         let label = match explicit {
             true => text.trim().to_owned(),
@@ -87,6 +67,47 @@ pub(super) fn resolve_events(
             unsupported,
         });
     }
+    note_unsupported(&events, notices)?;
+    if user_only {
+        notices.push(format!(
+            "counting user space only{}, as the kernel allows no more; context switches and \
+             migrations happen in the kernel and read 0: run as root, grant CAP_PERFMON, or \
+             `sysctl kernel.perf_event_paranoid=1`",
+            privileges
+                .paranoid
+                .map(|p| format!(" (kernel.perf_event_paranoid is {p})"))
+                .unwrap_or_default()
+        ));
+    }
+    Ok(events)
+}
+
+/// The event texts of the `-e` values, or the defaults.
+fn event_texts(
+    lists: &[String],
+    cpu_wide: bool,
+    notices: &mut Vec<String>,
+) -> Result<Vec<String>, SamplerError> {
+    if lists.is_empty() {
+        return Ok(DEFAULT_STAT_EVENTS
+            .iter()
+            // A CPU's clock, not a task's, is what runs on a whole CPU.
+            .map(|&name| match (name, cpu_wide) {
+                ("task-clock", true) => "cpu-clock".to_owned(),
+                _ => name.to_owned(),
+            })
+            .collect());
+    }
+    let mut texts = Vec::new();
+    for list in lists {
+        texts.extend(expand_event_list(list, notices)?);
+    }
+    Ok(texts)
+}
+
+/// One notice per reason some events cannot be counted here; an error if
+/// none can.
+fn note_unsupported(events: &[StatEvent], notices: &mut Vec<String>) -> Result<(), SamplerError> {
     if events.iter().all(|e| e.unsupported.is_some()) {
         let reasons: Vec<String> = events
             .iter()
@@ -113,18 +134,7 @@ pub(super) fn resolve_events(
             .collect();
         notices.push(format!("{} not supported: {reason}", names.join(", ")));
     }
-    if !user_only.is_empty() {
-        notices.push(format!(
-            "counting user space only{}, as the kernel allows no more; context switches and \
-             migrations happen in the kernel and read 0: run as root, grant CAP_PERFMON, or \
-             `sysctl kernel.perf_event_paranoid=1`",
-            privileges
-                .paranoid
-                .map(|p| format!(" (kernel.perf_event_paranoid is {p})"))
-                .unwrap_or_default()
-        ));
-    }
-    Ok(events)
+    Ok(())
 }
 
 /// Splits one `-e` value into events at the commas outside `pmu/.../`
