@@ -18,7 +18,7 @@
 use crate::cache_events::{self, CacheLookup, PERF_TYPE_HW_CACHE};
 use crate::error::EventsError;
 use crate::event::{EventSpec, KNOWN_EVENTS, PERF_TYPE_RAW};
-use crate::pmu::{Pmu, Pmus, TermValue, parse_terms};
+use crate::pmu::{Pmu, PmuAlias, Pmus, Term, TermValue, parse_terms};
 use crate::suggest::closest;
 
 /// The most `p`s: `precise_ip` 3, zero skid.
@@ -427,29 +427,7 @@ pub(crate) fn pmu_event(
         text: body.to_owned(),
         problem,
     })?;
-    let mut alias = None;
-    let mut extra = Vec::new();
-    for term in user_terms {
-        let is_word = matches!(term.name.as_str(), "config" | "config1" | "config2");
-        if term.value == TermValue::Flag && pmu.field(&term.name).is_none() && !is_word {
-            match (pmu.alias(&term.name), alias) {
-                (Some(found), None) => alias = Some(found),
-                (Some(found), Some(first)) => {
-                    return Err(EventsError::InvalidEvent {
-                        event: body.to_owned(),
-                        problem: format!(
-                            "'{}' and '{}' are both named events; give one per event, and \
-                             separate events with commas outside the slashes",
-                            first.name, found.name
-                        ),
-                    });
-                }
-                (None, _) => return Err(pmu.unknown_field(body, &term.name, true)),
-            }
-            continue;
-        }
-        extra.push(term);
-    }
+    let (alias, extra) = split_alias(body, pmu, user_terms)?;
     let mut all = match alias {
         Some(alias) => {
             parse_terms(&alias.terms, true).map_err(|problem| EventsError::InvalidEvent {
@@ -477,6 +455,39 @@ pub(crate) fn pmu_event(
         hypervisor: false,
         precise: 0,
     })
+}
+
+/// The PMU's named event among `terms` (a flag that is no format field),
+/// and the other terms.
+fn split_alias<'p>(
+    body: &str,
+    pmu: &'p Pmu,
+    terms: Vec<Term>,
+) -> Result<(Option<&'p PmuAlias>, Vec<Term>), EventsError> {
+    let mut alias = None;
+    let mut rest = Vec::new();
+    for term in terms {
+        let is_word = matches!(term.name.as_str(), "config" | "config1" | "config2");
+        if term.value != TermValue::Flag || pmu.field(&term.name).is_some() || is_word {
+            rest.push(term);
+            continue;
+        }
+        match (pmu.alias(&term.name), alias) {
+            (Some(found), None) => alias = Some(found),
+            (Some(found), Some(first)) => {
+                return Err(EventsError::InvalidEvent {
+                    event: body.to_owned(),
+                    problem: format!(
+                        "'{}' and '{}' are both named events; give one per event, and \
+                         separate events with commas outside the slashes",
+                        first.name, found.name
+                    ),
+                });
+            }
+            (None, _) => return Err(pmu.unknown_field(body, &term.name, true)),
+        }
+    }
+    Ok((alias, rest))
 }
 
 /// The error for a name no table knows, with the closest known name.
