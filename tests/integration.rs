@@ -23,6 +23,7 @@ mod fact_renderers;
 mod gprof;
 mod groups;
 mod histogram;
+mod hostile;
 mod outputs;
 mod perfdata;
 mod pprof;

@@ -190,6 +190,11 @@ impl Synthetic {
         }
     }
 
+    /// A record as it is, for records no other method makes.
+    pub fn push_raw(&mut self, record: Record) {
+        self.records.push(record);
+    }
+
     /// `count` samples in `pid` at `address` of its program (as the binary
     /// states it), with the call chain `callers` (stated return addresses,
     /// innermost first) when the recording has stacks.

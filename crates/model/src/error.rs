@@ -56,6 +56,8 @@ fn hint_for(error: &io::Error) -> &'static str {
             "; make a recording with `profiler record -- COMMAND` or name one with -i FILE"
         }
         io::ErrorKind::IsADirectory => "; name a recording file with -i FILE",
+        // Recordings are read from files, at any place and more than once.
+        io::ErrorKind::InvalidInput => "; save it to a file first and name that with -i FILE",
         _ => "",
     }
 }

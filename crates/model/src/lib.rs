@@ -55,6 +55,7 @@ mod module_histograms;
 mod process;
 mod reader;
 mod record;
+mod regular_file;
 mod replay;
 mod scan;
 mod sink;
@@ -91,6 +92,7 @@ pub use record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
     Throttle, UserStack,
 };
+pub use regular_file::{open_regular, read_regular};
 pub use replay::Samples;
 pub use sink::{RecordingSink, open_sink};
 pub use source::{RecordSource, SourceRecords, count_records};

@@ -19,6 +19,7 @@ use crate::error::RecordingError;
 use crate::header::{RecordingHeader, Trailer};
 use crate::layout::{END_MAGIC, FOOTER_LEN, FORMAT_VERSION, MAGIC, MAX_METADATA_LEN, PREAMBLE_LEN};
 use crate::record::Record;
+use crate::regular_file::open_regular;
 use crate::scan::{ChunkMap, scan};
 use crate::source::{RecordSource, SourceRecords};
 
@@ -49,11 +50,8 @@ impl Recording {
             path: path.to_owned(),
             error,
         };
-        let file = File::open(path).map_err(open_error)?;
+        let file = open_regular(path).map_err(open_error)?;
         let metadata = file.metadata().map_err(open_error)?;
-        if metadata.is_dir() {
-            return Err(open_error(io::Error::from(io::ErrorKind::IsADirectory)));
-        }
         let frame = Frame {
             path,
             file: &file,
@@ -143,7 +141,7 @@ impl Recording {
             path: self.path.clone(),
             error,
         };
-        File::open(&self.path)
+        open_regular(&self.path)
             .and_then(|file| file.read_exact_at(buf, offset))
             .map_err(read)
     }
@@ -158,7 +156,7 @@ impl Recording {
     }
 
     fn chunk_records(&self) -> Result<Records, RecordingError> {
-        let file = File::open(&self.path).map_err(|error| RecordingError::Open {
+        let file = open_regular(&self.path).map_err(|error| RecordingError::Open {
             path: self.path.clone(),
             error,
         })?;

@@ -37,7 +37,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use profiler_model::{Recording, count_records};
+use profiler_model::{Recording, count_records, open_regular};
 
 pub use error::{PerfDataError, Refusal};
 
@@ -72,7 +72,7 @@ pub fn is_perf_data(path: &Path) -> bool {
         false => path.to_owned(),
     };
     let mut start = [0; 8];
-    File::open(path).is_ok_and(|file| file.read_exact_at(&mut start, 0).is_ok())
+    open_regular(&path).is_ok_and(|file| file.read_exact_at(&mut start, 0).is_ok())
         && has_signature(&start)
 }
 
@@ -85,7 +85,7 @@ pub fn open(path: &Path) -> Result<PerfData, PerfDataError> {
     if path.is_dir() {
         return Err(refused(Refusal::Directory));
     }
-    let file = File::open(path).map_err(|e| refused(Refusal::Read(e)))?;
+    let file = open_regular(path).map_err(|e| refused(Refusal::Read(e)))?;
     from_file(file, path)
 }
 

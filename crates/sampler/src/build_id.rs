@@ -3,11 +3,10 @@
 //! mappings the kernel reported.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::Path;
 
 use object::{Object, ReadCache};
-use profiler_model::BuildId;
+use profiler_model::{BuildId, open_regular};
 
 /// Build-ids by path, each file read once however many processes map it.
 #[derive(Debug, Default)]
@@ -35,7 +34,7 @@ impl BuildIds {
 /// is not an ELF file, or has no build-id. Only the headers and the notes
 /// are read.
 pub(crate) fn read(path: &Path) -> Option<BuildId> {
-    let file = ReadCache::new(File::open(path).ok()?);
+    let file = ReadCache::new(open_regular(path).ok()?);
     let elf = object::File::parse(&file).ok()?;
     let id = elf.build_id().ok()??;
     (!id.is_empty()).then(|| BuildId(id.to_vec()))

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use object::Object;
+use profiler_model::read_regular;
 
 use crate::image::{self, Bytes, Image};
 
@@ -45,7 +46,7 @@ pub(crate) fn find_debug_file(
             // Without a build-id, the CRC of the whole file is the check.
             None => {
                 let crc = image.object.gnu_debuglink().ok().flatten()?.1;
-                std::fs::read(candidate)
+                read_regular(candidate)
                     .ok()
                     .filter(|d| crc32(d) == crc)
                     .map(image::in_memory)

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
 
 use object::{Object, ObjectSegment, ReadCache};
-use profiler_model::{BuildId, FileOffset, RelativeAddress, Svma};
+use profiler_model::{BuildId, FileOffset, RelativeAddress, Svma, open_regular};
 
 /// Where an image's bytes come from: a file, or memory (the vdso).
 pub(crate) enum Source {
@@ -127,7 +127,7 @@ impl Layout {
 
 /// Opens `path` for reading through a cache.
 pub(crate) fn open(path: &std::path::Path) -> io::Result<Bytes> {
-    Ok(ReadCache::new(Source::File(File::open(path)?)))
+    Ok(ReadCache::new(Source::File(open_regular(path)?)))
 }
 
 /// Bytes held in memory, read through the same cache type.

@@ -2,7 +2,9 @@
 //! the JVM with perf-map-agent, LuaJIT, ...) write as `START SIZE NAME`
 //! lines, hexadecimal addresses in the process.
 
-use profiler_model::Avma;
+use std::path::Path;
+
+use profiler_model::{Avma, read_regular};
 
 /// The map's entries, `start..end` and name, sorted by start.
 pub(crate) struct PerfMap {
@@ -12,8 +14,9 @@ pub(crate) struct PerfMap {
 impl PerfMap {
     /// The map of process `pid`, if it wrote one.
     pub fn load(pid: u32) -> Option<PerfMap> {
-        let text = std::fs::read_to_string(format!("/tmp/perf-{pid}.map")).ok()?;
-        Some(PerfMap::parse(&text))
+        let path = format!("/tmp/perf-{pid}.map");
+        let bytes = read_regular(Path::new(&path)).ok()?;
+        Some(PerfMap::parse(&String::from_utf8_lossy(&bytes)))
     }
 
     fn parse(text: &str) -> PerfMap {

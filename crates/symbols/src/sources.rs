@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use profiler_model::SourceReader;
+use profiler_model::{SourceReader, read_regular};
 
 /// Reads source files, remapping the directories that moved, and keeps
 /// their lines (or why they could not be read).
@@ -46,7 +46,7 @@ impl SourceFiles {
         let original = Path::new(file);
         let moved = self.remapped(original).filter(|path| path.exists());
         let path = moved.as_deref().unwrap_or(original);
-        let bytes = std::fs::read(path).map_err(|error| {
+        let bytes = read_regular(path).map_err(|error| {
             let directory = original
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
