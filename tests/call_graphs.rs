@@ -286,18 +286,24 @@ live_test!(call_trees_children_and_threads_in_text, || {
         .skip_while(|l| !l.starts_with("# Call tree"))
         .filter(|l| !l.starts_with('#'))
         .collect();
+    // Two spaces a level, and past the indentation's limit `(depth N)`,
+    // counting the roots as 1.
     let depth = |name: &str| {
         tree.iter()
             .filter(|l| l.trim_end().ends_with(&format!("{name} [recurse]")))
             .map(|l| {
-                l.split('%').nth(1).unwrap().len() - l.split('%').nth(1).unwrap().trim_start().len()
+                let row = l.split('%').nth(1).unwrap();
+                match row.split_once("(depth ") {
+                    Some((_, n)) => n.split(')').next().unwrap().parse::<usize>().unwrap() - 1,
+                    None => (row.len() - row.trim_start().len() - 2) / 2,
+                }
             })
             .max()
     };
     let (main, leaf) = (depth("main").unwrap(), depth("leaf").unwrap());
     assert!(
-        leaf >= main + 2 * 65,
-        "leaf at indent {leaf}, main at {main}:\n{caller}"
+        leaf >= main + 65,
+        "leaf at depth {leaf}, main at {main}:\n{caller}"
     );
     assert!(!tree.iter().any(|l| l.contains("side [")) || caller.contains("side [recurse]"));
 

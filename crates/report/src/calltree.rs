@@ -19,15 +19,19 @@ pub enum TreeDirection {
     Callee,
 }
 
-/// A call tree, pruned below a share.
+/// A call tree, pruned below a share, as its rows: each node followed by
+/// its children, most first. Flat, so that no stack is deep enough to
+/// overflow the reader's while it is built, printed or dropped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallTree {
     pub direction: TreeDirection,
-    pub roots: Vec<CallNode>,
+    pub nodes: Vec<CallNode>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallNode {
+    /// 0 for a root, 1 for its children, and so on.
+    pub depth: usize,
     pub name: String,
     pub module: String,
     /// A function inlined into its caller: the same code, no call.
@@ -36,8 +40,6 @@ pub struct CallNode {
     pub weight: Weight,
     /// Their share of the event's period, in percent.
     pub percent: f64,
-    /// Most first.
-    pub children: Vec<CallNode>,
 }
 
 struct TrieNode {
@@ -92,7 +94,7 @@ pub(crate) fn call_tree(
     };
     CallTree {
         direction,
-        roots: build.children(0),
+        nodes: build.rows(),
     }
 }
 
@@ -104,30 +106,51 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    fn children(&self, index: usize) -> Vec<CallNode> {
-        let mut children: Vec<CallNode> = self.nodes[index]
-            .children
-            .values()
-            .filter_map(|&child| {
-                let node = &self.nodes[child];
-                let percent = node.weight.period as f64 * 100.0 / self.total;
-                if percent < self.percent_limit {
-                    return None;
-                }
-                let key = &self.stacks.functions[node.function?.index()];
-                Some(CallNode {
-                    name: key.name.clone(),
-                    module: self.stacks.module_names(key.module).0,
-                    inlined: key.inlined,
-                    weight: node.weight,
-                    percent,
-                    children: self.children(child),
-                })
-            })
+    /// Depth first, from a stack of its own rather than by recursion.
+    fn rows(&self) -> Vec<CallNode> {
+        let mut rows = Vec::new();
+        let mut pending: Vec<(usize, usize)> = Vec::new();
+        self.push_children(0, 0, &mut pending);
+        while let Some((index, depth)) = pending.pop() {
+            let node = &self.nodes[index];
+            let Some(function) = node.function else {
+                continue;
+            };
+            let key = &self.stacks.functions[function.index()];
+            rows.push(CallNode {
+                depth,
+                name: key.name.clone(),
+                module: self.stacks.module_names(key.module).0,
+                inlined: key.inlined,
+                weight: node.weight,
+                percent: self.percent(node),
+            });
+            self.push_children(index, depth + 1, &mut pending);
+        }
+        rows
+    }
+
+    fn percent(&self, node: &TrieNode) -> f64 {
+        node.weight.period as f64 * 100.0 / self.total
+    }
+
+    /// The children of node `index` that are not pruned, onto `pending` so
+    /// that the heaviest comes off first.
+    fn push_children(&self, index: usize, depth: usize, pending: &mut Vec<(usize, usize)>) {
+        let mut children: Vec<usize> = (self.nodes[index].children.values().copied())
+            .filter(|&child| self.percent(&self.nodes[child]) >= self.percent_limit)
             .collect();
-        children.sort_by(|a, b| {
-            (b.weight.period, &a.name, &a.module).cmp(&(a.weight.period, &b.name, &b.module))
-        });
-        children
+        let key = |child: usize| {
+            let node = &self.nodes[child];
+            let function = &self.stacks.functions[node.function.map_or(0, |f| f.index())];
+            let module = self.stacks.module_names(function.module).0;
+            (
+                std::cmp::Reverse(node.weight.period),
+                &function.name,
+                module,
+            )
+        };
+        children.sort_by_cached_key(|&child| key(child));
+        pending.extend(children.into_iter().rev().map(|child| (child, depth)));
     }
 }

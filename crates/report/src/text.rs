@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use profiler_model::{CallGraph, EventDescription, EventStats, Sampling};
 
-use crate::calltree::{CallNode, CallTree, TreeDirection};
+use crate::calltree::{CallTree, TreeDirection};
 use crate::profile::{EventProfile, FlatProfile};
 use crate::table::render_table;
 
@@ -180,6 +180,9 @@ pub fn stack_advice(call_graph: CallGraph, rooted: u64, samples: u64) -> Option<
     })
 }
 
+/// How many levels a call tree's rows are indented at most.
+const MAX_TREE_INDENT: usize = 32;
+
 /// The call tree, indented, each node with its share of the event.
 fn render_tree(tree: &CallTree, out: &mut impl Write) -> io::Result<()> {
     let title = match tree.direction {
@@ -189,21 +192,25 @@ fn render_tree(tree: &CallTree, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "#")?;
     writeln!(out, "# Call tree, {title}")?;
     writeln!(out, "#")?;
-    let mut stack: Vec<(&CallNode, usize)> = tree.roots.iter().rev().map(|n| (n, 0)).collect();
-    while let Some((node, depth)) = stack.pop() {
+    for node in &tree.nodes {
         let inlined = match node.inlined {
             true => " (inlined)",
             false => "",
         };
+        // Deeper than the cap, rows stay at its indentation and say how
+        // deep they are, counting the roots as 1.
+        let depth = match node.depth > MAX_TREE_INDENT {
+            true => format!("(depth {}) ", node.depth + 1),
+            false => String::new(),
+        };
         writeln!(
             out,
-            "  {:>6.2}%  {}{}{inlined} [{}]",
+            "  {:>6.2}%  {}{depth}{}{inlined} [{}]",
             node.percent,
-            "  ".repeat(depth),
+            "  ".repeat(node.depth.min(MAX_TREE_INDENT)),
             node.name,
             node.module
         )?;
-        stack.extend(node.children.iter().rev().map(|n| (n, depth + 1)));
     }
     Ok(())
 }
