@@ -6,7 +6,9 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use profiler_model::{Avma, FileOffset, Mmap, Record};
 
 use crate::synthetic::*;
 use crate::util::*;
@@ -27,16 +29,16 @@ fn run_bounded(dir: &Path, args: &[&str], memory_mib: u64) -> Output {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
+    let child = command.spawn().unwrap();
+    let pid = child.id().to_string();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sender.send(child.wait_with_output().unwrap()));
+    receiver
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
             panic!("profiler {args:?} still runs after 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+        })
 }
 
 fn mkfifo(path: &Path) {
@@ -100,4 +102,132 @@ fn a_module_that_became_a_fifo_is_named_without_symbols() {
     let report = run_ok(&dir, &["report", "-i", "split.data"]);
     let text = String::from_utf8(report.stdout).unwrap();
     assert!(text.contains("100.00%"), "{text}");
+}
+
+#[test]
+fn a_stack_of_twelve_thousand_frames_is_shown_within_a_bounded_indent() {
+    let dir = scratch("hostile-deep-stack");
+    let binary = fixture("recurse");
+    let (descend, size) = function_range(&binary, "descend");
+    let (leaf, _) = function_range(&binary, "leaf");
+    let mut recording = Synthetic::with_stacks();
+    recording.process(100, 0, "recurse", &binary);
+    let callers = vec![descend + size / 2; 12_000];
+    recording.samples(100, leaf + 4, &callers, 3);
+    recording.write(&dir.join("deep.data"), &["./recurse"]);
+
+    // Callers first, the 12,000 descend rows come first; callees first,
+    // below leaf.
+    for (direction, deepest) in [("caller", 12_000), ("callee", 12_001)] {
+        let option = format!("--call-graph={direction}");
+        let output = run_bounded(&dir, &["report", "-i", "deep.data", &option], 1024);
+        assert!(output.status.success(), "{option}: {}", stderr(&output));
+        let text = String::from_utf8(output.stdout).unwrap();
+        let tree: Vec<&str> = (text.lines()).filter(|l| l.contains(" descend ")).collect();
+        assert_eq!(tree.len(), 12_000, "{option}");
+        let widest = text.lines().map(str::len).max().unwrap();
+        assert!(widest < 200, "{option}: a line of {widest} bytes");
+        // Past the indentation's limit each row says how deep it is.
+        let last = tree.last().unwrap();
+        assert!(
+            last.contains(&format!("(depth {deepest}) descend")),
+            "{last}"
+        );
+    }
+    for view in [
+        &["report", "--children"][..],
+        &["report", "--format", "json"],
+        &["flamegraph", "-o", "flame.svg"],
+        &["export", "--format", "pprof", "-o", "deep.pb.gz"],
+        &[
+            "export",
+            "--format",
+            "speedscope",
+            "-o",
+            "deep.speedscope.json",
+        ],
+        &["export", "--format", "firefox", "-o", "deep.firefox.json"],
+        &["export", "--format", "folded", "-o", "deep.folded"],
+    ] {
+        let mut args = view.to_vec();
+        args.extend(["-i", "deep.data"]);
+        let output = run_bounded(&dir, &args, 2048);
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    }
+}
+
+#[test]
+fn three_hundred_thousand_mappings_cost_the_sampled_ones_only() {
+    let dir = scratch("hostile-mappings");
+    let binary = fixture("split");
+    let (burn, _) = function_range(&binary, "burn_60");
+    let mut recording = Synthetic::new();
+    recording.process(100, 0, "split", &binary);
+    recording.samples(100, burn + 4, &[], 10);
+    // A library mapped again and again (a leak of dlopen, a JIT's files),
+    // each time a page of text at a new place, none of them sampled.
+    let path = fixture("libhot.so");
+    for i in 0..300_000u64 {
+        recording.push_raw(Record::Mmap(Mmap {
+            time: 1,
+            pid: 100,
+            tid: 100,
+            start: Avma(0x7000_0000_0000 + i * 0x2000),
+            len: 0x1000,
+            offset: FileOffset(0x1000),
+            path: format!("{}.{i}", path.display()),
+            build_id: None,
+        }));
+    }
+    recording.write(&dir.join("maps.data"), &["./split"]);
+
+    for view in [
+        &["report"][..],
+        &["hist"],
+        &["export", "--format", "gmon", "-o", "gmon.out"],
+    ] {
+        let mut args = view.to_vec();
+        args.extend(["-i", "maps.data"]);
+        let output = run_bounded(&dir, &args, 512);
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    }
+    let hist = run_ok(&dir, &["hist", "-i", "maps.data"]);
+    let text = String::from_utf8(hist.stdout).unwrap();
+    assert!(text.contains("burn_60"), "{text}");
+
+    // One mapping of a terabyte of text, sampled: refused in one line.
+    let mut recording = Synthetic::new();
+    recording.process(100, 0, "split", &binary);
+    recording.push_raw(Record::Mmap(Mmap {
+        time: 2,
+        pid: 100,
+        tid: 100,
+        start: Avma(0x7000_0000_0000),
+        len: 1 << 40,
+        offset: FileOffset(0),
+        path: path.display().to_string(),
+        build_id: None,
+    }));
+    let at = At {
+        pid: 100,
+        user: vec![0x7000_0000_1000],
+        ..At::default()
+    };
+    recording.take(&at, 10);
+    recording.write(&dir.join("huge.data"), &["./split"]);
+    for view in [
+        &["hist"][..],
+        &["export", "--format", "gmon", "-o", "huge.out"],
+    ] {
+        let mut args = view.to_vec();
+        args.extend(["-i", "huge.data"]);
+        let output = run_bounded(&dir, &args, 512);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let message = stderr(&output);
+        assert!(
+            message.contains("smaller scale") || message.contains("smaller --scale"),
+            "{message}"
+        );
+        assert_eq!(message.lines().count(), 1, "{message}");
+    }
 }

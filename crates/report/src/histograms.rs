@@ -2,9 +2,11 @@
 //! ones built now from a full recording's samples, at any scale.
 
 use profiler_histogram::{BucketWidth, Buckets, HistogramConfig, Region, Scale};
+use std::collections::HashSet;
+
 use profiler_model::{
-    HistogramOptions, HistogramSet, MemberDeltas, ModuleHistograms, ModuleRegion, ModuleTable,
-    Record, Recording,
+    HistogramOptions, HistogramSet, Location, MemberDeltas, ModuleHistograms, ModuleRegion,
+    ModuleTable, Record, Recording,
 };
 
 use crate::error::ReportError;
@@ -66,11 +68,22 @@ fn stored_histograms(recording: &Recording) -> Result<HistogramSet, ReportError>
     })
 }
 
+/// At most this many bytes of buckets for the histograms built from a
+/// recording's samples.
+const MAX_BUCKET_BYTES: u64 = 1 << 30;
+
+/// Only the modules with samples get buckets, once their first sample is
+/// seen: a recording may map many more (300,000 mappings of text cost
+/// nothing until a sample lands in one).
 fn histograms_from_samples(
     recording: &Recording,
     width: BucketWidth,
     scale: Scale,
 ) -> Result<HistogramSet, ReportError> {
+    let error = |what: String| ReportError::Histogram {
+        path: recording.path().to_owned(),
+        what,
+    };
     let (model, samples) = recording.replay()?;
     let options = HistogramOptions {
         config: HistogramConfig {
@@ -81,22 +94,40 @@ fn histograms_from_samples(
         program_regions: Vec::new(),
         program: None,
     };
+    let events = recording.header.events.len() as u64;
     let mut histograms = ModuleHistograms::new(recording.header.events.len(), options);
-    for (id, module) in model.modules().iter() {
-        for &(start, len) in model.module_ranges(id) {
-            histograms
-                .cover(id, &module.path, start, len)
-                .map_err(|e| ReportError::Histogram {
-                    path: recording.path().to_owned(),
-                    what: e.to_string(),
-                })?;
-        }
-    }
+    let mut covered = HashSet::new();
+    let mut bucket_bytes = 0u64;
     let mut members = MemberDeltas::default();
     for sample in samples {
         let sample = sample?;
+        let location = model.resolve(&sample);
+        if let Location::Module { module: id, .. } = location
+            && covered.insert(id)
+        {
+            let path = &model.modules().get(id).path;
+            for &(start, len) in model.module_ranges(id) {
+                let region =
+                    Region::new(start.0, len.max(1), scale).map_err(|e| error(e.to_string()))?;
+                let bytes = (region.bucket_count() as u64)
+                    .saturating_mul(width.bytes() as u64)
+                    .saturating_mul(events);
+                bucket_bytes = bucket_bytes.saturating_add(bytes);
+                if bucket_bytes > MAX_BUCKET_BYTES {
+                    return Err(error(format!(
+                        "the text of the sampled modules needs more than {} MiB of buckets at \
+                         scale {}; give a smaller --scale",
+                        MAX_BUCKET_BYTES >> 20,
+                        scale.value()
+                    )));
+                }
+                histograms
+                    .cover(id, path, start, len)
+                    .map_err(|e| error(e.to_string()))?;
+            }
+        }
         let deltas = members.of(&sample);
-        histograms.pour(&sample, model.resolve(&sample), &deltas);
+        histograms.pour(&sample, location, &deltas);
     }
     Ok(histograms.into_set(model.into_modules()))
 }
