@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use profiler_model::{Avma, FileOffset, Mmap, Record};
+use profiler_model::{Avma, FileOffset, Lost, Mmap, Record};
 
 use crate::synthetic::*;
 use crate::util::*;
@@ -230,4 +230,59 @@ fn three_hundred_thousand_mappings_cost_the_sampled_ones_only() {
         );
         assert_eq!(message.lines().count(), 1, "{message}");
     }
+}
+
+#[test]
+fn counts_as_large_as_the_file_can_state_are_summed_not_trusted() {
+    let dir = scratch("hostile-counts");
+    let binary = fixture("split");
+    let (burn, _) = function_range(&binary, "burn_60");
+    let mut recording = Synthetic::with_stacks();
+    recording.process(100, 0, "split", &binary);
+    let base = load_base(&binary);
+    let at = At {
+        pid: 100,
+        period: u64::MAX,
+        user: vec![base + burn + 4, base + burn + 8],
+        ..At::default()
+    };
+    recording.take(&at, 3);
+    recording.push_raw(Record::Lost(Lost {
+        time: 10,
+        event: 0,
+        count: u64::MAX,
+    }));
+    recording.push_raw(Record::Lost(Lost {
+        time: 11,
+        event: 0,
+        count: u64::MAX,
+    }));
+    recording.write(&dir.join("counts.data"), &["./split"]);
+
+    for view in [
+        &["report"][..],
+        &["report", "--children"],
+        &["report", "--format", "json"],
+        &["report", "--call-graph=caller"],
+        &["hist"],
+        &["annotate", "burn_60"],
+        &["flamegraph", "-o", "flame.svg"],
+        &["export", "--format", "gmon", "-o", "gmon.out"],
+        &["export", "--format", "pprof", "-o", "counts.pb.gz"],
+        &[
+            "export",
+            "--format",
+            "speedscope",
+            "-o",
+            "counts.speedscope.json",
+        ],
+        &["export", "--format", "firefox", "-o", "counts.firefox.json"],
+    ] {
+        let mut args = view.to_vec();
+        args.extend(["-i", "counts.data"]);
+        let output = run_bounded(&dir, &args, 1024);
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    }
+    let output = run_bounded(&dir, &["diff", "counts.data", "counts.data"], 1024);
+    assert!(output.status.success(), "diff: {}", stderr(&output));
 }

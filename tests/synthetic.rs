@@ -313,7 +313,7 @@ impl Synthetic {
 
 /// Where the loader puts `binary`: a PIE or library at [`BASE`], anything
 /// else at the addresses it states.
-fn load_base(binary: &Path) -> u64 {
+pub fn load_base(binary: &Path) -> u64 {
     let output = Command::new("readelf")
         .arg("-h")
         .arg(binary)

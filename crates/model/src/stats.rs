@@ -51,10 +51,13 @@ impl StatsCollector {
             Record::Sample(s) => {
                 let e = self.event(s.event);
                 e.samples += 1;
-                e.period += s.period;
+                e.period = e.period.saturating_add(s.period);
                 self.task(s.pid, s.tid);
             }
-            Record::Lost(l) => self.event(l.event).lost += l.count,
+            Record::Lost(l) => {
+                let lost = &mut self.event(l.event).lost;
+                *lost = lost.saturating_add(l.count);
+            }
             Record::Throttle(t) if !t.unthrottle => self.event(t.event).throttled += 1,
             Record::Fork(t) => self.task(t.pid, t.tid),
             Record::Comm(c) => self.task(c.pid, c.tid),
@@ -91,8 +94,8 @@ impl RecordingStats {
             .iter()
             .fold(EventStats::default(), |acc, e| EventStats {
                 samples: acc.samples + e.samples,
-                period: acc.period + e.period,
-                lost: acc.lost + e.lost,
+                period: acc.period.saturating_add(e.period),
+                lost: acc.lost.saturating_add(e.lost),
                 throttled: acc.throttled + e.throttled,
             })
     }

@@ -87,7 +87,8 @@ impl FoldedStacks {
                 .map(|&i| names[i as usize].as_str())
                 .collect::<Vec<_>>()
                 .join(";");
-            *merged.entry(line).or_default() += weight;
+            let total = merged.entry(line).or_default();
+            *total = total.saturating_add(*weight);
         }
         let mut lines: Vec<(String, u64)> = merged.into_iter().collect();
         lines.sort();

@@ -233,7 +233,8 @@ impl<'a> Builder<'a> {
                     samples[sample].location_id = self.stack_locations(stack);
                     samples[sample].label = self.labels(stack);
                 }
-                samples[sample].value[position] += value as i64;
+                let total = &mut samples[sample].value[position];
+                *total = total.saturating_add(i64::try_from(value).unwrap_or(i64::MAX));
             }
         }
         samples

@@ -317,7 +317,8 @@ impl<'a> Counter<'a> {
             let thread = split_threads.then_some((stack.pid, stack.tid));
             if let Some(row) = self.attribution.leaf(&stack.frames) {
                 let key = (self.tasks.of(stack), row);
-                *counts.entry(thread).or_default().entry(key).or_default() += stack.weight.period;
+                let count = counts.entry(thread).or_default().entry(key).or_default();
+                *count = count.saturating_add(stack.weight.period);
             }
         }
         counts

@@ -25,8 +25,9 @@ pub struct Weight {
 
 impl Weight {
     pub fn add(&mut self, other: Weight) {
-        self.samples += other.samples;
-        self.period += other.period;
+        // Saturating: a recording's periods are whatever its file says.
+        self.samples = self.samples.saturating_add(other.samples);
+        self.period = self.period.saturating_add(other.period);
     }
 }
 
@@ -325,7 +326,7 @@ fn count_sample_records(
         for (member, delta) in deltas {
             if let Some(stacks) = by_stack.get_mut(usize::from(member)) {
                 let weight: &mut Weight = stacks.entry(stack.clone()).or_default();
-                weight.period += delta;
+                weight.period = weight.period.saturating_add(delta);
             }
         }
         by_stack[event].entry(stack).or_default().add(weight);

@@ -117,11 +117,11 @@ fn profiles(
     let mut last: Vec<Option<u32>> = vec![None; profiles.len()];
     for sample in replay.samples() {
         let profile = &mut profiles[sample.thread];
-        profile.end_value += sample.weight;
+        profile.end_value = profile.end_value.saturating_add(sample.weight);
         if last[sample.thread] == Some(sample.stack)
             && let Some(weight) = profile.weights.last_mut()
         {
-            *weight += sample.weight;
+            *weight = weight.saturating_add(sample.weight);
             continue;
         }
         last[sample.thread] = Some(sample.stack);

@@ -130,7 +130,7 @@ fn commands_phrase(event: &EventProfile) -> String {
 /// sampling was throttled that often.
 pub fn loss_advice(stats: &EventStats) -> Vec<String> {
     let mut advice = Vec::new();
-    let lost_share = stats.lost as f64 / (stats.samples + stats.lost).max(1) as f64;
+    let lost_share = stats.lost as f64 / stats.samples.saturating_add(stats.lost).max(1) as f64;
     if lost_share > 0.01 {
         advice.push(format!(
             "{:.1}% of the samples were lost (the ring buffers filled up); record with a \
