@@ -58,5 +58,6 @@ pub use event_parse::{EventGroup, own_modifiers, parse_events, split_event_list}
 pub use list::{ListGroup, ListedEvent, Usability, list_events};
 pub use pmu::{FormatField, Pmu, PmuAlias, Pmus, SYSFS_PMUS, is_core_pmu};
 pub use privileges::{
-    CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, effective_capabilities, paranoid_meaning,
+    CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, effective_capabilities, grant_perfmon,
+    paranoid_meaning,
 };

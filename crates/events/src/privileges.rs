@@ -15,6 +15,14 @@ pub const CAP_SYS_ADMIN: u32 = 21;
 /// `CAP_PERFMON` (Linux 5.8): performance monitoring whatever the paranoid level.
 pub const CAP_PERFMON: u32 = 38;
 
+/// How to give the running program CAP_PERFMON, named by its path: the
+/// profiler, or the program that links libprofiler.
+pub fn grant_perfmon() -> String {
+    let program = std::env::current_exe()
+        .map_or_else(|_| "PROGRAM".to_owned(), |path| path.display().to_string());
+    format!("grant {program} CAP_PERFMON (`setcap cap_perfmon+ep {program}`)")
+}
+
 /// This process's standing with the kernel's perf_event checks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Privileges {
@@ -90,8 +98,7 @@ impl Privileges {
             Some(level) => format!("kernel.perf_event_paranoid is {level}"),
             None => "kernel.perf_event_paranoid is unreadable".to_owned(),
         };
-        let grant = "run as root, or grant the profiler CAP_PERFMON \
-                     (`setcap cap_perfmon+ep PROFILER`)";
+        let grant = format!("run as root, or {}", grant_perfmon());
         if !self.may_profile_user() {
             return (
                 format!("{level}, which refuses all profiling to unprivileged users"),

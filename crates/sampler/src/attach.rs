@@ -106,8 +106,7 @@ fn attach_denied(attachment: &Attachment) -> SamplerError {
             .filter(|&uid| uid != privileges.euid)
             .map(|uid| (pid, uid))
     });
-    let grant = "run the profiler as root, or grant it CAP_PERFMON \
-                 (`setcap cap_perfmon+ep PROFILER`)";
+    let grant = format!("run as root, or {}", privileges::grant_perfmon());
     let (pid, reason) = match foreign {
         _ if !privileges.may_profile_user() => {
             let (reason, advice) = privileges.refusal(false, false);

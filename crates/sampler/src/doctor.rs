@@ -81,7 +81,7 @@ fn try_event(spec: &Result<EventSpec, EventsError>) -> Result<(), String> {
 /// events, whether it needs a hardware PMU.
 fn advice(checkup: &Checkup, hardware: &[bool]) -> Vec<String> {
     let privileges = &checkup.privileges;
-    let grant = "run as root or grant CAP_PERFMON (`setcap cap_perfmon+ep PROFILER`)";
+    let grant = format!("run as root or {}", privileges::grant_perfmon());
     let mut advice = Vec::new();
     let level = privileges
         .paranoid

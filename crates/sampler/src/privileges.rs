@@ -12,7 +12,8 @@
 use std::fs;
 
 pub use profiler_events::{
-    CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, effective_capabilities, paranoid_meaning,
+    CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, effective_capabilities, grant_perfmon,
+    paranoid_meaning,
 };
 
 use crate::sysinfo;

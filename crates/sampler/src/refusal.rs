@@ -72,9 +72,10 @@ pub(crate) fn explain(spec: &EventSpec, error: io::Error, scope: OpenScope) -> S
                             "process {pid} belongs to another user (uid {uid}), and observing it \
                          needs CAP_PERFMON or the right to trace it"
                         ),
-                        "count it as its owner, run as root, or grant the profiler CAP_PERFMON \
-                     (`setcap cap_perfmon+ep PROFILER`)"
-                            .to_owned(),
+                        format!(
+                            "count it as its owner, run as root, or {}",
+                            privileges::grant_perfmon()
+                        ),
                     )
                 }
                 _ => privileges.refusal(spec.kernel, scope.cpu_wide),
