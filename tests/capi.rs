@@ -303,18 +303,22 @@ live_test!(workers_started_after_prof_start_are_counted, || {
     );
 });
 
-live_test!(every_bad_argument_returns_its_code_with_a_message, || {
-    let output = run_fixture(&capi_fixture("capi-errors"), &[]);
-    let text = String::from_utf8_lossy(&output.stdout);
-    let cases: HashMap<&str, (i32, &str)> = text
-        .lines()
+/// The `case NAME CODE MESSAGE` lines capi-errors printed, by name.
+fn error_cases(text: &str) -> HashMap<&str, (i32, &str)> {
+    text.lines()
         .filter_map(|line| {
             let mut fields = line.strip_prefix("case ")?.splitn(3, ' ');
             let name = fields.next()?;
             let code = fields.next()?.parse().ok()?;
             Some((name, (code, fields.next().unwrap_or(""))))
         })
-        .collect();
+        .collect()
+}
+
+live_test!(every_bad_argument_returns_its_code_with_a_message, || {
+    let output = run_fixture(&capi_fixture("capi-errors"), &[]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let cases = error_cases(&text);
     let (einval, enoevnt, estate, ok) = (-1, -7, -10, 0);
     let expected = [
         ("bufsiz-0", einval, "bufsiz 0 holds no 16-bit bucket"),
@@ -378,6 +382,32 @@ live_test!(every_bad_argument_returns_its_code_with_a_message, || {
         .find_map(|line| line.strip_prefix("carried on "))
         .and_then(|samples| samples.parse::<u64>().ok());
     assert!(carried_on.is_some_and(|samples| samples > 0), "{text}");
+});
+
+// The kernel's refusal reaches the caller as PROF_EPERM, and its message
+// names the program to grant CAP_PERFMON to: the one linking the library.
+live_test!(a_refusal_by_the_kernel_names_the_calling_program, || {
+    if !profiler_testing::root("running a program as another user with setpriv")
+        || !profiler_testing::tool("setpriv")
+    {
+        return;
+    }
+    let program = capi_fixture("capi-errors");
+    let output = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&program)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    let (code, said) = error_cases(&text)["kernel-event"];
+    match perf_event_paranoid() {
+        Some(level) if level >= 2 => {
+            assert_eq!(code, -15, "{said}");
+            let grant = format!("setcap cap_perfmon+ep {}", program.display());
+            assert!(said.contains("paranoid") && said.contains(&grant), "{said}");
+        }
+        _ => assert_eq!(code, 0, "{said}"),
+    }
 });
 
 live_test!(the_header_serves_cpp, || {
