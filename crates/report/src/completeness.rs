@@ -37,7 +37,7 @@ pub(crate) const ROOTS: &[&str] = &[
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StackCompleteness {
     pub event: String,
-    /// Samples whose stack reached `main`, a thread's start or `_start`.
+    /// Samples whose stack reached the start of their program or thread.
     pub rooted: u64,
     pub samples: u64,
 }

@@ -149,14 +149,14 @@ pub fn loss_advice(stats: &EventStats) -> Vec<String> {
     advice
 }
 
-/// `frame pointers: 97.2% reached main, a thread start or _start (1234 of 1270 samples)`.
+/// `frame pointers: 97.2% reached the start of their program or thread (1234 of 1270 samples)`.
 pub fn stack_phrase(call_graph: CallGraph, rooted: u64, samples: u64) -> String {
     let how = match call_graph {
         CallGraph::FramePointer => "frame pointers".to_owned(),
         CallGraph::Dwarf { stack_bytes } => format!("dwarf, {stack_bytes}-byte stack copies"),
     };
     format!(
-        "{how}: {:.1}% reached main, a thread start or _start ({rooted} of {samples} samples)",
+        "{how}: {:.1}% reached the start of their program or thread ({rooted} of {samples} samples)",
         rooted as f64 * 100.0 / samples.max(1) as f64
     )
 }
