@@ -442,6 +442,57 @@ live_test!(a_loop_of_short_processes_is_split_by_command, || {
         "{}",
         report["tasks"]
     );
+    // perf, on another run of the same loop in user space, splits it alike.
+    if profiler_testing::tool("perf") {
+        let perf = |args: &[&str]| {
+            let output = std::process::Command::new("perf")
+                .current_dir(&dir)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "perf {args:?}: {}",
+                stderr(&output)
+            );
+            String::from_utf8(output.stdout).unwrap()
+        };
+        perf(&[
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock:u",
+            "-o",
+            "loop.perf",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ]);
+        let theirs = perf(&[
+            "report",
+            "-i",
+            "loop.perf",
+            "--stdio",
+            "-q",
+            "--sort",
+            "comm",
+        ]);
+        for name in ["grep", "sed", "sh"] {
+            // "    67.71%  grep"
+            let perf_share: f64 = (theirs.lines())
+                .find_map(|l| {
+                    let (percent, comm) = l.trim().split_once("%  ")?;
+                    (comm.trim() == name).then(|| percent.parse().ok())?
+                })
+                .unwrap_or(0.0);
+            assert!(
+                (share(name) - perf_share).abs() < 6.0,
+                "{name}: {:.1}% here, {perf_share:.1}% in perf's\n{theirs}",
+                share(name)
+            );
+        }
+    }
 
     // The text report names the command on every row, and their shares.
     let text = run_ok(&dir, &["report", "-i", "loop.data"]);
