@@ -77,6 +77,37 @@ live_test!(
     }
 );
 
+// Without --module, the export is of the module with the most samples,
+// here a library loaded with dlopen rather than the program, and says so.
+live_test!(gmon_export_picks_the_module_with_the_most_samples, || {
+    let dir = scratch("gprof-library");
+    let (program, library) = (fixture("dlmain"), fixture("libhot.so"));
+    let args = [program.to_str().unwrap(), library.to_str().unwrap(), "400"];
+    record(&dir, "dlmain.data", &["-e", "cpu-clock"], &args);
+    let output = run(
+        &dir,
+        &[
+            "export",
+            "--format",
+            "gmon",
+            "-i",
+            "dlmain.data",
+            "-o",
+            "dlmain.gmon",
+        ],
+    );
+    let said = stderr(&output);
+    assert!(output.status.success(), "{said}");
+    assert!(
+        said.contains("in libhot.so (the module with the most samples"),
+        "{said}"
+    );
+    assert!(said.contains("libhot.so dlmain.gmon`"), "{said}");
+    let flat = gprof_flat_profile(&library, &dir.join("dlmain.gmon"));
+    let hot = flat.iter().find(|(f, _)| f == "hot_in_library");
+    assert!(hot.is_some_and(|(_, percent)| *percent >= 95.0), "{flat:?}");
+});
+
 live_test!(gmon_export_refuses_what_gprof_cannot_read, || {
     let dir = scratch("gprof-refusals");
     let split = fixture("split");
