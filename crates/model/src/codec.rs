@@ -18,7 +18,16 @@ const TAG_FORK: u8 = 4;
 const TAG_EXIT: u8 = 5;
 const TAG_LOST: u8 = 6;
 const TAG_THROTTLE: u8 = 7;
+/// Written by earlier versions: every bucket, zeros too.
 const TAG_HISTOGRAM: u8 = 8;
+const TAG_SPARSE_HISTOGRAM: u8 = 9;
+
+/// Zero buckets that end a run of a sparse histogram: a shorter gap costs
+/// less kept than a new run's 8-byte header.
+const HISTOGRAM_GAP: usize = 8;
+/// The most bytes of buckets one histogram record may stand for: a 256 MiB
+/// text segment at a 16-bit bucket per 2 bytes.
+const MAX_HISTOGRAM_BYTES: u64 = 256 << 20;
 
 /// Bytes of the frame before each payload.
 pub(crate) const FRAME_HEADER_LEN: usize = 5;
@@ -91,9 +100,8 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_u64(out, h.start.0);
             put_u32(out, h.scale);
             out.push(h.bucket_bits);
-            put_u32(out, h.buckets.len() as u32);
-            out.extend_from_slice(&h.buckets);
-            TAG_HISTOGRAM
+            put_sparse_buckets(out, &h.buckets, usize::from(h.bucket_bits / 8).max(1));
+            TAG_SPARSE_HISTOGRAM
         }
     };
     let payload_len = (out.len() - frame_start - FRAME_HEADER_LEN) as u32;
@@ -171,21 +179,53 @@ pub(crate) fn decode(tag: u8, payload: &[u8]) -> Result<Option<Record>, &'static
             event: c.u16()?,
             unthrottle: c.u8()? != 0,
         }),
-        TAG_HISTOGRAM => Record::Histogram(HistogramRecord {
-            event: c.u16()?,
-            path: c.str()?,
-            build_id: c.build_id()?,
-            start: FileOffset(c.u64()?),
-            scale: c.u32()?,
-            bucket_bits: c.u8()?,
-            buckets: {
-                let len = c.u32()? as usize;
-                c.bytes(len)?.to_vec()
-            },
-        }),
+        TAG_HISTOGRAM | TAG_SPARSE_HISTOGRAM => {
+            let mut histogram = HistogramRecord {
+                event: c.u16()?,
+                path: c.str()?,
+                build_id: c.build_id()?,
+                start: FileOffset(c.u64()?),
+                scale: c.u32()?,
+                bucket_bits: c.u8()?,
+                buckets: Vec::new(),
+            };
+            histogram.buckets = match tag {
+                TAG_HISTOGRAM => {
+                    let len = c.u32()? as usize;
+                    c.bytes(len)?.to_vec()
+                }
+                _ => c.sparse_buckets(histogram.bucket_bits)?,
+            };
+            Record::Histogram(histogram)
+        }
         _ => return Ok(None),
     };
     Ok(Some(record))
+}
+
+/// A histogram's buckets (`width` bytes each) as their count, then the
+/// runs that hold counts: each its first bucket, its length in buckets and
+/// its bytes. Most of a text segment's buckets stay empty: a long run over
+/// a small program and libc fills a few hundred of libc's 700,000.
+fn put_sparse_buckets(out: &mut Vec<u8>, buckets: &[u8], width: usize) {
+    let count = buckets.len() / width;
+    let used = |i: usize| buckets[i * width..(i + 1) * width].iter().any(|&b| b != 0);
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for bucket in (0..count).filter(|&i| used(i)) {
+        match runs.last_mut() {
+            Some((first, len)) if bucket - (*first + *len) < HISTOGRAM_GAP => {
+                *len = bucket + 1 - *first;
+            }
+            _ => runs.push((bucket, 1)),
+        }
+    }
+    put_u32(out, count as u32);
+    put_u32(out, runs.len() as u32);
+    for (first, len) in runs {
+        put_u32(out, first as u32);
+        put_u32(out, len as u32);
+        out.extend_from_slice(&buckets[first * width..(first + len) * width]);
+    }
 }
 
 fn encode_mode(mode: CpuMode) -> u8 {
@@ -342,6 +382,31 @@ impl<'a> Cursor<'a> {
         let bytes = self.bytes(len)?;
         Ok((len > 0).then(|| BuildId(bytes.to_vec())))
     }
+    /// The buckets [`put_sparse_buckets`] wrote, zeros put back.
+    fn sparse_buckets(&mut self, bucket_bits: u8) -> Result<Vec<u8>, &'static str> {
+        let width = match bucket_bits {
+            16 | 32 | 64 => u64::from(bucket_bits / 8),
+            _ => return Err("a histogram's buckets are not 16, 32 or 64 bits wide"),
+        };
+        let count = u64::from(self.u32()?);
+        if count * width > MAX_HISTOGRAM_BYTES {
+            return Err("a histogram claims more than 256 MiB of buckets");
+        }
+        let runs = self.u32()?;
+        let mut buckets = vec![0; (count * width) as usize];
+        let mut next = 0;
+        for _ in 0..runs {
+            let (first, len) = (u64::from(self.u32()?), u64::from(self.u32()?));
+            if first < next || first + len > count {
+                return Err("a histogram's runs of buckets overlap or pass its end");
+            }
+            let bytes = self.bytes((len * width) as usize)?;
+            buckets[(first * width) as usize..((first + len) * width) as usize]
+                .copy_from_slice(bytes);
+            next = first + len;
+        }
+        Ok(buckets)
+    }
     fn str(&mut self) -> Result<String, &'static str> {
         let len = usize::from(self.u16()?);
         let bytes = self.bytes(len)?;
@@ -466,11 +531,75 @@ mod tests {
             bucket_bits: 16,
             buckets: vec![1, 0, 0, 2, 255, 255],
         }));
+        let mut buckets = vec![0; 2 * 1000];
+        buckets[2 * 3] = 9;
+        buckets[2 * 9 + 1] = 1;
+        buckets[2 * 999] = 4;
+        round_trip(Record::Histogram(HistogramRecord {
+            event: 0,
+            path: "/lib/libc.so.6".into(),
+            build_id: None,
+            start: FileOffset(0),
+            scale: 65536,
+            bucket_bits: 16,
+            buckets,
+        }));
         round_trip(Record::Throttle(Throttle {
             time: 7,
             event: 0,
             unthrottle: true,
         }));
+    }
+
+    #[test]
+    fn empty_buckets_are_not_written() {
+        let histogram = |buckets: Vec<u8>| {
+            Record::Histogram(HistogramRecord {
+                event: 0,
+                path: "m".into(),
+                build_id: None,
+                start: FileOffset(0),
+                scale: 65536,
+                bucket_bits: 32,
+                buckets,
+            })
+        };
+        let mut empty = Vec::new();
+        encode(&histogram(vec![0; 4 * 100_000]), &mut empty);
+        let mut one = Vec::new();
+        let mut buckets = vec![0; 4 * 100_000];
+        buckets[4 * 50_000] = 1;
+        encode(&histogram(buckets), &mut one);
+        assert!(empty.len() < 40, "{}", empty.len());
+        assert_eq!(one.len(), empty.len() + 12);
+    }
+
+    #[test]
+    fn sparse_histograms_that_lie_are_refused() {
+        let payload = |count: u32, runs: &[(u32, u32)], data: usize| {
+            let mut out = Vec::new();
+            put_u16(&mut out, 0);
+            put_str(&mut out, "m");
+            put_build_id(&mut out, None);
+            put_u64(&mut out, 0);
+            put_u32(&mut out, 65536);
+            out.push(16);
+            put_u32(&mut out, count);
+            put_u32(&mut out, runs.len() as u32);
+            for &(first, len) in runs {
+                put_u32(&mut out, first);
+                put_u32(&mut out, len);
+            }
+            out.extend(std::iter::repeat_n(1, data));
+            out
+        };
+        let decoded = |p: Vec<u8>| decode(TAG_SPARSE_HISTOGRAM, &p);
+        assert!(decoded(payload(10, &[(2, 3)], 6)).is_ok());
+        assert!(decoded(payload(u32::MAX, &[], 0)).is_err());
+        assert!(decoded(payload(10, &[(8, 3)], 6)).is_err());
+        assert!(decoded(payload(10, &[(4, 2), (3, 1)], 6)).is_err());
+        assert!(decoded(payload(10, &[(2, 3)], 5)).is_err());
+        assert!(decoded(payload(10, &[(u32::MAX, 2)], 4)).is_err());
     }
 
     #[test]

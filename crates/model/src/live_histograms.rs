@@ -1,6 +1,6 @@
 //! Histogram mode while recording: samples poured into buckets as they are
-//! drained, so that memory and the recording's size stay the same however
-//! long the command runs. Only the buckets, the module table and the totals
+//! drained, so that memory stays the same however long the command runs.
+//! Only the buckets that counted something, the module table and the totals
 //! are written.
 //!
 //! The rings of different CPUs are drained in turn, so a sample can arrive

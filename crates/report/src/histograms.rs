@@ -33,10 +33,18 @@ fn stored_histograms(recording: &Recording) -> Result<HistogramSet, ReportError>
     let mut modules = ModuleTable::default();
     let mut regions = Vec::new();
     let mut shape: Option<(BucketWidth, Scale)> = None;
+    let mut bucket_bytes = 0u64;
     for record in recording.records()? {
         let Record::Histogram(h) = record? else {
             continue;
         };
+        bucket_bytes = bucket_bytes.saturating_add(h.buckets.len() as u64);
+        if bucket_bytes > MAX_BUCKET_BYTES {
+            return Err(corrupt(format!(
+                "its histograms claim more than {} MiB of buckets",
+                MAX_BUCKET_BYTES >> 20
+            )));
+        }
         let width =
             BucketWidth::from_bits(u64::from(h.bucket_bits)).map_err(|e| corrupt(e.to_string()))?;
         let scale = Scale::new(u64::from(h.scale)).map_err(|e| corrupt(e.to_string()))?;
@@ -68,8 +76,8 @@ fn stored_histograms(recording: &Recording) -> Result<HistogramSet, ReportError>
     })
 }
 
-/// At most this many bytes of buckets for the histograms built from a
-/// recording's samples.
+/// At most this many bytes of buckets for a recording's histograms, kept
+/// or built from its samples.
 const MAX_BUCKET_BYTES: u64 = 1 << 30;
 
 /// Only the modules with samples get buckets, once their first sample is
