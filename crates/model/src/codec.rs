@@ -575,6 +575,23 @@ mod tests {
     }
 
     #[test]
+    fn histograms_written_whole_still_read() {
+        let mut payload = Vec::new();
+        put_u16(&mut payload, 1);
+        put_str(&mut payload, "/bin/app");
+        put_build_id(&mut payload, None);
+        put_u64(&mut payload, 0x1000);
+        put_u32(&mut payload, 65536);
+        payload.push(16);
+        put_u32(&mut payload, 4);
+        payload.extend([0, 0, 3, 0]);
+        let Ok(Some(Record::Histogram(h))) = decode(TAG_HISTOGRAM, &payload) else {
+            panic!("not read");
+        };
+        assert_eq!((h.start, h.buckets), (FileOffset(0x1000), vec![0, 0, 3, 0]));
+    }
+
+    #[test]
     fn sparse_histograms_that_lie_are_refused() {
         let payload = |count: u32, runs: &[(u32, u32)], data: usize| {
             let mut out = Vec::new();
