@@ -284,6 +284,28 @@ live_test!(weighted_adds_each_samples_period, || {
     );
 });
 
+// PAPI's RANDOM drops a quarter of the samples; COMPRESS drops a sample
+// with the chance its bucket is full, so a bucket from half full keeps
+// fewer than half of its samples.
+live_test!(random_and_compress_drop_samples_as_papi_does, || {
+    let program = capi_fixture("capi-regions");
+    let kept = |mode: &str| {
+        let output = run_fixture(&program, &[mode, &THRESHOLD_NS.to_string(), "3"]);
+        let printed = Printed::parse(&output);
+        let [samples, outside, _, _] = printed.stats;
+        assert!(samples - outside >= 1000, "{printed:?}");
+        let base = if mode == "compress" { 32_768 } else { 0 };
+        (printed.total(0) - base) as f64 / (samples - outside) as f64
+    };
+    let random = kept("random");
+    assert!((random - 0.75).abs() <= 0.05, "RANDOM kept {random:.3}");
+    let compress = kept("compress");
+    assert!(
+        (0.3..0.6).contains(&compress),
+        "COMPRESS kept {compress:.3}"
+    );
+});
+
 live_test!(workers_started_after_prof_start_are_counted, || {
     let program = capi_fixture("capi-threads");
     let output = run_fixture(&program, &[&THRESHOLD_NS.to_string()]);
