@@ -78,10 +78,11 @@ live_test!(
         };
         record("plain.data", &[]);
         let output = record("recorded.data", &["--archive"]);
+        // The program and libc, and the loader when a sample fell in it.
+        let said = stderr(&output);
         assert!(
-            stderr(&output).contains("archived 3 modules"),
-            "{}",
-            stderr(&output)
+            said.contains("archived 2 modules") || said.contains("archived 3 modules"),
+            "{said}"
         );
         record("later.data", &[]);
         let archived = run_ok(&dir, &["archive", "-i", "later.data"]);

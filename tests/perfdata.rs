@@ -105,6 +105,67 @@ live_test!(perfs_recordings_report_the_shares_perf_reports, || {
     }
 });
 
+// perf keeps a copy of each sampled binary by build-id (in ~/.debug, here
+// under a home of the test's own): a program rebuilt since its perf.data
+// was recorded is named from that copy, as perf report names it; without
+// the copy, the rebuilt file is said to have changed.
+live_test!(perfs_build_id_cache_names_a_rebuilt_program, || {
+    if !profiler_testing::tool("perf") {
+        return;
+    }
+    let dir = scratch("perfdata-build-id-cache");
+    std::fs::copy(fixture("split"), dir.join("app")).unwrap();
+    for home in ["home", "empty-home"] {
+        std::fs::create_dir_all(dir.join(home)).unwrap();
+    }
+    let output = Command::new("perf")
+        .env("HOME", dir.join("home"))
+        .current_dir(&dir)
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "app.data",
+            "./app",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "perf record: {}", stderr(&output));
+    assert!(dir.join("home/.debug/.build-id").is_dir());
+    // Rebuilt: another program under the same name, a new file as a linker
+    // writes it (perf's copy may be a hard link to the old one).
+    std::fs::remove_file(dir.join("app")).unwrap();
+    std::fs::copy(fixture("recurse"), dir.join("app")).unwrap();
+    let report = |home: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_profiler"))
+            .env("HOME", dir.join(home))
+            .current_dir(&dir)
+            .args(["report", "-i", "app.data", "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+    };
+    let cached = report("home");
+    assert!(
+        percent(&cached, "burn_60") > 40.0,
+        "{}",
+        cached["functions"]
+    );
+    assert!(!cached.to_string().contains("has changed"), "{cached}");
+    let uncached = report("empty-home");
+    assert_eq!(
+        percent(&uncached, "burn_60"),
+        0.0,
+        "{}",
+        uncached["functions"]
+    );
+    assert!(uncached.to_string().contains("has changed"), "{uncached}");
+});
+
 // perf's stack copies go through our unwinder: `recurse-nofp` has no
 // frame pointers, and its samples still reach `main` through `descend`.
 live_test!(perfs_stack_copies_are_unwound, || {

@@ -305,7 +305,18 @@ live_test!(
         std::fs::copy(fixture("split"), &app).unwrap();
         record(&dir, "app.data", &[], &[app.to_str().unwrap(), "2"]);
         std::fs::copy(fixture("split-nopie"), &app).unwrap();
-        let report = report_json(&dir, "app.data");
+        // With no copy of the old binary in perf's build-id cache (under
+        // ~/.debug), which would name it.
+        let report_as = |format: &str| {
+            let output = profiler()
+                .env("HOME", &dir)
+                .current_dir(&dir)
+                .args(["report", "-i", "app.data", "--format", format])
+                .output()
+                .unwrap();
+            String::from_utf8(output.stdout).unwrap()
+        };
+        let report: Value = serde_json::from_str(&report_as("json")).unwrap();
         let problems = report["problems"].to_string();
         assert!(
             problems.contains("has changed since the recording"),
@@ -316,7 +327,7 @@ live_test!(
             app_rows.iter().all(|(name, _)| name.starts_with("app+0x")),
             "{app_rows:?}"
         );
-        let text = String::from_utf8(run(&dir, &["report", "-i", "app.data"]).stdout).unwrap();
+        let text = report_as("text");
         assert!(
             text.contains("# Note:") && text.contains("app has changed"),
             "{text}"

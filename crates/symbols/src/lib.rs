@@ -28,6 +28,7 @@
 
 mod archive;
 mod archived;
+mod build_id_cache;
 mod debug_file;
 mod demangle;
 mod disassemble;

@@ -1,6 +1,6 @@
 //! The symbolizer the reports use: one module at a time, from the files on
-//! disk (and their separate debug files), checked against the build-id the
-//! recording kept; the vdso from this process's memory, JIT code from
+//! disk (and their separate debug files), or perf's copy by build-id of
+//! those since changed, checked against the build-id the recording kept; the vdso from this process's memory, JIT code from
 //! `/tmp/perf-PID.map`, the kernel from /proc/kallsyms.
 
 use std::ops::Range;
@@ -12,8 +12,10 @@ use profiler_model::{
     RelativeAddress, Svma, Symbolizer,
 };
 
+use crate::build_id_cache::open_as_recorded;
 use crate::elf_module::{ElfModule, ModuleFiles, Naming};
 use crate::error::SymbolsError;
+use crate::image::Image;
 use crate::jit::PerfMap;
 use crate::kernel::Kallsyms;
 use crate::vdso::own_vdso;
@@ -87,8 +89,9 @@ impl ElfSymbolizer {
                 .map(|image| ModuleFiles::in_memory("[vdso]", image))
                 .ok_or(Unopened::NoFile("this process has no vdso to read"))
         } else if module.has_file() {
-            ModuleFiles::open(Path::new(&module.path), &self.options.debug_dirs)
-                .map_err(Unopened::Failed)
+            let open = |path: &Path| ModuleFiles::open(path, &self.options.debug_dirs);
+            let build_id = |files: &ModuleFiles| Image::parse(&files.bytes).ok()?.build_id();
+            open_as_recorded(module, open, build_id).map_err(Unopened::Failed)
         } else {
             Err(Unopened::NoFile("the code has no file"))
         }

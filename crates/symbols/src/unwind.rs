@@ -21,6 +21,7 @@ use profiler_model::{
     Module, ModuleTable, ProcessUnwinder, StackUnwinder, Svma, UserStack,
 };
 
+use crate::build_id_cache::open_as_recorded;
 use crate::debug_file::find_debug_file;
 use crate::image::{self, Image, ObjectFile};
 use crate::symbolizer::SymbolizerOptions;
@@ -156,7 +157,8 @@ impl ModuleUnwindData {
         let bytes = if module.path == "[vdso]" && options.same_kernel {
             image::in_memory(own_vdso()?)
         } else if module.has_file() && module.pid.is_none() {
-            image::open(Path::new(&module.path)).ok()?
+            let build_id = |bytes: &image::Bytes| Image::parse(bytes).ok()?.build_id();
+            open_as_recorded(module, image::open, build_id).ok()?
         } else {
             return None;
         };
