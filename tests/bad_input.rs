@@ -357,6 +357,19 @@ fn usage_errors_are_one_line_too() {
         fails(&dir, &all, 2, &[needle]);
     }
     assert_files(&dir, &[]);
+    // A recording named twice, and one asked of the standard input.
+    fails(
+        &dir,
+        &["report", "-i", "a.data", "b.data"],
+        2,
+        &["-i and a recording named without it cannot be combined"],
+    );
+    fails(
+        &dir,
+        &["report", "-i", "-"],
+        1,
+        &["not read from the standard input; save it to a file first"],
+    );
     // One pointer to the subcommand's help, not clap's as well.
     let message = fails(
         &dir,

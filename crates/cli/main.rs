@@ -154,14 +154,23 @@ fn usage_error(error: clap::Error) -> ExitCode {
 /// to do: `-p and -a cannot be combined; leave out one of them`.
 fn conflict(error: &clap::Error) -> Option<String> {
     use clap::error::{ContextKind, ContextValue};
-    let name = |kind| match error.get(kind)? {
-        ContextValue::String(arg) => Some(flag_name(arg)),
-        ContextValue::Strings(args) => Some(flag_name(args.first()?)),
+    let raw = |kind| match error.get(kind)? {
+        ContextValue::String(arg) => Some(arg.clone()),
+        ContextValue::Strings(args) => args.first().cloned(),
         _ => None,
     };
-    let (first, second) = (name(ContextKind::InvalidArg)?, name(ContextKind::PriorArg)?);
-    Some(match (first, second) {
+    let (first, second) = (raw(ContextKind::InvalidArg)?, raw(ContextKind::PriorArg)?);
+    // The positional argument: a command, or a recording named without -i.
+    let positional = [&first, &second]
+        .into_iter()
+        .find(|arg| !arg.starts_with('-'))
+        .cloned()
+        .unwrap_or_default();
+    Some(match (flag_name(&first), flag_name(&second)) {
         (None, None) => return None,
+        (Some(flag), None) | (None, Some(flag)) if positional.contains("FILE") => {
+            format!("{flag} and a recording named without it cannot be combined; name it once")
+        }
         (Some(flag), None) | (None, Some(flag)) => {
             format!("{flag} takes no command; leave out the command, or {flag}")
         }
