@@ -1,0 +1,62 @@
+//! What every view does with a recording, done to a fuzzed one: its records
+//! read, its archive, its stacks, the flat profile and call trees, the
+//! histogram table, gmon and each export, all written to nowhere.
+
+use std::io;
+
+use profiler_model::{NoSymbols, NoUnwinder, Recording, read_archive};
+use profiler_report::{
+    FlameOptions, HistOptions, Places, ReportOptions, StackOptions, ThreadFrames, TreeDirection,
+    flat_profile, histogram_table, read_stacks, render_firefox, render_flamegraph,
+    render_hist_text, render_json, render_pprof, render_speedscope, render_text,
+    stack_completeness, write_gmon,
+};
+
+pub fn exercise(recording: &Recording) {
+    if let Ok(records) = recording.records() {
+        records.for_each(drop);
+    }
+    let _ = read_archive(recording);
+    let _ = stack_completeness(recording, &NoSymbols, &NoUnwinder);
+    let exports = StackOptions {
+        places: Places::Addresses,
+        locations: true,
+        timeline: true,
+        ..StackOptions::default()
+    };
+    for options in [StackOptions::default(), exports] {
+        let Ok(stacks) = read_stacks(recording, &NoSymbols, &NoUnwinder, &options) else {
+            continue;
+        };
+        let trees = [
+            ReportOptions::default(),
+            ReportOptions {
+                children: true,
+                call_graph: Some(TreeDirection::Caller),
+                ..ReportOptions::default()
+            },
+            ReportOptions {
+                call_graph: Some(TreeDirection::Callee),
+                split_threads: true,
+                ..ReportOptions::default()
+            },
+        ];
+        for report in trees {
+            let profile = flat_profile(recording, &stacks, &report);
+            let _ = render_text(&profile, &mut io::sink());
+            let _ = render_json(&profile, &mut io::sink());
+        }
+        let folded = stacks.folded(ThreadFrames::default());
+        let _ = render_flamegraph(&folded, &FlameOptions::default(), io::sink());
+        if options.locations {
+            let _ = render_pprof(recording, &stacks, io::sink());
+            let _ = render_speedscope(recording, &stacks, io::sink());
+            let _ = render_firefox(recording, &stacks, io::sink());
+        }
+    }
+    let hist = HistOptions::default();
+    if let Ok(table) = histogram_table(recording, &NoSymbols, &hist) {
+        let _ = render_hist_text(&table, &mut io::sink());
+    }
+    let _ = write_gmon(recording, &NoSymbols, &hist, &mut io::sink());
+}
