@@ -8,7 +8,9 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use profiler_model::{Avma, FileOffset, Lost, Mmap, Record};
+use profiler_model::{
+    Avma, FileOffset, HistogramRecord, HistogramSettings, Lost, Mmap, Record, Sampling,
+};
 
 use crate::synthetic::*;
 use crate::util::*;
@@ -16,6 +18,11 @@ use crate::util::*;
 /// Runs the profiler with `args` in `dir` within `memory_mib` of address
 /// space; panics if it runs for more than 60 s (a hang).
 fn run_bounded(dir: &Path, args: &[&str], memory_mib: u64) -> Output {
+    run_bounded_from(dir, args, memory_mib, Stdio::null())
+}
+
+/// [`run_bounded`], with `stdin` as the profiler's input.
+fn run_bounded_from(dir: &Path, args: &[&str], memory_mib: u64, stdin: Stdio) -> Output {
     let mut command = Command::new("sh");
     command
         .current_dir(dir)
@@ -26,7 +33,7 @@ fn run_bounded(dir: &Path, args: &[&str], memory_mib: u64) -> Output {
         ))
         .arg(env!("CARGO_BIN_EXE_profiler"))
         .args(args)
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let child = command.spawn().unwrap();
@@ -285,4 +292,141 @@ fn counts_as_large_as_the_file_can_state_are_summed_not_trusted() {
     }
     let output = run_bounded(&dir, &["diff", "counts.data", "counts.data"], 1024);
     assert!(output.status.success(), "diff: {}", stderr(&output));
+}
+
+#[test]
+fn histogram_buckets_as_full_as_64_bits_allow_are_summed_not_trusted() {
+    let dir = scratch("hostile-buckets");
+    let binary = fixture("split");
+    let (burn, _) = function_range(&binary, "burn_60");
+    let mut recording = Synthetic::with_histograms(HistogramSettings {
+        bucket_bits: 64,
+        scale: 65536,
+        ..HistogramSettings::default()
+    });
+    recording.process(100, 0, "split", &binary);
+    let cpu_clock = recording.add_event("cpu-clock", Sampling::Period(250_000), None);
+    let faults = recording.add_event("page-faults", Sampling::Period(10), None);
+    // Two events' buckets at the same place, of different lengths, every
+    // one full: their sums overflow 64 bits many times over.
+    for (event, buckets) in [(cpu_clock, 8), (faults, 3)] {
+        recording.push_raw(Record::Histogram(HistogramRecord {
+            event,
+            path: binary.display().to_string(),
+            build_id: None,
+            start: FileOffset(burn & !0xf),
+            scale: 65536,
+            bucket_bits: 64,
+            buckets: vec![0xff; 8 * buckets],
+        }));
+    }
+    recording.write(&dir.join("buckets.data"), &["./split"]);
+
+    for view in [
+        &["report"][..],
+        &["report", "--children"],
+        &["report", "--format", "json"],
+        &["report", "--call-graph=caller"],
+        &["report", "--sort", "address"],
+        &["hist"],
+        &["hist", "--format", "json"],
+        &["annotate", "burn_60"],
+        &["flamegraph", "-o", "flame.svg"],
+        &["export", "--format", "gmon", "-o", "gmon.out"],
+        &["export", "--format", "pprof", "-o", "buckets.pb.gz"],
+        &["export", "--format", "folded", "-o", "buckets.folded"],
+        &[
+            "export",
+            "--format",
+            "speedscope",
+            "-o",
+            "buckets.speedscope.json",
+        ],
+        &[
+            "export",
+            "--format",
+            "firefox",
+            "-o",
+            "buckets.firefox.json",
+        ],
+    ] {
+        let mut args = view.to_vec();
+        args.extend(["-i", "buckets.data"]);
+        let output = run_bounded(&dir, &args, 1024);
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    }
+    let report = run_ok(&dir, &["report", "-i", "buckets.data"]);
+    let text = String::from_utf8(report.stdout).unwrap();
+    assert!(text.contains("burn_60"), "{text}");
+    let output = run_bounded(&dir, &["diff", "buckets.data", "buckets.data"], 1024);
+    assert!(output.status.success(), "diff: {}", stderr(&output));
+}
+
+/// A u64 of a file's bytes, little-endian.
+fn word(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+/// Rewrites the trailer of the recording at `path` with `change`, its
+/// checksums mended, as a crafted file would have it.
+fn rewrite_trailer(path: &Path, change: impl FnOnce(&mut serde_json::Value)) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let footer = bytes.len() - 24;
+    let start = word(&bytes, footer) as usize;
+    let len = word(&bytes, footer + 8) as usize;
+    let mut trailer: serde_json::Value =
+        serde_json::from_slice(&bytes[start + 20..start + len]).expect("a trailer of JSON");
+    change(&mut trailer);
+    let payload = serde_json::to_vec(&trailer).unwrap();
+    let crc = |bytes: &[u8]| {
+        let mut crc = flate2::Crc::new();
+        crc.update(bytes);
+        crc.sum()
+    };
+    let mut chunk = b"CHNK\x02\0\0\0".to_vec();
+    chunk.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    chunk.extend_from_slice(&crc(&payload).to_le_bytes());
+    let own = crc(&chunk);
+    chunk.extend_from_slice(&own.to_le_bytes());
+    chunk.extend_from_slice(&payload);
+    bytes.truncate(start);
+    bytes.extend_from_slice(&chunk);
+    bytes.extend_from_slice(&(start as u64).to_le_bytes());
+    bytes.extend_from_slice(&(chunk.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(b"PROFEND1");
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_trailer_that_claims_more_samples_than_memory_holds_is_not_trusted() {
+    let dir = scratch("hostile-trailer");
+    let binary = fixture("split");
+    let (burn, _) = function_range(&binary, "burn_60");
+    let mut recording = Synthetic::with_stacks();
+    recording.process(100, 0, "split", &binary);
+    recording.samples(100, burn + 4, &[], 10);
+    let path = dir.join("claims.data");
+    recording.write(&path, &["./split"]);
+    rewrite_trailer(&path, |trailer| {
+        trailer["stats"]["events"][0]["samples"] = (1u64 << 60).into();
+    });
+
+    // The exports with a timeline make room for the samples the trailer
+    // counts.
+    for view in [
+        &["report"][..],
+        &[
+            "export",
+            "--format",
+            "speedscope",
+            "-o",
+            "claims.speedscope.json",
+        ],
+        &["export", "--format", "firefox", "-o", "claims.firefox.json"],
+    ] {
+        let mut args = view.to_vec();
+        args.extend(["-i", "claims.data"]);
+        let output = run_bounded(&dir, &args, 1024);
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    }
 }

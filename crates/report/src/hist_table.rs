@@ -110,7 +110,9 @@ pub fn histogram_table(
         for index in 0..region.bucket_count() {
             let counts: Vec<u64> = columns
                 .iter()
-                .map(|b| b.map_or(0, |b| b.get(index)))
+                // Regions of one place but of different lengths (a crafted
+                // recording) count nothing past their own end.
+                .map(|b| b.filter(|b| index < b.len()).map_or(0, |b| b.get(index)))
                 .collect();
             if counts.iter().any(|&c| c > 0) {
                 let offset = FileOffset(region.first_address(index));
