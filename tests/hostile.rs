@@ -1,15 +1,17 @@
 //! Readers against what a hostile or unlucky file system gives them: a
 //! recording or a module path that is a FIFO or a device, stacks deeper
-//! than any program's, and recordings whose counts ask for more than the
-//! machine has. Every case must end, in bounded memory, with a view or a
-//! one-line refusal.
+//! than any program's, recordings whose counts ask for more than the
+//! machine has, and ELF files whose symbols claim the whole address space
+//! or whose code is stated at its very end. Every case must end, in
+//! bounded memory, with a view or a one-line refusal.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use profiler_model::{
-    Avma, FileOffset, HistogramRecord, HistogramSettings, Lost, Mmap, Record, Sampling,
+    Avma, CallchainEntry, CpuMode, FileOffset, HistogramRecord, HistogramSettings, Lost, Mmap,
+    Record, Sample, Sampling, UserStack,
 };
 
 use crate::synthetic::*;
@@ -365,6 +367,150 @@ fn histogram_buckets_as_full_as_64_bits_allow_are_summed_not_trusted() {
 /// A u64 of a file's bytes, little-endian.
 fn word(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+fn half(bytes: &[u8], at: usize) -> usize {
+    usize::from(u16::from_le_bytes(bytes[at..at + 2].try_into().unwrap()))
+}
+
+/// The ELF file `binary` with its headers rewritten as a crafted file
+/// would have them: every segment, section and symbol address moved by
+/// `shift` (wrapping past the end of the address space), and with
+/// `whole`, every symbol's size 2^64-1.
+fn crafted_elf(binary: &Path, shift: u64, whole: bool) -> Vec<u8> {
+    let mut bytes = std::fs::read(binary).unwrap();
+    let put = |bytes: &mut Vec<u8>, at: usize, value: u64| {
+        bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    };
+    let (phoff, shoff) = (word(&bytes, 0x20) as usize, word(&bytes, 0x28) as usize);
+    let (phentsize, phnum) = (half(&bytes, 0x36), half(&bytes, 0x38));
+    let (shentsize, shnum) = (half(&bytes, 0x3a), half(&bytes, 0x3c));
+    for header in (0..phnum).map(|i| phoff + i * phentsize) {
+        for field in [0x10, 0x18] {
+            let moved = word(&bytes, header + field).wrapping_add(shift);
+            put(&mut bytes, header + field, moved);
+        }
+    }
+    for header in (0..shnum).map(|i| shoff + i * shentsize) {
+        let address = word(&bytes, header + 0x10);
+        if address != 0 {
+            put(&mut bytes, header + 0x10, address.wrapping_add(shift));
+        }
+        // SHT_SYMTAB and SHT_DYNSYM: 24-byte symbols, value at 8, size at 16.
+        let kind = u32::from_le_bytes(bytes[header + 4..header + 8].try_into().unwrap());
+        if kind == 2 || kind == 11 {
+            let (offset, size) = (word(&bytes, header + 0x18), word(&bytes, header + 0x20));
+            for symbol in (offset..offset + size).step_by(24).map(|at| at as usize) {
+                let value = word(&bytes, symbol + 8);
+                if value != 0 {
+                    put(&mut bytes, symbol + 8, value.wrapping_add(shift));
+                }
+                if whole {
+                    put(&mut bytes, symbol + 16, u64::MAX);
+                }
+            }
+        }
+    }
+    bytes
+}
+
+#[test]
+fn elf_files_stated_at_the_end_of_the_address_space_are_named_in_bounds() {
+    let dir = scratch("hostile-elf-ends");
+    let binary = fixture("split");
+    let (burn, _) = function_range(&binary, "burn_60");
+    // The executable segment's file offset is its stated address (0x1000).
+    let text = 0x1000;
+    // Every symbol claiming the whole address space; the text stated in
+    // the address space's last 2 KiB, 0x315 bytes of it, and what follows
+    // it (read-only data, GOT) wrapped past the end to 0x800.
+    let top = u64::MAX - 0x7ff - text;
+    for (name, shift, whole) in [("whole", 0, true), ("top", top, false), ("both", top, true)] {
+        let crafted = dir.join(name);
+        std::fs::write(&crafted, crafted_elf(&binary, shift, whole)).unwrap();
+        let burn = burn.wrapping_add(shift);
+        let addresses = [0, burn, burn + 8, u64::MAX - 1, u64::MAX];
+        let list: String = addresses.iter().map(|a| format!("{a:#x}\n")).collect();
+        std::fs::write(dir.join("addresses"), list).unwrap();
+        for extra in [&[][..], &["--inlines"], &["--format", "json"]] {
+            let stdin = std::fs::File::open(dir.join("addresses")).unwrap();
+            let args = [&["symbolize", "--exe", name][..], extra].concat();
+            let output = run_bounded_from(&dir, &args, 1024, stdin.into());
+            assert!(
+                output.status.success(),
+                "{name} {args:?}: {}",
+                stderr(&output)
+            );
+            let text = String::from_utf8(output.stdout).unwrap();
+            assert!(text.contains("burn_60"), "{name} {args:?}: {text}");
+        }
+
+        // Sampled in a process that maps it, with a stack copy to unwind.
+        let mut recording = Synthetic::with_stacks();
+        recording.process(100, 0, "split", &binary);
+        let start = 0x7000_0000_0000;
+        recording.push_raw(Record::Mmap(Mmap {
+            time: 2,
+            pid: 100,
+            tid: 100,
+            start: Avma(start),
+            len: 0x1000,
+            offset: FileOffset(text),
+            path: crafted.display().to_string(),
+            build_id: None,
+        }));
+        let ip = Avma(start + (burn.wrapping_sub(shift) - text) + 4);
+        let sp = 0x7ffd_0000_0000u64;
+        for time in 10..13 {
+            recording.push_raw(Record::Sample(Sample {
+                time,
+                pid: 100,
+                tid: 100,
+                cpu: 0,
+                event: 0,
+                mode: CpuMode::User,
+                ip,
+                period: 250_000,
+                callchain: vec![
+                    CallchainEntry::Context(CpuMode::User),
+                    CallchainEntry::Address(ip),
+                ],
+                user_stack: Some(UserStack {
+                    ip,
+                    sp: Avma(sp),
+                    bp: Avma(sp + 16),
+                    bytes: [ip.0 + 8, sp + 32, ip.0 + 16, 0]
+                        .iter()
+                        .flat_map(|w| w.to_le_bytes())
+                        .collect(),
+                }),
+                read: vec![],
+            }));
+        }
+        recording.write(&dir.join("ends.data"), &["./split"]);
+        for view in [
+            &["report"][..],
+            &["report", "--sort", "line"],
+            &["report", "--inline"],
+            &["hist"],
+            &["annotate", "burn_60"],
+            &["export", "--format", "gmon", "-o", "gmon.out"],
+            &["export", "--format", "pprof", "-o", "ends.pb.gz"],
+        ] {
+            let mut args = view.to_vec();
+            args.extend(["-i", "ends.data"]);
+            let output = run_bounded(&dir, &args, 1024);
+            assert!(
+                output.status.success(),
+                "{name} {args:?}: {}",
+                stderr(&output)
+            );
+            if view == ["report"] {
+                let text = String::from_utf8(output.stdout).unwrap();
+                assert!(text.contains("burn_60"), "{name}: {text}");
+            }
+        }
+    }
 }
 
 /// Rewrites the trailer of the recording at `path` with `change`, its

@@ -281,9 +281,14 @@ impl ModuleUnwindData {
     /// page maps to the stated address of that page.
     fn svma(&self, offset: u64) -> Option<u64> {
         let segment = self.segments.iter().find(|s| {
-            (s.file_offset & !(PAGE_SIZE - 1)..s.file_offset + s.file_size).contains(&offset)
+            (s.file_offset & !(PAGE_SIZE - 1)..s.file_offset.saturating_add(s.file_size))
+                .contains(&offset)
         })?;
-        (segment.svma + offset).checked_sub(segment.file_offset)
+        // The segment may be stated at the very end of the address space.
+        match offset.checked_sub(segment.file_offset) {
+            Some(after) => segment.svma.checked_add(after),
+            None => segment.svma.checked_sub(segment.file_offset - offset),
+        }
     }
 }
 
@@ -297,7 +302,8 @@ pub(crate) fn unwind_tables(
 
 fn section_range(object: &ObjectFile<'_>, name: &str) -> Option<Range<u64>> {
     let section = object.section_by_name(name)?;
-    Some(section.address()..section.address() + section.size())
+    let start = section.address();
+    Some(start..start.saturating_add(section.size()))
 }
 
 fn section_data(object: &ObjectFile<'_>, name: &str) -> Option<Data> {
