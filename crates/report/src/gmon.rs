@@ -121,11 +121,14 @@ pub fn write_gmon(
         out.write_all(&rate.to_ne_bytes())?;
         out.write_all(&dimension)?;
         out.write_all(&[abbreviation])?;
+        // The bins in one write: a large module has millions.
+        let mut bins_bytes = Vec::with_capacity(2 * bins);
         for count in region.buckets.counts() {
             summary.samples = summary.samples.saturating_add(count);
             summary.capped += usize::from(count > u64::from(u16::MAX));
-            out.write_all(&(count.min(u64::from(u16::MAX)) as u16).to_ne_bytes())?;
+            bins_bytes.extend_from_slice(&(count.min(u64::from(u16::MAX)) as u16).to_ne_bytes());
         }
+        out.write_all(&bins_bytes)?;
         summary.bins += bins;
     }
     Ok(summary)
