@@ -4,6 +4,7 @@
 
 use std::io;
 
+use profiler_histogram::Scale;
 use profiler_model::{NoSymbols, NoUnwinder, Recording, read_archive};
 use profiler_report::{
     FlameOptions, HistOptions, Places, ReportOptions, StackOptions, ThreadFrames, TreeDirection,
@@ -54,7 +55,14 @@ pub fn exercise(recording: &Recording) {
             let _ = render_firefox(recording, &stacks, io::sink());
         }
     }
-    let hist = HistOptions::default();
+    // A mapping may claim up to the 1 GiB of buckets a histogram may take,
+    // which a debug build takes tens of seconds to walk: a bucket per 512
+    // bytes keeps each input within the watchdog's time, through the same
+    // code.
+    let hist = HistOptions {
+        scale: Scale::new(256).ok(),
+        ..HistOptions::default()
+    };
     if let Ok(table) = histogram_table(recording, &NoSymbols, &hist) {
         let _ = render_hist_text(&table, &mut io::sink());
     }
