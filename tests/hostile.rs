@@ -544,23 +544,61 @@ fn rewrite_trailer(path: &Path, change: impl FnOnce(&mut serde_json::Value)) {
 }
 
 #[test]
-fn a_trailer_that_claims_more_samples_than_memory_holds_is_not_trusted() {
+fn trailers_and_mappings_that_state_numbers_near_2_64_are_not_trusted() {
     let dir = scratch("hostile-trailer");
     let binary = fixture("split");
     let (burn, _) = function_range(&binary, "burn_60");
     let mut recording = Synthetic::with_stacks();
+    recording.add_event("cpu-clock", Sampling::Frequency(4000), None);
+    recording.add_event("task-clock", Sampling::Frequency(4000), None);
     recording.process(100, 0, "split", &binary);
     recording.samples(100, burn + 4, &[], 10);
+    // A mapping at a file offset near 2^64, then one over its middle,
+    // which splits it: the part after it starts further into the file.
+    let path = binary.display().to_string();
+    for (time, start, len) in [
+        (100_000, 0x7000_0000_0000, 0x4000),
+        (100_001, 0x7000_0000_1000, 0x1000),
+    ] {
+        recording.push_raw(Record::Mmap(Mmap {
+            time,
+            pid: 100,
+            tid: 100,
+            start: Avma(start),
+            len,
+            offset: FileOffset(u64::MAX - 0x1000),
+            path: path.clone(),
+            build_id: None,
+        }));
+    }
+    for address in [0x7000_0000_0010, 0x7000_0000_3ff0] {
+        let at = At {
+            pid: 100,
+            user: vec![address],
+            ..At::default()
+        };
+        recording.take(&at, 3);
+    }
     let path = dir.join("claims.data");
     recording.write(&path, &["./split"]);
+    // The trailer counts more samples than memory holds, and more than
+    // 2^64 of them and of throttled ones over both events.
     rewrite_trailer(&path, |trailer| {
-        trailer["stats"]["events"][0]["samples"] = (1u64 << 60).into();
+        for event in 0..2 {
+            let stats = &mut trailer["stats"]["events"][event];
+            stats["samples"] = (u64::MAX - 1).into();
+            stats["throttled"] = (u64::MAX - 1).into();
+        }
     });
 
     // The exports with a timeline make room for the samples the trailer
     // counts.
     for view in [
         &["report"][..],
+        &["report", "--format", "json"],
+        &["hist"],
+        &["annotate", "burn_60"],
+        &["flamegraph", "-o", "claims.svg"],
         &[
             "export",
             "--format",
@@ -569,6 +607,7 @@ fn a_trailer_that_claims_more_samples_than_memory_holds_is_not_trusted() {
             "claims.speedscope.json",
         ],
         &["export", "--format", "firefox", "-o", "claims.firefox.json"],
+        &["export", "--format", "pprof", "-o", "claims.pb.gz"],
     ] {
         let mut args = view.to_vec();
         args.extend(["-i", "claims.data"]);
