@@ -5,19 +5,51 @@
 use std::io;
 
 use profiler_histogram::Scale;
-use profiler_model::{NoSymbols, NoUnwinder, Recording, read_archive};
+use std::sync::Arc;
+
+use profiler_model::{
+    AsmSyntax, Disassembler, Module, NoSymbols, NoUnwinder, Recording, read_archive,
+};
 use profiler_report::{
     FlameOptions, HistOptions, Places, ReportOptions, StackOptions, ThreadFrames, TreeDirection,
     flat_profile, histogram_table, read_stacks, render_firefox, render_flamegraph,
     render_hist_text, render_json, render_pprof, render_speedscope, render_text,
     stack_completeness, write_gmon,
 };
+use profiler_symbols::{ArchivedSymbolizer, ElfSymbolizer, SymbolizerOptions};
 
 pub fn exercise(recording: &Recording) {
     if let Ok(records) = recording.records() {
         records.for_each(drop);
     }
-    let _ = read_archive(recording);
+    // With the recording's archive, names come from it, as `--archive`
+    // views read them.
+    if let Ok(read) = read_archive(recording) {
+        let archive = Arc::new(read.archive);
+        let options = SymbolizerOptions {
+            threads: 1,
+            ..SymbolizerOptions::default()
+        };
+        let symbolizer = ArchivedSymbolizer::new(ElfSymbolizer::new(options), archive.clone());
+        let options = StackOptions {
+            places: Places::Lines,
+            ..StackOptions::default()
+        };
+        if let Ok(stacks) = read_stacks(recording, &symbolizer, &NoUnwinder, &options) {
+            let profile = flat_profile(recording, &stacks, &ReportOptions::default());
+            let _ = render_text(&profile, &mut io::sink());
+        }
+        for module in &archive.modules {
+            let module = Module {
+                path: module.path.clone(),
+                build_id: module.build_id.clone(),
+                pid: module.pid,
+            };
+            for code in archive.module(&module).map_or(&[][..], |m| &m.code[..]) {
+                let _ = symbolizer.listing(&module, code.svma, AsmSyntax::Intel);
+            }
+        }
+    }
     let _ = stack_completeness(recording, &NoSymbols, &NoUnwinder);
     let exports = StackOptions {
         places: Places::Addresses,
