@@ -12,7 +12,12 @@ use crate::target::{Scratch, Target, repository};
 
 pub const TARGET: Target = Target {
     name: "events",
-    accepts: |bytes| bytes.len() <= 256 && bytes.iter().all(|b| b.is_ascii_graphic()),
+    // Event strings, and the files of fixtures/sysfs (format fields, named
+    // events), which end in a newline.
+    accepts: |bytes| {
+        let text = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        !text.is_empty() && text.len() <= 256 && text.iter().all(|b| b.is_ascii_graphic())
+    },
     seeds,
     dictionary: &[
         b"{",
@@ -90,17 +95,18 @@ fn pmus() -> &'static [Pmus] {
 }
 
 fn run(input: &[u8], _: &Scratch) {
-    let text = String::from_utf8_lossy(input);
+    let raw = String::from_utf8_lossy(input);
+    let text = raw.trim_end_matches('\n');
     for pmus in pmus() {
         for kernel_by_default in [false, true] {
-            let _ = parse_events(&text, pmus, kernel_by_default);
+            let _ = parse_events(text, pmus, kernel_by_default);
         }
-        let _ = EventSpec::parse_with(&text, pmus);
+        let _ = EventSpec::parse_with(text, pmus);
     }
-    let _ = split_event_list(&text);
-    let _ = own_modifiers(&text);
-    let _ = parse_cpu_list(&text);
-    if let Some(field) = FormatField::parse("field", &text) {
+    let _ = split_event_list(text);
+    let _ = own_modifiers(text);
+    let _ = parse_cpu_list(text);
+    if let Some(field) = FormatField::parse("field", &raw) {
         for value in [0, 1, u64::MAX] {
             let _ = field.place(value);
         }

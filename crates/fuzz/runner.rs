@@ -54,7 +54,13 @@ pub fn fuzz(args: &Args) -> Result<usize> {
         let input = match seeds.get(ran) {
             Some(seed) => seed.clone(),
             None => {
-                let base = &seeds[rng.below(seeds.len())];
+                // The smaller of two: small seeds run faster, and
+                // mutations of them reach as much.
+                let (a, b) = (rng.below(seeds.len()), rng.below(seeds.len()));
+                let base = match seeds[a].len() <= seeds[b].len() {
+                    true => &seeds[a],
+                    false => &seeds[b],
+                };
                 let mut input = mutate(&mut rng, base, &seeds, target.dictionary);
                 if let Some(mend) = target.mend.filter(|_| rng.one_in(2)) {
                     mend(&mut input);

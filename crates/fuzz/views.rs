@@ -24,7 +24,10 @@ pub fn exercise(recording: &Recording) {
     }
     // With the recording's archive, names come from it, as `--archive`
     // views read them.
-    if let Ok(read) = read_archive(recording) {
+    if let Some(read) = read_archive(recording)
+        .ok()
+        .filter(|r| !r.archive.is_empty())
+    {
         let archive = Arc::new(read.archive);
         let options = SymbolizerOptions {
             threads: 1,
