@@ -60,8 +60,9 @@ pub struct Args {
     #[arg(long, default_value_t = 10)]
     timeout: u64,
     /// The address space each worker may use, in MiB: a reader that wants
-    /// more is a finding.
-    #[arg(long, default_value_t = 2048)]
+    /// more is a finding. The readers' own budgets are below it (1 GiB of
+    /// histogram buckets, two rounds of 2 GiB for perf.data's sorting).
+    #[arg(long, default_value_t = 4096)]
     memory_mib: u64,
     /// Where findings are saved.
     #[arg(long, default_value = "target/fuzz-findings")]

@@ -29,6 +29,10 @@ const INTERESTING: [u64; 16] = [
 /// that a duplication loop cannot fill the memory of the fuzzer itself.
 const MAX_LEN: usize = 8 << 20;
 
+/// Nor more than this beyond their seed: more of the same makes the
+/// readers slower, not different.
+const MAX_GROWTH: usize = 64 << 10;
+
 /// A mutated copy of `input`: one to sixteen mutations stacked, fewer
 /// more often. `seeds` are spliced in; `dictionary` holds tokens of the
 /// target's format.
@@ -38,7 +42,7 @@ pub fn mutate(rng: &mut Rng, input: &[u8], seeds: &[Vec<u8>], dictionary: &[&[u8
     for _ in 0..count {
         mutate_once(rng, &mut data, seeds, dictionary);
     }
-    data.truncate(MAX_LEN);
+    data.truncate(input.len().saturating_add(MAX_GROWTH).min(MAX_LEN));
     data
 }
 
