@@ -11,7 +11,7 @@ use crate::target::Target;
 
 /// Corpus files larger than this are left out: mutating them costs more
 /// than it finds.
-const MAX_SEED_LEN: u64 = 4 << 20;
+const MAX_SEED_LEN: u64 = 1 << 20;
 
 /// At most this many seeds are taken from the corpus.
 const MAX_SEEDS: usize = 4000;

@@ -51,23 +51,18 @@ pub fn fuzz(args: &Args) -> Result<usize> {
     let mut ran = 0usize;
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     while Instant::now() < deadline {
-        let input = match seeds.get(ran) {
-            Some(seed) => seed.clone(),
-            None => {
-                // The smaller of two: small seeds run faster, and
-                // mutations of them reach as much.
-                let (a, b) = (rng.below(seeds.len()), rng.below(seeds.len()));
-                let base = match seeds[a].len() <= seeds[b].len() {
-                    true => &seeds[a],
-                    false => &seeds[b],
-                };
-                let mut input = mutate(&mut rng, base, &seeds, target.dictionary);
-                if let Some(mend) = target.mend.filter(|_| rng.one_in(2)) {
-                    mend(&mut input);
-                }
-                input
-            }
+        // Every input a mutation: the tests read the seeds as they are.
+        // The smaller of two seeds: small ones run faster, and mutations
+        // of them reach as much.
+        let (a, b) = (rng.below(seeds.len()), rng.below(seeds.len()));
+        let base = match seeds[a].len() <= seeds[b].len() {
+            true => &seeds[a],
+            false => &seeds[b],
         };
+        let mut input = mutate(&mut rng, base, &seeds, target.dictionary);
+        if let Some(mend) = target.mend.filter(|_| rng.one_in(2)) {
+            mend(&mut input);
+        }
         ran += 1;
         let Some(failure) = worker.run(&input, args)? else {
             continue;
