@@ -615,3 +615,55 @@ fn trailers_and_mappings_that_state_numbers_near_2_64_are_not_trusted() {
         assert!(output.status.success(), "{args:?}: {}", stderr(&output));
     }
 }
+
+#[test]
+fn a_debug_file_that_is_a_fifo_or_a_device_is_passed_over() {
+    let dir = scratch("hostile-debuglink");
+    let with_id = dir.join("with-id");
+    std::fs::copy(fixture("inlining-debuglink"), &with_id).unwrap();
+    let without_id = dir.join("without-id");
+    let status = Command::new("objcopy")
+        .args(["--remove-section", ".note.gnu.build-id"])
+        .arg(&with_id)
+        .arg(&without_id)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The debuglink names /dev/zero instead, its CRC then read from the
+    // padding.
+    let mut bytes = std::fs::read(&without_id).unwrap();
+    let name = b"inlining-debuglink.debug\0";
+    let at = (bytes.windows(name.len()))
+        .position(|w| w == name)
+        .expect("a debuglink");
+    bytes[at..at + name.len()].fill(0);
+    bytes[at..at + 9].copy_from_slice(b"/dev/zero");
+    let device = dir.join("device");
+    std::fs::write(&device, bytes).unwrap();
+    // The debug file where the debuglink says, and in .debug/, is a FIFO
+    // no one writes to.
+    std::fs::create_dir(dir.join(".debug")).unwrap();
+    mkfifo(&dir.join("inlining-debuglink.debug"));
+    mkfifo(&dir.join(".debug/inlining-debuglink.debug"));
+
+    let text = Command::new("readelf")
+        .args(["-SW"])
+        .arg(&with_id)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    let address = (text.lines())
+        .find(|l| l.contains(" .text "))
+        .and_then(|l| l.split_whitespace().skip_while(|f| *f != ".text").nth(2))
+        .map(|a| u64::from_str_radix(a, 16).unwrap())
+        .expect("a .text section");
+    std::fs::write(dir.join("addresses"), format!("{:#x}\n", address + 0x10)).unwrap();
+    for binary in ["with-id", "without-id", "device"] {
+        for extra in [&[][..], &["--inlines"]] {
+            let stdin = std::fs::File::open(dir.join("addresses")).unwrap();
+            let args = [&["symbolize", "--exe", binary][..], extra].concat();
+            let output = run_bounded_from(&dir, &args, 1024, stdin.into());
+            assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        }
+    }
+}
