@@ -16,7 +16,7 @@ use profiler_report::{
     render_hist_text, render_json, render_pprof, render_speedscope, render_text,
     stack_completeness, write_gmon,
 };
-use profiler_symbols::{ArchivedSymbolizer, ElfSymbolizer, SymbolizerOptions};
+use profiler_symbols::{ArchivedSymbolizer, ElfSymbolizer, ElfUnwinder, SymbolizerOptions};
 
 pub fn exercise(recording: &Recording) {
     if let Ok(records) = recording.records() {
@@ -54,6 +54,12 @@ pub fn exercise(recording: &Recording) {
         }
     }
     let _ = stack_completeness(recording, &NoSymbols, &NoUnwinder);
+    // Stack copies walked with the unwind tables of the binaries the
+    // recording maps (the fixtures, for the tests' recordings).
+    if recording.header.call_graph.is_some() {
+        let unwinder = ElfUnwinder::new(&SymbolizerOptions::default());
+        let _ = read_stacks(recording, &NoSymbols, &unwinder, &StackOptions::default());
+    }
     let exports = StackOptions {
         places: Places::Addresses,
         locations: true,
