@@ -78,11 +78,15 @@ live_test!(
         };
         record("plain.data", &[]);
         let output = record("recorded.data", &["--archive"]);
-        // The program and libc, and the loader when a sample fell in it.
-        let said = stderr(&output);
+        // The program and libc (every stack passes through its start) have
+        // samples; the dynamic loader has one only when one lands in the
+        // program's first instants.
+        let message = stderr(&output);
         assert!(
-            said.contains("archived 2 modules") || said.contains("archived 3 modules"),
-            "{said}"
+            ["archived 2 modules", "archived 3 modules"]
+                .iter()
+                .any(|m| message.contains(m)),
+            "{message}"
         );
         record("later.data", &[]);
         let archived = run_ok(&dir, &["archive", "-i", "later.data"]);

@@ -134,8 +134,10 @@ impl ModuleArchive {
         let function = self.function(offset)?;
         let delta = offset.0 - function.offset.0;
         Some(AddressSymbol {
-            svma: Some(Svma(function.svma.0 + delta)),
-            relative: Some(RelativeAddress(function.start.0 + delta)),
+            // An archive may state a function at the end of the address
+            // space.
+            svma: Some(Svma(function.svma.0.wrapping_add(delta))),
+            relative: Some(RelativeAddress(function.start.0.wrapping_add(delta))),
             function: Some(FunctionSymbol {
                 name: function.name.clone(),
                 linkage_name: function.linkage_name.clone(),
@@ -157,7 +159,7 @@ impl ModuleArchive {
     pub fn code(&self, svma: Svma) -> Option<&ArchivedCode> {
         self.code
             .iter()
-            .find(|c| (c.svma.0..c.svma.0 + c.bytes.len() as u64).contains(&svma.0))
+            .find(|c| (c.svma.0..c.svma.0.saturating_add(c.bytes.len() as u64)).contains(&svma.0))
     }
 }
 

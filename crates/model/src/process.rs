@@ -99,7 +99,8 @@ impl LiveMappings {
         match found {
             Some((start, live)) => Location::Module {
                 module: live.module,
-                offset: FileOffset(ip - start + live.offset),
+                // A mapping may state any file offset.
+                offset: FileOffset((ip - start).saturating_add(live.offset)),
             },
             None => Location::Unmapped,
         }
@@ -187,7 +188,7 @@ impl LiveMappings {
                 );
             }
             if old.end > mapping.end {
-                let offset = old.offset + (mapping.end - old_start);
+                let offset = old.offset.saturating_add(mapping.end - old_start);
                 maps.insert(
                     mapping.end,
                     Live {
@@ -321,7 +322,7 @@ impl ProcessModel {
         match self.timelines.get(&pid).and_then(|t| t.find(ip.0, time)) {
             Some(m) => Location::Module {
                 module: m.module,
-                offset: FileOffset(ip.0 - m.start + m.offset),
+                offset: FileOffset((ip.0 - m.start).saturating_add(m.offset)),
             },
             None => Location::Unmapped,
         }
@@ -422,7 +423,7 @@ impl Timeline {
             let distance = if time < interval.from {
                 interval.from - time
             } else if time >= interval.until {
-                time - interval.until + 1
+                (time - interval.until).saturating_add(1)
             } else {
                 return Some(interval);
             };

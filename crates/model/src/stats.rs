@@ -93,10 +93,11 @@ impl RecordingStats {
         self.events
             .iter()
             .fold(EventStats::default(), |acc, e| EventStats {
-                samples: acc.samples + e.samples,
+                // A trailer may state any counts.
+                samples: acc.samples.saturating_add(e.samples),
                 period: acc.period.saturating_add(e.period),
                 lost: acc.lost.saturating_add(e.lost),
-                throttled: acc.throttled + e.throttled,
+                throttled: acc.throttled.saturating_add(e.throttled),
             })
     }
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use profiler_model::{Flow, FunctionListing, Instruction, Location, Recording, SourceReader, Svma};
 
 use crate::annotate_target::AnnotateTarget;
+use crate::samples::total;
 use crate::stacks::{NamedStack, StackProfile};
 use crate::text::event_phrase;
 
@@ -131,12 +132,12 @@ pub fn annotate(
 ) -> Annotation {
     let event = stacks.wanted.iter().position(|&w| w).unwrap_or(0);
     let event_stacks = stacks.events.get(event).map_or(&[][..], Vec::as_slice);
-    let event_samples = event_stacks.iter().map(|s| s.weight.samples).sum();
+    let event_samples = total(event_stacks.iter().map(|s| s.weight.samples));
     let counts = instruction_counts(
         &listing.instructions,
         &samples_by_offset(stacks, event_stacks, target),
     );
-    let samples: u64 = counts.iter().sum();
+    let samples = total(counts.iter().copied());
     let symbol = (listing.name.clone())
         .or_else(|| target.name.clone())
         .unwrap_or_else(|| format!("{}:{:#x}", target.module.name(), listing.start.0));
@@ -192,7 +193,8 @@ fn samples_by_offset(
         if let Location::Module { module, offset } = stacks.places[place.index()].0
             && module == target.module_id
         {
-            *by_offset.entry(offset.0).or_default() += stack.weight.samples;
+            let count = by_offset.entry(offset.0).or_default();
+            *count = count.saturating_add(stack.weight.samples);
         }
     }
     by_offset
@@ -208,7 +210,7 @@ fn annotated_instructions(
     sources: &dyn SourceReader,
     options: &AnnotateOptions,
 ) -> Vec<AnnotatedInstruction> {
-    let samples: u64 = counts.iter().sum();
+    let samples = total(counts.iter().copied());
     let targets: BTreeSet<Svma> = listing
         .instructions
         .iter()
@@ -260,10 +262,11 @@ fn instruction_counts(instructions: &[Instruction], by_offset: &BTreeMap<u64, u6
         .iter()
         .map(|i| {
             let start = i.offset.0;
-            by_offset
-                .range(start..start + u64::from(i.len))
-                .map(|(_, n)| n)
-                .sum()
+            total(
+                by_offset
+                    .range(start..start.saturating_add(u64::from(i.len)))
+                    .map(|(_, n)| *n),
+            )
         })
         .collect()
 }
@@ -314,7 +317,7 @@ fn line_counts(instructions: &[AnnotatedInstruction], samples: u64) -> Vec<LineC
                 percent: 0.0,
                 inlined: None,
             });
-        count.samples += i.samples;
+        count.samples = count.samples.saturating_add(i.samples);
         if count.inlined.is_none() {
             count.inlined = i.inlined.clone();
         }

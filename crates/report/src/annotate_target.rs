@@ -126,8 +126,9 @@ impl StackProfile {
                 continue;
             };
             let (samples, addresses) = by_function.entry(function).or_default();
-            *samples += stack.weight.samples;
-            *addresses.entry(svma).or_default() += stack.weight.samples;
+            *samples = samples.saturating_add(stack.weight.samples);
+            let count = addresses.entry(svma).or_default();
+            *count = count.saturating_add(stack.weight.samples);
         }
         let mut sampled: Vec<Sampled> = by_function
             .into_iter()

@@ -23,7 +23,9 @@ pub(crate) fn sample_period(recording: &Recording, event: usize) -> u64 {
 /// sample stands for the mean period.
 pub(crate) fn events_of(recording: &Recording, event: usize, weight: Weight) -> u64 {
     match &recording.header.histogram {
-        Some(histogram) if !histogram.weighted => weight.samples * sample_period(recording, event),
+        Some(histogram) if !histogram.weighted => {
+            (weight.samples).saturating_mul(sample_period(recording, event))
+        }
         _ => weight.period,
     }
 }

@@ -57,9 +57,10 @@ pub fn render_flamegraph(
     if stacks.total() == 0 {
         return write_empty(options, &mut out);
     }
-    let lines: Vec<String> = flame_lines(stacks)
-        .into_iter()
-        .map(|(stack, weight)| format!("{stack} {weight}"))
+    let lines = flame_lines(stacks);
+    let divisor = fitting_divisor(lines.iter().map(|(_, weight)| *weight));
+    let lines: Vec<String> = (lines.into_iter())
+        .map(|(stack, weight)| format!("{stack} {}", weight / divisor))
         .collect();
     let mut palette = module_palette(stacks);
     let mut inferno_options = inferno_options(options);
@@ -86,13 +87,25 @@ pub fn render_diff_flamegraph(
     if new.total() == 0 {
         return write_empty(options, &mut out);
     }
-    let lines: Vec<String> = diff_lines(base, new)
-        .into_iter()
-        .map(|(stack, (base, new))| format!("{stack} {base} {new}"))
+    let lines = diff_lines(base, new);
+    let base_divisor = fitting_divisor(lines.values().map(|(base, _)| *base));
+    let new_divisor = fitting_divisor(lines.values().map(|(_, new)| *new));
+    let lines: Vec<String> = (lines.into_iter())
+        .map(|(stack, (base, new))| {
+            format!("{stack} {} {}", base / base_divisor, new / new_divisor)
+        })
         .collect();
     let mut inferno_options = inferno_options(options);
     from_lines(&mut inferno_options, lines.iter().map(String::as_str), out)?;
     Ok(())
+}
+
+/// What to divide `weights` by for their sum to fit in 64 bits, as
+/// inferno adds them up: 1 unless a recording states counts near 2^64,
+/// which are then scaled down together, keeping their proportions.
+fn fitting_divisor(weights: impl Iterator<Item = u64>) -> u64 {
+    let sum: u128 = weights.map(u128::from).sum();
+    u64::try_from(sum.div_ceil(u128::from(u64::MAX))).map_or(u64::MAX, |d| d.max(1))
 }
 
 fn inferno_options(options: &FlameOptions) -> Options<'static> {

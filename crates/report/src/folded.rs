@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+use crate::samples::total;
+
 /// What kind of code a frame is, for colouring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FrameKind {
@@ -64,7 +66,7 @@ impl FoldedStacks {
 
     /// The total weight of every stack.
     pub fn total(&self) -> u64 {
-        self.stacks.iter().map(|(_, w)| w).sum()
+        total(self.stacks.iter().map(|(_, w)| *w))
     }
 
     /// Writes one `root;...;leaf weight` line per stack, sorted, each frame

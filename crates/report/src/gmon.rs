@@ -21,6 +21,7 @@ use crate::error::ReportError;
 use crate::events::select_events;
 use crate::hist_table::HistOptions;
 use crate::histograms::recording_histograms;
+use crate::samples::total;
 
 /// What went into a `gmon.out`.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,8 +97,8 @@ pub fn write_gmon(
         capped: 0,
         event_samples: (set.regions.iter())
             .filter(|r| usize::from(r.event) == event)
-            .map(|r| r.buckets.counts().sum::<u64>())
-            .sum(),
+            .map(|r| total(r.buckets.counts()))
+            .fold(0, u64::saturating_add),
         picked: options.module.is_none(),
     };
     let (rate, dimension, abbreviation) = rate_and_dimension(description);
@@ -114,16 +115,20 @@ pub fn write_gmon(
         let bins = region.buckets.len();
         out.write_all(&[0])?;
         out.write_all(&low.to_ne_bytes())?;
-        out.write_all(&(low + span).to_ne_bytes())?;
+        // Code stated at the end of the address space ends there.
+        out.write_all(&low.saturating_add(span).to_ne_bytes())?;
         out.write_all(&(bins as u32).to_ne_bytes())?;
         out.write_all(&rate.to_ne_bytes())?;
         out.write_all(&dimension)?;
         out.write_all(&[abbreviation])?;
+        // The bins in one write: a large module has millions.
+        let mut bins_bytes = Vec::with_capacity(2 * bins);
         for count in region.buckets.counts() {
-            summary.samples += count;
+            summary.samples = summary.samples.saturating_add(count);
             summary.capped += usize::from(count > u64::from(u16::MAX));
-            out.write_all(&(count.min(u64::from(u16::MAX)) as u16).to_ne_bytes())?;
+            bins_bytes.extend_from_slice(&(count.min(u64::from(u16::MAX)) as u16).to_ne_bytes());
         }
+        out.write_all(&bins_bytes)?;
         summary.bins += bins;
     }
     Ok(summary)
@@ -159,7 +164,8 @@ fn pick_module(set: &HistogramSet, event: usize, wanted: Option<&str>) -> Result
         None => {
             let mut samples: HashMap<u32, u64> = HashMap::new();
             for r in set.regions.iter().filter(|r| usize::from(r.event) == event) {
-                *samples.entry(r.module).or_default() += r.buckets.counts().sum::<u64>();
+                let count = samples.entry(r.module).or_default();
+                *count = count.saturating_add(total(r.buckets.counts()));
             }
             (samples.into_iter())
                 .filter(|&(_, n)| n > 0)

@@ -107,16 +107,23 @@ pub fn histogram_table(
             .entry(module)
             .or_default()
             .insert(FileOffset(region.offset));
-        for index in 0..region.bucket_count() {
-            let counts: Vec<u64> = columns
-                .iter()
-                .map(|b| b.map_or(0, |b| b.get(index)))
-                .collect();
-            if counts.iter().any(|&c| c > 0) {
-                let offset = FileOffset(region.first_address(index));
-                wanted_offsets.entry(module).or_default().insert(offset);
-                raw_rows.push((module, offset, counts));
-            }
+        // Regions of one place but of different lengths (a crafted
+        // recording) count nothing past their own end.
+        let count = |b: &Option<&Buckets>, index: usize| {
+            b.filter(|b| index < b.len()).map_or(0, |b| b.get(index))
+        };
+        // Most buckets of a large module are empty: only the others are
+        // worth a row.
+        let used: BTreeSet<usize> = (columns.iter().flatten())
+            .flat_map(|b| b.counts().enumerate().filter(|&(_, c)| c > 0))
+            .map(|(index, _)| index)
+            .filter(|&index| index < region.bucket_count())
+            .collect();
+        for index in used {
+            let counts: Vec<u64> = columns.iter().map(|b| count(b, index)).collect();
+            let offset = FileOffset(region.first_address(index));
+            wanted_offsets.entry(module).or_default().insert(offset);
+            raw_rows.push((module, offset, counts));
         }
     }
     let names = Naming::new(&set, &wanted_offsets, symbolizer);

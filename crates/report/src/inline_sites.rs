@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::annotate_target::plain_name;
 use crate::naming::{FunctionId, ModuleKey};
+use crate::samples::total;
 use crate::stacks::StackProfile;
 use crate::text::event_phrase;
 
@@ -114,10 +115,11 @@ impl StackProfile {
                     caller.and_then(|f| f.file.clone()),
                     caller.and_then(|f| f.line),
                 );
-                *sites.entry(key).or_default() += samples;
+                let count = sites.entry(key).or_default();
+                *count = count.saturating_add(*samples);
             }
         }
-        let samples: u64 = sites.values().sum();
+        let samples = total(sites.values().copied());
         let mut sites: Vec<InlineSite> = sites
             .into_iter()
             .map(|((holder, module, file, line), n)| InlineSite {
@@ -137,7 +139,7 @@ impl StackProfile {
             function: name,
             event: String::new(),
             samples,
-            event_samples: stacks.iter().map(|s| s.weight.samples).sum(),
+            event_samples: total(stacks.iter().map(|s| s.weight.samples)),
             sites,
         })
     }

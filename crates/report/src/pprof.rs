@@ -313,7 +313,7 @@ impl<'a> Builder<'a> {
             }
             let (low, high) = extents.entry(mapping).or_insert((u64::MAX, 0));
             *low = (*low).min(address.0);
-            *high = (*high).max(address.0 + 1);
+            *high = (*high).max(address.0.saturating_add(1));
         }
         let program = self.stacks.program.as_deref();
         let path = |key: &MappingKey| match key {

@@ -11,7 +11,7 @@ use crate::attribution::{Attribution, InlineTally};
 use crate::calltree::{CallTree, TreeDirection, call_tree};
 use crate::naming::{FunctionId, ModuleKey};
 use crate::places::{PlaceRow, place_rows};
-use crate::samples::Weight;
+use crate::samples::{Weight, total};
 use crate::sort::{RowKind, SortKey, row_kind};
 use crate::stacks::{NamedStack, StackProfile};
 use crate::tasks::{Leaf, Task, TaskKey, TaskKeys, TaskRow, task_rows};
@@ -197,7 +197,7 @@ pub fn flat_profile(
                 pid,
                 tid,
                 name: stacks.thread_name(pid, tid).to_owned(),
-                samples: part.iter().map(|s| s.weight.samples).sum(),
+                samples: total(part.iter().map(|s| s.weight.samples)),
             });
             profiles.push(profile);
         }
@@ -224,7 +224,7 @@ fn parts(
     }
     let mut by_thread: Vec<_> = by_thread.into_iter().collect();
     by_thread.sort_by_key(|(thread, stacks)| {
-        let samples: u64 = stacks.iter().map(|s| s.weight.samples).sum();
+        let samples = total(stacks.iter().map(|s| s.weight.samples));
         (std::cmp::Reverse(samples), *thread)
     });
     (by_thread.into_iter())
@@ -340,7 +340,7 @@ impl<'a> Counter<'a> {
                 Some(Leaf { stack, task, row })
             })
             .collect();
-        let total = leaves.iter().map(|l| l.stack.weight.period).sum::<u64>();
+        let total = total(leaves.iter().map(|l| l.stack.weight.period));
         let total = total.max(1) as f64;
         let (stacks, limit) = (self.stacks, self.options.percent_limit);
         let kind = row_kind(&self.options.sort);

@@ -94,7 +94,7 @@ impl<'a> Replay<'a> {
             let thread = &mut threads[sample.thread];
             thread.first = thread.first.min(sample.time);
             thread.last = thread.last.max(sample.time);
-            thread.samples += sample.samples;
+            thread.samples = thread.samples.saturating_add(sample.samples);
         }
         replay.threads = threads;
         replay

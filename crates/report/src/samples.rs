@@ -31,6 +31,13 @@ impl Weight {
     }
 }
 
+/// The sum of `counts`, held at `u64::MAX`: a recording may state any
+/// count (a histogram's 64-bit buckets, a period), and sums of them must
+/// not wrap.
+pub(crate) fn total(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
+}
+
 /// Which samples to count: those of these processes and threads (an
 /// empty list admits all).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -130,7 +137,13 @@ impl Timeline {
     /// recording's trailer counted.
     fn new(recording: &Recording, events: usize) -> Timeline {
         let stats = &recording.trailer.stats.events;
-        let room = |event: usize| stats.get(event).map_or(0, |s| s.samples as usize);
+        // The trailer is the file's word: room for more than a recording
+        // of ordinary length holds is made as the samples come.
+        let room = |event: usize| {
+            stats
+                .get(event)
+                .map_or(0, |s| s.samples.min(1 << 20) as usize)
+        };
         Timeline {
             samples: (0..events).map(|e| Vec::with_capacity(room(e))).collect(),
             weights: vec![Vec::new(); events],

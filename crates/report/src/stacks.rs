@@ -15,7 +15,7 @@ use crate::naming::{
 };
 use crate::samples::{
     CommandId, Keep, SampleFilter, ThreadCount, ThreadStack, TimedSample, Timeline, Weight,
-    count_samples,
+    count_samples, total,
 };
 
 /// A sampled place: where it lies among a [`StackProfile`]'s places.
@@ -378,19 +378,18 @@ impl StackProfile {
     /// and the total weight.
     pub(crate) fn rooted(&self, event: usize) -> (u64, u64) {
         let stacks = &self.events[event];
-        let rooted = stacks
-            .iter()
-            .filter(|s| self.reaches_root(s))
-            .map(|s| s.weight.samples)
-            .sum();
-        (rooted, stacks.iter().map(|s| s.weight.samples).sum())
+        let rooted = total(
+            stacks
+                .iter()
+                .filter(|s| self.reaches_root(s))
+                .map(|s| s.weight.samples),
+        );
+        (rooted, total(stacks.iter().map(|s| s.weight.samples)))
     }
 
     /// The samples read, of every event read.
     pub fn sample_count(&self) -> u64 {
-        (self.events.iter().flatten())
-            .map(|stack| stack.weight.samples)
-            .sum()
+        total((self.events.iter().flatten()).map(|stack| stack.weight.samples))
     }
 
     /// How many command names the samples read were taken under.
@@ -469,7 +468,8 @@ impl StackProfile {
                     &mut folded.frames,
                 ));
             }
-            *merged.entry(ids).or_default() += stack.weight.samples;
+            let count = merged.entry(ids).or_default();
+            *count = count.saturating_add(stack.weight.samples);
         }
         folded.stacks = merged.into_iter().collect();
         folded.stacks.sort();

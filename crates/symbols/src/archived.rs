@@ -86,7 +86,7 @@ impl Symbolizer for ArchivedSymbolizer {
         };
         (archived.functions.iter())
             .filter(|f| f.name.as_deref().is_some_and(|name| names.contains(&name)))
-            .map(|f| f.offset..FileOffset(f.offset.0 + f.len))
+            .map(|f| f.offset..FileOffset(f.offset.0.saturating_add(f.len)))
             .collect()
     }
 
@@ -120,7 +120,7 @@ impl Disassembler for ArchivedSymbolizer {
 /// The listing of archived code, decoded anew in `syntax`.
 fn archived_listing(code: &ArchivedCode, syntax: AsmSyntax) -> FunctionListing {
     let start = code.svma;
-    let end = Svma(start.0 + code.bytes.len() as u64);
+    let end = Svma(start.0.saturating_add(code.bytes.len() as u64));
     let mut instructions = decode_as(
         syntax,
         u32::from(code.bitness),
@@ -129,7 +129,7 @@ fn archived_listing(code: &ArchivedCode, syntax: AsmSyntax) -> FunctionListing {
         code.offset,
     );
     for instruction in &mut instructions {
-        let at = (instruction.svma.0 - start.0) as u32;
+        let at = instruction.svma.0.wrapping_sub(start.0) as u32;
         let run = code.frames.partition_point(|(from, _)| *from <= at);
         if let Some((_, frames)) = run.checked_sub(1).and_then(|i| code.frames.get(i)) {
             instruction.frames = frames.clone();

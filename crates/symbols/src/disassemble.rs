@@ -186,8 +186,9 @@ fn decode(
         }
         let delta = at as u64;
         instructions.push(Instruction {
-            svma: Svma(start.0 + delta),
-            offset: FileOffset(offset.0 + delta),
+            // An archive may state code at the end of the address space.
+            svma: Svma(start.0.wrapping_add(delta)),
+            offset: FileOffset(offset.0.wrapping_add(delta)),
             len: u8::try_from(len).unwrap_or(u8::MAX),
             text,
             flow: flow(&decoded),

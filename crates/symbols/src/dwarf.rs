@@ -85,6 +85,11 @@ impl<'a> FrameFinder<'a> {
     /// the call). Empty when the debug info does not cover the address.
     pub fn frames(&mut self, address: u64) -> Vec<Frame> {
         let mut chain = Vec::new();
+        // No range (its end exclusive) covers the last address, and
+        // addr2line's lookup adds one to the address.
+        if address == u64::MAX {
+            return chain;
+        }
         let Ok(mut frames) = self.context.find_frames(address).skip_all_loads() else {
             return chain;
         };

@@ -122,7 +122,7 @@ impl<'a> ElfModule<'a> {
     pub fn functions_named(&self, names: &[&str]) -> Vec<Range<FileOffset>> {
         (self.functions.named(names))
             .filter_map(|f| self.image.layout.file_range(Svma(f.start), Svma(f.end)))
-            .map(|(start, len)| start..FileOffset(start.0 + len))
+            .map(|(start, len)| start..FileOffset(start.0.saturating_add(len)))
             .collect()
     }
 

@@ -75,8 +75,9 @@ impl<'data> FunctionTable<'data> {
         let mut candidates = candidates.into_iter().peekable();
         while let Some(c) = candidates.next() {
             let next = candidates.peek().map_or(u64::MAX, |n| n.address);
+            // A symbol may claim more than the address space has left.
             let end = if c.size > 0 {
-                c.address + c.size
+                c.address.saturating_add(c.size)
             } else {
                 next.min(c.section_end)
             };
@@ -138,7 +139,7 @@ fn collect_symbols<'data>(object: &ObjectFile<'data>, candidates: &mut Vec<Candi
         let section_end = symbol
             .section_index()
             .and_then(|i| object.section_by_index(i).ok())
-            .map_or(u64::MAX, |s| s.address() + s.size());
+            .map_or(u64::MAX, |s| s.address().saturating_add(s.size()));
         candidates.push(Candidate {
             address: symbol.address(),
             rank: preference(&symbol, name),
@@ -184,7 +185,8 @@ fn unwind_ranges(image: &Image<'_>) -> Vec<(u64, u64)> {
             continue;
         };
         if fde.len() > 0 && fde.initial_address() != 0 {
-            ranges.push((fde.initial_address(), fde.initial_address() + fde.len()));
+            let start = fde.initial_address();
+            ranges.push((start, start.saturating_add(fde.len())));
         }
     }
     ranges

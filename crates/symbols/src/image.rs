@@ -95,7 +95,8 @@ impl Layout {
         self.segments
             .iter()
             .find(|s| offset.0 >= s.file_offset && offset.0 - s.file_offset < s.file_size)
-            .map(|s| Svma(s.svma + (offset.0 - s.file_offset)))
+            .and_then(|s| s.svma.checked_add(offset.0 - s.file_offset))
+            .map(Svma)
     }
 
     /// The file offset of the byte stated at `svma`, if a segment holds it.
@@ -103,7 +104,8 @@ impl Layout {
         self.segments
             .iter()
             .find(|s| svma.0 >= s.svma && svma.0 - s.svma < s.file_size)
-            .map(|s| FileOffset(s.file_offset + (svma.0 - s.svma)))
+            .and_then(|s| s.file_offset.checked_add(svma.0 - s.svma))
+            .map(FileOffset)
     }
 
     /// Where the code stated at `start..end` lies in the file: the file
@@ -113,10 +115,10 @@ impl Layout {
         self.segments
             .iter()
             .find(|s| start.0 >= s.svma && start.0 - s.svma < s.file_size)
-            .map(|s| {
+            .and_then(|s| {
                 let skipped = start.0 - s.svma;
                 let len = (s.file_size - skipped).min(end.0.saturating_sub(start.0));
-                (FileOffset(s.file_offset + skipped), len)
+                Some((FileOffset(s.file_offset.checked_add(skipped)?), len))
             })
     }
 

@@ -72,19 +72,22 @@ fn plt_stubs(object: &ObjectFile<'_>) -> Vec<(u64, u64, String)> {
     };
     let mut relocations = relocations(object, ".rela.plt");
     relocations.sort_by_key(|r| r.offset);
+    // Stubs the address space has no room for (a crafted `.plt` at its
+    // end) are left out.
     relocations
         .iter()
         .enumerate()
-        .map(|(i, rela)| {
+        .map_while(|(i, rela)| {
             let slot = (first + i as u64) * ENTRY;
-            let start = base + slot;
+            let start = base.checked_add(slot)?;
+            let end = start.checked_add(ENTRY)?;
             let name = symbol_name(object, rela.symbol)
                 .or_else(|| match rela.kind == R_X86_64_IRELATIVE.0 {
                     true => ifunc_at(object, rela.addend),
                     false => None,
                 })
-                .unwrap_or_else(|| format!("offset_{:#x}", file_base + slot));
-            (start, start + ENTRY, format!("{name}@plt"))
+                .unwrap_or_else(|| format!("offset_{:#x}", file_base.wrapping_add(slot)));
+            Some((start, end, format!("{name}@plt")))
         })
         .collect()
 }
@@ -109,11 +112,12 @@ fn plt_got_stubs(object: &ObjectFile<'_>) -> Vec<(u64, u64, String)> {
             // `jmp *disp32(%rip)`, perhaps after endbr64 and a bnd prefix.
             let at = stub.windows(2).position(|w| w == [0xff, 0x25])?;
             let disp = i32::from_le_bytes(stub.get(at + 2..at + 6)?.try_into().ok()?);
-            let start = address + (i * size) as u64;
-            let slot = (start + at as u64 + 6).wrapping_add_signed(i64::from(disp));
+            let start = address.checked_add((i * size) as u64)?;
+            let end = start.checked_add(size as u64)?;
+            let slot = (start.wrapping_add(at as u64 + 6)).wrapping_add_signed(i64::from(disp));
             let rela = relocations.iter().find(|r| r.offset == slot)?;
             let name = symbol_name(object, rela.symbol)?;
-            Some((start, start + size as u64, format!("{name}@plt")))
+            Some((start, end, format!("{name}@plt")))
         })
         .collect()
 }

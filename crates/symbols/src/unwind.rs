@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, FrameAddress, Unwinder};
+use gimli::{BaseAddresses, EhFrameHdr, LittleEndian};
 use object::{Object, ObjectSection, ObjectSegment};
 use profiler_model::{
     Archive, ArchivedSection, ArchivedUnwind, Avma, CallerRegisters, FileOffset, MappedRange,
@@ -205,7 +206,10 @@ impl ModuleUnwindData {
             debug_frame,
             ..ExplicitModuleSectionInfo::default()
         };
-        Some(ModuleUnwindData { sections, segments })
+        Some(ModuleUnwindData {
+            sections: checked_search_table(sections),
+            segments,
+        })
     }
 
     /// The unwind data as an archive keeps it.
@@ -275,7 +279,10 @@ impl ModuleUnwindData {
                 svma: svma.0,
             })
             .collect();
-        Some(ModuleUnwindData { sections, segments })
+        Some(ModuleUnwindData {
+            sections: checked_search_table(sections),
+            segments,
+        })
     }
 
     /// The stated address of the byte at file `offset`, the start of an
@@ -283,9 +290,14 @@ impl ModuleUnwindData {
     /// page maps to the stated address of that page.
     fn svma(&self, offset: u64) -> Option<u64> {
         let segment = self.segments.iter().find(|s| {
-            (s.file_offset & !(PAGE_SIZE - 1)..s.file_offset + s.file_size).contains(&offset)
+            (s.file_offset & !(PAGE_SIZE - 1)..s.file_offset.saturating_add(s.file_size))
+                .contains(&offset)
         })?;
-        (segment.svma + offset).checked_sub(segment.file_offset)
+        // The segment may be stated at the very end of the address space.
+        match offset.checked_sub(segment.file_offset) {
+            Some(after) => segment.svma.checked_add(after),
+            None => segment.svma.checked_sub(segment.file_offset - offset),
+        }
     }
 }
 
@@ -297,9 +309,47 @@ pub(crate) fn unwind_tables(
     Some(ModuleUnwindData::load(module, options)?.to_archive())
 }
 
+/// `sections` without their `.eh_frame_hdr` if its search table points
+/// before `.eh_frame` or cannot be read: gimli subtracts the two unchecked
+/// (an overflow panic in debug builds, a wrapped offset in release). The
+/// code is then unwound without it, by frame pointers. x86-64 only, as the
+/// unwinder.
+fn checked_search_table(
+    mut sections: ExplicitModuleSectionInfo<Data>,
+) -> ExplicitModuleSectionInfo<Data> {
+    let start = |range: &Option<Range<u64>>| range.as_ref().map_or(0, |r| r.start);
+    let bases = BaseAddresses::default()
+        .set_eh_frame(start(&sections.eh_frame_svma))
+        .set_eh_frame_hdr(start(&sections.eh_frame_hdr_svma))
+        .set_text(start(&sections.text_svma))
+        .set_got(start(&sections.got_svma));
+    let fits = |data: &[u8]| -> Option<()> {
+        let hdr = EhFrameHdr::new(data, LittleEndian).parse(&bases, 8).ok()?;
+        let (Some(table), Ok(frames)) = (hdr.table(), hdr.eh_frame_ptr().direct()) else {
+            return Some(());
+        };
+        let mut entries = table.iter(&bases);
+        while let Some((_, fde)) = entries.next().ok()? {
+            if fde.direct().is_ok_and(|fde| fde < frames) {
+                return None;
+            }
+        }
+        Some(())
+    };
+    if sections
+        .eh_frame_hdr
+        .as_deref()
+        .is_some_and(|hdr| fits(hdr).is_none())
+    {
+        sections.eh_frame_hdr = None;
+    }
+    sections
+}
+
 fn section_range(object: &ObjectFile<'_>, name: &str) -> Option<Range<u64>> {
     let section = object.section_by_name(name)?;
-    Some(section.address()..section.address() + section.size())
+    let start = section.address();
+    Some(start..start.saturating_add(section.size()))
 }
 
 fn section_data(object: &ObjectFile<'_>, name: &str) -> Option<Data> {
@@ -518,6 +568,44 @@ mod tests {
             ..stack
         };
         assert_eq!(process.caller(&short), None);
+    }
+
+    #[test]
+    fn a_search_table_that_points_before_eh_frame_is_left_out() {
+        let (modules, mapping, function) = this_binary(None);
+        let original = modules.get(mapping.module);
+        let mut bytes = std::fs::read(&original.path).unwrap();
+        let (offset, size) = {
+            let file = object::File::parse(&*bytes).unwrap();
+            let hdr = file.section_by_name(".eh_frame_hdr").unwrap();
+            hdr.file_range().unwrap()
+        };
+        // After the version, three encodings, `.eh_frame`'s address and
+        // the count: pairs of 4-byte addresses relative to the header, each
+        // FDE's made 16 bytes before the header, which precedes `.eh_frame`.
+        let table = (offset + 12) as usize;
+        for entry in (table..(offset + size) as usize).step_by(8) {
+            bytes[entry + 4..entry + 8].copy_from_slice(&(-16i32).to_le_bytes());
+        }
+        let crafted = std::env::temp_dir().join(format!("unwind-hdr-{}", std::process::id()));
+        std::fs::write(&crafted, &bytes).unwrap();
+        let mut table = ModuleTable::default();
+        let module = table.intern(&crafted.to_string_lossy(), None, None);
+        let options = SymbolizerOptions::default();
+        let data = ModuleUnwindData::load(table.get(module), &options).unwrap();
+        assert!(data.sections.eh_frame_hdr.is_none());
+        assert!(data.sections.eh_frame.is_some());
+        let kept = ModuleUnwindData::load(original, &options).unwrap();
+        assert!(kept.sections.eh_frame_hdr.is_some());
+
+        // Unwinding goes on by frame pointers.
+        let (jit_1, jit_2) = (0x10_0010, 0x10_0020);
+        let unwinder = ElfUnwinder::default();
+        let mut process = unwinder.process(&table, &[MappedRange { module, ..mapping }]);
+        let mut frames = Vec::new();
+        process.unwind(&stack(function, 2, &[jit_1, 0, 0, jit_2]), &mut frames);
+        assert_eq!(frames[0], Avma(function));
+        let _ = std::fs::remove_file(&crafted);
     }
 
     #[test]

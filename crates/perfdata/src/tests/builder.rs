@@ -141,6 +141,27 @@ impl PerfFile {
         record(10, 2, &body)
     }
 
+    /// An MMAP2 record carrying a build-id of `claimed` bytes, as perf
+    /// 5.12 and later write them: its first bytes are `build_id`'s.
+    pub fn mmap2_build_id(&self, pid: u32, path: &str, build_id: &[u8], claimed: u8) -> Vec<u8> {
+        let mut body = Vec::new();
+        put32(&mut body, pid);
+        put32(&mut body, pid);
+        put64(&mut body, 0x40_0000);
+        put64(&mut body, 0x1000);
+        put64(&mut body, 0);
+        body.extend_from_slice(&[claimed, 0, 0, 0]);
+        let mut field = [0; 20];
+        field[..build_id.len()].copy_from_slice(build_id);
+        body.extend_from_slice(&field);
+        put32(&mut body, 5);
+        put32(&mut body, 2);
+        put_string(&mut body, path);
+        self.sample_id(&mut body, pid, 2);
+        // PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID
+        record(10, 2 | 1 << 14, &body)
+    }
+
     pub fn comm(&self, time: u64, pid: u32, name: &str) -> Vec<u8> {
         self.comm_record(time, pid, name, 0)
     }

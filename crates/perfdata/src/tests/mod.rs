@@ -356,6 +356,41 @@ fn compressed_records_are_read_and_a_round_too_large_to_sort_is_refused() {
     assert!(layout::check(&opened, bytes.len() as u64).is_ok());
 }
 
+#[test]
+fn a_mapping_whose_build_id_overflows_its_field_is_refused() {
+    let build_id: Vec<u8> = (1..=20).collect();
+    let with_build_id = |claimed: u8| {
+        let mut file = app(&PerfFile::new());
+        file.records[1] = file.mmap2_build_id(42, "/bin/app", &build_id, claimed);
+        file
+    };
+    let recording = read("build-id", &with_build_id(20).build().0)
+        .unwrap()
+        .recording;
+    let mapping = records(&recording).into_iter().find_map(|r| match r {
+        Record::Mmap(mmap) => Some(mmap),
+        _ => None,
+    });
+    assert_eq!(mapping.unwrap().build_id.unwrap().0, build_id);
+
+    for claimed in [21, 255] {
+        let refusal = refused("build-id-long", &with_build_id(claimed).build().0);
+        assert!(
+            refusal
+                .to_string()
+                .contains(&format!("build-id of {claimed} bytes")),
+            "{refusal}"
+        );
+        // The same inside a compressed record.
+        let file = with_build_id(claimed);
+        let inner = file.records[1].clone();
+        let mut file = app(&PerfFile::new());
+        file.records[1] = record(81, 0, &compress(&inner));
+        let refusal = refused("build-id-compressed", &file.build().0);
+        assert!(refusal.to_string().contains("build-id"), "{refusal}");
+    }
+}
+
 /// An 8-byte record of a kind the reader skips.
 fn finished_round_free_record() -> Vec<u8> {
     record(69, 0, &[])
