@@ -1,7 +1,8 @@
 //! The symbolizer the reports use: one module at a time, from the files on
 //! disk (and their separate debug files), or perf's copy by build-id of
-//! those since changed, checked against the build-id the recording kept; the vdso from this process's memory, JIT code from
-//! `/tmp/perf-PID.map`, the kernel from /proc/kallsyms.
+//! those since changed, checked against the build-id the recording kept;
+//! the vdso from this process's memory, JIT code from `/tmp/perf-PID.map`,
+//! the kernel from /proc/kallsyms.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
