@@ -6,7 +6,7 @@
 //! shareable); the lookups then run in parallel over plain data: the
 //! function table, the DWARF section bytes, the layout.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -187,7 +187,7 @@ impl Lookup<'_, '_> {
             .sections
             .and_then(|s| FrameFinder::new(s, self.endian, self.full_signatures));
         // Demangled names, and the raw ones where they differ.
-        let mut names: HashMap<&str, dwarf::Names> = HashMap::new();
+        let mut names: FxHashMap<&str, dwarf::Names> = FxHashMap::default();
         addresses
             .iter()
             .map(|&svma| {
