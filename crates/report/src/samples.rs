@@ -4,7 +4,8 @@
 //! or from the buckets of a histogram recording (each bucket's count at its
 //! first address).
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
@@ -113,6 +114,53 @@ pub(crate) struct TimedSample {
     pub period: u64,
 }
 
+/// A stack while samples are counted: its thread and command, and its
+/// frames as an id among [`FrameLists`]'. Small and flat, so that a sample
+/// is counted without building its stack or hashing its frames twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct StackId {
+    pid: u32,
+    tid: u32,
+    command: CommandId,
+    frames: u32,
+}
+
+/// Each distinct list of frames once, by id in the order first seen.
+#[derive(Default)]
+struct FrameLists {
+    ids: FxHashMap<Box<[Location]>, u32>,
+}
+
+impl FrameLists {
+    /// The id of `frames`, which are copied only the first time.
+    fn id(&mut self, frames: &[Location]) -> u32 {
+        if let Some(&id) = self.ids.get(frames) {
+            return id;
+        }
+        let id = self.ids.len() as u32;
+        self.ids.insert(frames.into(), id);
+        id
+    }
+
+    /// The lists, indexed by id.
+    fn into_lists(self) -> Vec<Box<[Location]>> {
+        let mut lists: Vec<(Box<[Location]>, u32)> = self.ids.into_iter().collect();
+        lists.sort_unstable_by_key(|(_, id)| *id);
+        lists.into_iter().map(|(frames, _)| frames).collect()
+    }
+}
+
+impl StackId {
+    fn stack(self, lists: &[Box<[Location]>]) -> ThreadStack {
+        ThreadStack {
+            pid: self.pid,
+            tid: self.tid,
+            command: self.command,
+            frames: lists[self.frames as usize].clone(),
+        }
+    }
+}
+
 /// Every sample of the events read, in the order they were read.
 #[derive(Default)]
 pub(crate) struct Timeline {
@@ -120,7 +168,9 @@ pub(crate) struct Timeline {
     pub samples: Vec<Vec<TimedSample>>,
     /// The distinct stacks the samples have, once [`Timeline::finish`]ed.
     pub stacks: Vec<ThreadStack>,
-    ids: HashMap<ThreadStack, u32>,
+    ids: FxHashMap<StackId, u32>,
+    /// The stacks by id, until [`Timeline::finish`].
+    keys: Vec<StackId>,
     /// Per event, per stack: what its samples weigh, if it has any.
     weights: Vec<Vec<Option<Weight>>>,
 }
@@ -143,14 +193,17 @@ impl Timeline {
     /// stack, which [`Timeline::finish`] gives back.
     fn add(
         &mut self,
-        stack: ThreadStack,
+        stack: StackId,
         time: u64,
         event: usize,
         weight: Weight,
         members: &[(EventIndex, u64)],
     ) {
-        let next = self.ids.len() as u32;
+        let next = self.keys.len() as u32;
         let id = *self.ids.entry(stack).or_insert(next);
+        if id == next {
+            self.keys.push(stack);
+        }
         self.count(event, id, time, weight);
         for &(member, period) in members {
             if usize::from(member) < self.samples.len() {
@@ -176,10 +229,11 @@ impl Timeline {
 
     /// The weight of each stack per event, as [`SampleCounts::by_stack`]
     /// has it; the stacks are listed by id from now on.
-    fn finish(&mut self) -> Vec<HashMap<ThreadStack, Weight>> {
-        let mut stacks: Vec<(ThreadStack, u32)> = self.ids.drain().collect();
-        stacks.sort_by_key(|(_, id)| *id);
-        self.stacks = stacks.into_iter().map(|(stack, _)| stack).collect();
+    fn finish(&mut self, lists: &[Box<[Location]>]) -> Vec<FxHashMap<ThreadStack, Weight>> {
+        self.ids = FxHashMap::default();
+        self.stacks = (std::mem::take(&mut self.keys).into_iter())
+            .map(|key| key.stack(lists))
+            .collect();
         (self.weights.iter())
             .map(|weights| {
                 (weights.iter().enumerate())
@@ -196,7 +250,7 @@ pub(crate) struct SampleCounts {
     /// Per event (indexed like the header's events): weight per stack. A
     /// recording without call graphs has one-frame stacks; a histogram
     /// recording's have no thread (pid and tid 0).
-    pub by_stack: Vec<HashMap<ThreadStack, Weight>>,
+    pub by_stack: Vec<FxHashMap<ThreadStack, Weight>>,
     /// Per thread: samples of every event, and the thread's name.
     pub threads: Vec<ThreadCount>,
     /// The command names samples were taken under ("" where unknown).
@@ -206,7 +260,7 @@ pub(crate) struct SampleCounts {
     /// With [`Keep::timeline`] (and a recording of samples).
     pub timeline: Option<Timeline>,
     /// With [`Keep::mappings`]: by process.
-    pub mappings: HashMap<u32, Vec<MappedRange>>,
+    pub mappings: FxHashMap<u32, Vec<MappedRange>>,
 }
 
 pub(crate) struct ThreadCount {
@@ -237,7 +291,7 @@ pub(crate) fn count_samples(
 /// Samples outside the histograms have no address and are left out.
 fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts, ReportError> {
     let set = recording_histograms(recording, BucketWidth::default(), Scale::FULL)?;
-    let mut by_stack = vec![HashMap::new(); wanted.len()];
+    let mut by_stack = vec![FxHashMap::default(); wanted.len()];
     for r in &set.regions {
         let event = usize::from(r.event);
         if !wanted.get(event).copied().unwrap_or(false) {
@@ -269,7 +323,7 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
         commands: vec![String::new()],
         excluded: BTreeMap::new(),
         timeline: None,
-        mappings: HashMap::new(),
+        mappings: FxHashMap::default(),
     })
 }
 
@@ -282,8 +336,10 @@ fn count_sample_records(
 ) -> Result<SampleCounts, ReportError> {
     let (model, samples) = recording.replay()?;
 
-    let mut by_stack = vec![HashMap::new(); wanted.len()];
-    let mut threads: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
+    let mut by_id: Vec<FxHashMap<StackId, Weight>> = vec![FxHashMap::default(); wanted.len()];
+    let mut lists = FrameLists::default();
+    let mut frames = Vec::new();
+    let mut threads: FxHashMap<(u32, u32), (u64, u64)> = FxHashMap::default();
     let mut walker = StackWalker::new(&model, unwinder);
     let mut members = MemberDeltas::default();
     let mut commands = Commands::default();
@@ -305,11 +361,12 @@ fn count_sample_records(
             });
             continue;
         }
-        let stack = ThreadStack {
+        walker.frames_into(&sample, &mut frames);
+        let stack = StackId {
             pid: sample.pid,
             tid: sample.tid,
             command: commands.id(model.thread_name(sample.tid, sample.time).unwrap_or("")),
-            frames: walker.frames(&sample).into(),
+            frames: lists.id(&frames),
         };
         let (count, last_time) = threads.entry((sample.pid, sample.tid)).or_default();
         *count += 1;
@@ -324,16 +381,25 @@ fn count_sample_records(
         }
         // Group members count where their leader's sample was taken.
         for (member, delta) in deltas {
-            if let Some(stacks) = by_stack.get_mut(usize::from(member)) {
-                let weight: &mut Weight = stacks.entry(stack.clone()).or_default();
+            if let Some(stacks) = by_id.get_mut(usize::from(member)) {
+                let weight: &mut Weight = stacks.entry(stack).or_default();
                 weight.period = weight.period.saturating_add(delta);
             }
         }
-        by_stack[event].entry(stack).or_default().add(weight);
+        by_id[event].entry(stack).or_default().add(weight);
     }
-    if let Some(timeline) = &mut timeline {
-        by_stack = timeline.finish();
-    }
+    let lists = lists.into_lists();
+    let by_stack = match &mut timeline {
+        Some(timeline) => timeline.finish(&lists),
+        None => (by_id.into_iter())
+            .map(|stacks| {
+                (stacks.into_iter())
+                    .map(|(id, weight)| (id.stack(&lists), weight))
+                    .collect()
+            })
+            .collect(),
+    };
+    drop(lists);
     let threads = thread_counts(threads, &model);
     drop(walker);
     let commands = commands.names;
@@ -341,7 +407,7 @@ fn count_sample_records(
         true => (threads.iter().map(|t| t.pid))
             .map(|pid| (pid, model.mappings(pid)))
             .collect(),
-        false => HashMap::new(),
+        false => FxHashMap::default(),
     };
     Ok(SampleCounts {
         modules: model.into_modules(),
@@ -357,7 +423,7 @@ fn count_sample_records(
 /// The threads with samples, with their names when they last took one,
 /// the busiest first.
 fn thread_counts(
-    threads: HashMap<(u32, u32), (u64, u64)>,
+    threads: FxHashMap<(u32, u32), (u64, u64)>,
     model: &ProcessModel,
 ) -> Vec<ThreadCount> {
     let mut threads: Vec<ThreadCount> = threads
@@ -384,8 +450,8 @@ fn thread_counts(
 #[derive(Default)]
 struct Commands {
     names: Vec<String>,
-    ids: HashMap<(usize, usize), CommandId>,
-    by_text: HashMap<String, CommandId>,
+    ids: FxHashMap<(usize, usize), CommandId>,
+    by_text: FxHashMap<String, CommandId>,
 }
 
 impl Commands {
