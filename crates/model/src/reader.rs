@@ -152,10 +152,19 @@ impl Recording {
         if let Some(source) = &self.source {
             return Ok(RecordStream::Source(source.records()?));
         }
-        Ok(RecordStream::Chunks(self.chunk_records()?))
+        Ok(RecordStream::Chunks(self.chunk_records(false)?))
     }
 
-    fn chunk_records(&self) -> Result<Records, RecordingError> {
+    /// Iterates over the records other than samples, in file order: the
+    /// samples of a profiler recording are stepped over undecoded.
+    pub fn side_band_records(&self) -> Result<RecordStream, RecordingError> {
+        if let Some(source) = &self.source {
+            return Ok(RecordStream::Source(source.records()?));
+        }
+        Ok(RecordStream::Chunks(self.chunk_records(true)?))
+    }
+
+    fn chunk_records(&self, skip_samples: bool) -> Result<Records, RecordingError> {
         let file = open_regular(&self.path).map_err(|error| RecordingError::Open {
             path: self.path.clone(),
             error,
@@ -170,6 +179,7 @@ impl Recording {
             payload: Vec::new(),
             payload_offset: 0,
             cursor: 0,
+            skip_samples,
         })
     }
 
@@ -239,6 +249,8 @@ pub struct Records {
     payload: Vec<u8>,
     payload_offset: u64,
     cursor: usize,
+    /// Step over samples without decoding them.
+    skip_samples: bool,
 }
 
 impl Iterator for Records {
@@ -280,7 +292,10 @@ impl Records {
         let Some(body) = rest[FRAME_HEADER_LEN..].get(..len as usize) else {
             return Err(corrupt("a record runs past the end of its chunk"));
         };
-        let record = codec::decode(tag, body).map_err(corrupt)?;
+        let record = match self.skip_samples && codec::is_sample(tag) {
+            true => None,
+            false => codec::decode(tag, body).map_err(corrupt)?,
+        };
         self.cursor = start + FRAME_HEADER_LEN + len as usize;
         Ok(record)
     }

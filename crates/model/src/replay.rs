@@ -30,10 +30,10 @@ impl Iterator for Samples {
 impl Recording {
     /// The process model of the whole recording, and its samples to read
     /// against it: two streaming passes over the records, the second as
-    /// the caller iterates.
+    /// the caller iterates. The first pass decodes no samples.
     pub fn replay(&self) -> Result<(ProcessModel, Samples), RecordingError> {
         let mut builder = ProcessModelBuilder::new();
-        for record in self.records()? {
+        for record in self.side_band_records()? {
             builder.add(&record?);
         }
         let samples = Samples {
