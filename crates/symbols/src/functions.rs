@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use gimli::{BaseAddresses, CieOrFde, EhFrame, RunTimeEndian, UnwindSection};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
-use crate::image::{Bytes, Image, ObjectFile};
+use crate::image::{Image, ObjectFile};
 use crate::plt::plt_entries;
 
 /// A function: `start..end` in stated addresses, with its raw symbol name.
@@ -39,7 +39,7 @@ struct Candidate<'data> {
 /// Which of several symbols at one address names it: global over weak over
 /// local, then the name with fewer leading underscores (`memcpy` over
 /// `__memcpy`).
-fn preference<'data>(symbol: &object::Symbol<'data, '_, &'data Bytes>, name: &str) -> (u8, usize) {
+fn preference<'data>(symbol: &object::Symbol<'data, '_, &'data [u8]>, name: &str) -> (u8, usize) {
     let binding = if symbol.is_global() && !symbol.is_weak() {
         0
     } else if symbol.is_weak() {
