@@ -94,6 +94,20 @@ pub(crate) struct ThreadStack {
     pub frames: Box<[Location]>,
 }
 
+/// Which tasks the stacks of [`count_samples`] tell apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TaskDetail {
+    /// Each thread's stacks apart.
+    #[default]
+    Threads,
+    /// Each process's: the threads of a process together (tid 0).
+    Processes,
+    /// Only command names: every thread under one name together (pid and
+    /// tid 0). Far fewer stacks to name and count, for views that show no
+    /// process or thread.
+    Commands,
+}
+
 /// What [`count_samples`] keeps besides the counts.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Keep {
@@ -101,6 +115,9 @@ pub(crate) struct Keep {
     pub timeline: bool,
     /// The executable mappings of each process with samples.
     pub mappings: bool,
+    /// Which tasks the stacks tell apart (each thread's samples are
+    /// counted whatever this says).
+    pub tasks: TaskDetail,
 }
 
 /// One sample, as a timeline keeps it.
@@ -114,16 +131,21 @@ pub(crate) struct TimedSample {
     pub period: u64,
 }
 
-/// A stack while samples are counted: its thread and command, and its
-/// frames as an id among [`FrameLists`]'. Small and flat, so that a sample
-/// is counted without building its stack or hashing its frames twice.
+/// A stack while samples are counted: its thread and command, its leaf,
+/// and its callers as an id among [`FrameLists`] (if it has any). Small
+/// and flat, so that a sample is counted with one lookup, and a sample
+/// without callers without looking its frames up at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct StackId {
     pid: u32,
     tid: u32,
     command: CommandId,
-    frames: u32,
+    leaf: Option<Location>,
+    callers: u32,
 }
+
+/// [`StackId::callers`] of a stack without callers.
+const NO_CALLERS: u32 = u32::MAX;
 
 /// Each distinct list of frames once, by id in the order first seen.
 #[derive(Default)]
@@ -151,12 +173,37 @@ impl FrameLists {
 }
 
 impl StackId {
+    fn new(
+        pid: u32,
+        tid: u32,
+        command: CommandId,
+        frames: &[Location],
+        lists: &mut FrameLists,
+    ) -> StackId {
+        let (leaf, callers) = match frames.split_first() {
+            Some((leaf, [])) => (Some(*leaf), NO_CALLERS),
+            Some((leaf, callers)) => (Some(*leaf), lists.id(callers)),
+            None => (None, NO_CALLERS),
+        };
+        StackId {
+            pid,
+            tid,
+            command,
+            leaf,
+            callers,
+        }
+    }
+
     fn stack(self, lists: &[Box<[Location]>]) -> ThreadStack {
+        let callers = match self.callers {
+            NO_CALLERS => &[][..],
+            id => &lists[id as usize][..],
+        };
         ThreadStack {
             pid: self.pid,
             tid: self.tid,
             command: self.command,
-            frames: lists[self.frames as usize].clone(),
+            frames: self.leaf.iter().chain(callers).copied().collect(),
         }
     }
 }
@@ -362,12 +409,16 @@ fn count_sample_records(
             continue;
         }
         walker.frames_into(&sample, &mut frames);
-        let stack = StackId {
-            pid: sample.pid,
-            tid: sample.tid,
-            command: commands.id(model.thread_name(sample.tid, sample.time).unwrap_or("")),
-            frames: lists.id(&frames),
+        let pid = match keep.tasks {
+            TaskDetail::Commands => 0,
+            _ => sample.pid,
         };
+        let tid = match keep.tasks {
+            TaskDetail::Threads => sample.tid,
+            _ => 0,
+        };
+        let command = commands.id(model.thread_name(sample.tid, sample.time).unwrap_or(""));
+        let stack = StackId::new(pid, tid, command, &frames, &mut lists);
         let (count, last_time) = threads.entry((sample.pid, sample.tid)).or_default();
         *count += 1;
         *last_time = (*last_time).max(sample.time);

@@ -15,8 +15,8 @@ use crate::naming::{
     FunctionDetail, FunctionId, FunctionKey, ModuleKey, Names, Place, Places, name_locations,
 };
 use crate::samples::{
-    CommandId, Keep, SampleFilter, ThreadCount, ThreadStack, TimedSample, Timeline, Weight,
-    count_samples,
+    CommandId, Keep, SampleFilter, TaskDetail, ThreadCount, ThreadStack, TimedSample, Timeline,
+    Weight, count_samples,
 };
 
 /// A sampled place: where it lies among a [`StackProfile`]'s places.
@@ -98,6 +98,9 @@ pub struct StackOptions {
     /// Keep each sample's time (exports with a timeline: the Firefox
     /// Profiler, speedscope).
     pub timeline: bool,
+    /// Which tasks the stacks tell apart: the stacks of a view that shows
+    /// no process or thread are merged across them.
+    pub tasks: TaskDetail,
 }
 
 /// What samples are merged by: process, thread, command, frames, place.
@@ -125,6 +128,7 @@ pub fn read_stacks(
     let keep = Keep {
         timeline: options.timeline,
         mappings: options.locations,
+        tasks: options.tasks,
     };
     let mut counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
     let filter = &options.filter;
