@@ -37,6 +37,8 @@ pub struct Recording {
     records_end: u64,
     /// Damaged byte ranges among the records, skipped when reading.
     skipped: Vec<Range<u64>>,
+    /// Where each good chunk starts.
+    good_starts: Vec<u64>,
     /// The reader of a file in another format, which hands over the records
     /// instead of the chunks.
     source: Option<Box<dyn RecordSource>>,
@@ -72,6 +74,7 @@ impl Recording {
             skipped,
             skipped_chunks,
             lost_tail,
+            good_starts,
             ..
         } = map;
         let mut recording = Recording {
@@ -82,6 +85,7 @@ impl Recording {
             records_start,
             records_end,
             skipped,
+            good_starts,
             source: None,
         };
         let ends_early = match (&trailer, has_end_marker) {
@@ -121,6 +125,7 @@ impl Recording {
             records_start: 0,
             records_end: 0,
             skipped: Vec::new(),
+            good_starts: Vec::new(),
             source: Some(source),
         }
     }
@@ -162,6 +167,37 @@ impl Recording {
             return Ok(RecordStream::Source(source.records()?));
         }
         Ok(RecordStream::Chunks(self.chunk_records(true)?))
+    }
+
+    /// The records in up to `parts` stretches of whole chunks, of about
+    /// equal size, in file order: to be read side by side. `None` for
+    /// other formats, whose readers go through their files in one pass.
+    pub fn records_in_parts(&self, parts: usize) -> Result<Option<Vec<Records>>, RecordingError> {
+        if self.source.is_some() {
+            return Ok(None);
+        }
+        let (start, end) = (self.records_start, self.records_end);
+        let size = end.saturating_sub(start);
+        let mut bounds = vec![start];
+        for part in 1..parts.max(1) as u64 {
+            let wanted = start + size / parts as u64 * part;
+            let at = self.good_starts.partition_point(|&s| s < wanted);
+            if let Some(&bound) = self.good_starts.get(at)
+                && bound > *bounds.last().unwrap_or(&start)
+            {
+                bounds.push(bound);
+            }
+        }
+        bounds.push(end);
+        let mut records = Vec::new();
+        for pair in bounds.windows(2) {
+            let mut part = self.chunk_records(false)?;
+            part.position = pair[0];
+            part.end = pair[1];
+            part.next_skipped = self.skipped.partition_point(|r| r.start < pair[0]);
+            records.push(part);
+        }
+        Ok(Some(records))
     }
 
     fn chunk_records(&self, skip_samples: bool) -> Result<Records, RecordingError> {

@@ -42,3 +42,18 @@ impl Recording {
         Ok((builder.build(), samples))
     }
 }
+
+impl Recording {
+    /// The samples of a recording in up to `parts` stretches, in file
+    /// order, to be read side by side (see [`Recording::records_in_parts`]);
+    /// `None` for other formats.
+    pub fn samples_in_parts(&self, parts: usize) -> Result<Option<Vec<Samples>>, RecordingError> {
+        Ok(self.records_in_parts(parts)?.map(|parts| {
+            (parts.into_iter())
+                .map(|records| Samples {
+                    records: RecordStream::Chunks(records),
+                })
+                .collect()
+        }))
+    }
+}

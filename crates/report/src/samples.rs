@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
     EventIndex, FileOffset, Location, MappedRange, MemberDeltas, ModuleTable, ProcessModel,
-    Recording, StackUnwinder,
+    Recording, Samples, StackUnwinder,
 };
 
 use crate::error::ReportError;
@@ -374,6 +374,10 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
     })
 }
 
+/// Below this many samples a recording is counted in one pass: a second
+/// thread would cost more than it saves.
+const SAMPLES_PER_THREAD: u64 = 200_000;
+
 fn count_sample_records(
     recording: &Recording,
     wanted: &[bool],
@@ -382,63 +386,57 @@ fn count_sample_records(
     keep: Keep,
 ) -> Result<SampleCounts, ReportError> {
     let (model, samples) = recording.replay()?;
-
-    let mut by_id: Vec<FxHashMap<StackId, Weight>> = vec![FxHashMap::default(); wanted.len()];
-    let mut lists = FrameLists::default();
-    let mut frames = Vec::new();
-    let mut threads: FxHashMap<(u32, u32), (u64, u64)> = FxHashMap::default();
-    let mut walker = StackWalker::new(&model, unwinder);
-    let mut members = MemberDeltas::default();
-    let mut commands = Commands::default();
-    let mut excluded = BTreeMap::new();
-    let mut timeline = keep
-        .timeline
-        .then(|| Timeline::new(recording, wanted.len()));
-    for sample in samples {
-        let sample = sample?;
-        let event = usize::from(sample.event);
-        let deltas = members.of(&sample);
-        if !wanted.get(event).copied().unwrap_or(false) {
-            continue;
-        }
-        if !filter.admits(sample.pid, sample.tid) {
-            excluded.entry((sample.pid, sample.tid)).or_insert_with(|| {
-                let name = model.thread_name(sample.tid, sample.time);
-                name.unwrap_or("").to_owned()
+    let counting = Counting {
+        model: &model,
+        wanted,
+        filter,
+        unwinder,
+        keep,
+    };
+    let tally = match sample_parts(recording, keep)? {
+        Some(parts) if parts.len() > 1 => {
+            drop(samples);
+            let tallies: Vec<Result<Tally, ReportError>> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (parts.into_iter())
+                    .map(|part| {
+                        let counting = &counting;
+                        scope.spawn(move || {
+                            let mut tally = Tally::new(wanted.len(), None);
+                            counting.count(part, &mut tally).map(|()| tally)
+                        })
+                    })
+                    .collect();
+                (workers.into_iter())
+                    .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
             });
-            continue;
-        }
-        walker.frames_into(&sample, &mut frames);
-        let pid = match keep.tasks {
-            TaskDetail::Commands => 0,
-            _ => sample.pid,
-        };
-        let tid = match keep.tasks {
-            TaskDetail::Threads => sample.tid,
-            _ => 0,
-        };
-        let command = commands.id(model.thread_name(sample.tid, sample.time).unwrap_or(""));
-        let stack = StackId::new(pid, tid, command, &frames, &mut lists);
-        let (count, last_time) = threads.entry((sample.pid, sample.tid)).or_default();
-        *count += 1;
-        *last_time = (*last_time).max(sample.time);
-        let weight = Weight {
-            samples: 1,
-            period: sample.period,
-        };
-        if let Some(timeline) = &mut timeline {
-            timeline.add(stack, sample.time, event, weight, &deltas);
-            continue;
-        }
-        // Group members count where their leader's sample was taken.
-        for (member, delta) in deltas {
-            if let Some(stacks) = by_id.get_mut(usize::from(member)) {
-                let weight: &mut Weight = stacks.entry(stack).or_default();
-                weight.period = weight.period.saturating_add(delta);
+            // The first error in file order is the one a single pass meets.
+            let mut tallies = tallies.into_iter();
+            let mut total = tallies
+                .next()
+                .unwrap_or_else(|| Ok(Tally::new(wanted.len(), None)))?;
+            for tally in tallies {
+                total.merge(tally?);
             }
+            total
         }
-        by_id[event].entry(stack).or_default().add(weight);
-    }
+        _ => {
+            let timeline = keep
+                .timeline
+                .then(|| Timeline::new(recording, wanted.len()));
+            let mut tally = Tally::new(wanted.len(), timeline);
+            counting.count(samples, &mut tally)?;
+            tally
+        }
+    };
+    let Tally {
+        by_id,
+        lists,
+        threads,
+        commands,
+        excluded,
+        mut timeline,
+    } = tally;
     let lists = lists.into_lists();
     let by_stack = match &mut timeline {
         Some(timeline) => timeline.finish(&lists),
@@ -452,7 +450,6 @@ fn count_sample_records(
     };
     drop(lists);
     let threads = thread_counts(threads, &model);
-    drop(walker);
     let commands = commands.names;
     let mappings = match keep.mappings {
         true => (threads.iter().map(|t| t.pid))
@@ -469,6 +466,145 @@ fn count_sample_records(
         timeline,
         mappings,
     })
+}
+
+/// The samples of a large recording in parts, one per CPU, to be counted
+/// side by side: where the parts add up as one pass would count them (no
+/// group members, whose counts are deltas from the thread's last sample;
+/// no timeline, which keeps samples in file order).
+fn sample_parts(recording: &Recording, keep: Keep) -> Result<Option<Vec<Samples>>, ReportError> {
+    let samples = recording.trailer.stats.total().samples;
+    let groups = (recording.header.events.iter()).any(|e| e.leader.is_some());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parts = cpus.min((samples / SAMPLES_PER_THREAD) as usize).min(8);
+    if keep.timeline || groups || parts < 2 {
+        return Ok(None);
+    }
+    Ok(recording.samples_in_parts(parts)?)
+}
+
+/// What counting a stretch of samples reads them against.
+struct Counting<'a> {
+    model: &'a ProcessModel,
+    wanted: &'a [bool],
+    filter: &'a SampleFilter,
+    unwinder: &'a dyn StackUnwinder,
+    keep: Keep,
+}
+
+/// What a stretch of samples adds up to.
+struct Tally {
+    /// Per event: weight per stack.
+    by_id: Vec<FxHashMap<StackId, Weight>>,
+    lists: FrameLists,
+    /// Per thread: samples, and the time of the last.
+    threads: FxHashMap<(u32, u32), (u64, u64)>,
+    commands: Commands,
+    excluded: BTreeMap<(u32, u32), String>,
+    timeline: Option<Timeline>,
+}
+
+impl Tally {
+    fn new(events: usize, timeline: Option<Timeline>) -> Tally {
+        Tally {
+            by_id: vec![FxHashMap::default(); events],
+            lists: FrameLists::default(),
+            threads: FxHashMap::default(),
+            commands: Commands::default(),
+            excluded: BTreeMap::new(),
+            timeline,
+        }
+    }
+
+    /// Adds the tally of the stretch of samples after this one's.
+    fn merge(&mut self, later: Tally) {
+        let commands: Vec<CommandId> = (later.commands.names.iter())
+            .map(|name| self.commands.named(name))
+            .collect();
+        let lists: Vec<u32> = (later.lists.into_lists().iter())
+            .map(|frames| self.lists.id(frames))
+            .collect();
+        for (mine, stacks) in self.by_id.iter_mut().zip(later.by_id) {
+            for (stack, weight) in stacks {
+                let stack = StackId {
+                    command: commands[stack.command.index()],
+                    callers: match stack.callers {
+                        NO_CALLERS => NO_CALLERS,
+                        id => lists[id as usize],
+                    },
+                    ..stack
+                };
+                mine.entry(stack).or_default().add(weight);
+            }
+        }
+        for (thread, (count, last_time)) in later.threads {
+            let (mine, my_last) = self.threads.entry(thread).or_default();
+            *mine += count;
+            *my_last = (*my_last).max(last_time);
+        }
+        for (thread, name) in later.excluded {
+            self.excluded.entry(thread).or_insert(name);
+        }
+    }
+}
+
+impl Counting<'_> {
+    /// Counts `samples` into `tally`.
+    fn count(&self, samples: Samples, tally: &mut Tally) -> Result<(), ReportError> {
+        let (model, keep) = (self.model, self.keep);
+        let mut frames = Vec::new();
+        let mut walker = StackWalker::new(model, self.unwinder);
+        let mut members = MemberDeltas::default();
+        for sample in samples {
+            let sample = sample?;
+            let event = usize::from(sample.event);
+            let deltas = members.of(&sample);
+            if !self.wanted.get(event).copied().unwrap_or(false) {
+                continue;
+            }
+            if !self.filter.admits(sample.pid, sample.tid) {
+                (tally.excluded)
+                    .entry((sample.pid, sample.tid))
+                    .or_insert_with(|| {
+                        let name = model.thread_name(sample.tid, sample.time);
+                        name.unwrap_or("").to_owned()
+                    });
+                continue;
+            }
+            walker.frames_into(&sample, &mut frames);
+            let pid = match keep.tasks {
+                TaskDetail::Commands => 0,
+                _ => sample.pid,
+            };
+            let tid = match keep.tasks {
+                TaskDetail::Threads => sample.tid,
+                _ => 0,
+            };
+            let name = model.thread_name(sample.tid, sample.time).unwrap_or("");
+            let command = tally.commands.id(name);
+            let stack = StackId::new(pid, tid, command, &frames, &mut tally.lists);
+            let (count, last_time) = tally.threads.entry((sample.pid, sample.tid)).or_default();
+            *count += 1;
+            *last_time = (*last_time).max(sample.time);
+            let weight = Weight {
+                samples: 1,
+                period: sample.period,
+            };
+            if let Some(timeline) = &mut tally.timeline {
+                timeline.add(stack, sample.time, event, weight, &deltas);
+                continue;
+            }
+            // Group members count where their leader's sample was taken.
+            for (member, delta) in deltas {
+                if let Some(stacks) = tally.by_id.get_mut(usize::from(member)) {
+                    let weight: &mut Weight = stacks.entry(stack).or_default();
+                    weight.period = weight.period.saturating_add(delta);
+                }
+            }
+            tally.by_id[event].entry(stack).or_default().add(weight);
+        }
+        Ok(())
+    }
 }
 
 /// The threads with samples, with their names when they last took one,
@@ -506,12 +642,10 @@ struct Commands {
 }
 
 impl Commands {
-    fn id(&mut self, name: &str) -> CommandId {
-        let at = (name.as_ptr() as usize, name.len());
-        if let Some(&id) = self.ids.get(&at) {
-            return id;
-        }
-        let id = match self.by_text.get(name) {
+    /// The id of `name`, found by its text alone (for names that do not
+    /// stay put).
+    fn named(&mut self, name: &str) -> CommandId {
+        match self.by_text.get(name) {
             Some(&id) => id,
             None => {
                 self.names.push(name.to_owned());
@@ -519,7 +653,15 @@ impl Commands {
                 self.by_text.insert(name.to_owned(), id);
                 id
             }
-        };
+        }
+    }
+
+    fn id(&mut self, name: &str) -> CommandId {
+        let at = (name.as_ptr() as usize, name.len());
+        if let Some(&id) = self.ids.get(&at) {
+            return id;
+        }
+        let id = self.named(name);
         self.ids.insert(at, id);
         id
     }
