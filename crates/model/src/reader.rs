@@ -717,6 +717,28 @@ mod tests {
     }
 
     #[test]
+    fn records_read_in_parts_are_the_records_read_whole() {
+        let mut bytes = recording_bytes(30, 3);
+        let starts = chunk_starts(&bytes);
+        // A damaged chunk is skipped by whichever part holds it.
+        bytes[starts[4] + 30] ^= 1;
+        let path = path("parts");
+        std::fs::write(&path, &bytes).unwrap();
+        let recording = Recording::open(&path).unwrap();
+        let whole = samples(&recording);
+        assert_eq!(whole.len(), 27);
+        for parts in 1..14 {
+            let split = recording.records_in_parts(parts).unwrap().unwrap();
+            assert!(split.len() <= parts);
+            let read: Vec<Record> = (split.into_iter().flatten())
+                .map(Result::unwrap)
+                .filter(|r| matches!(r, Record::Sample(_)))
+                .collect();
+            assert_eq!(read, whole, "{parts} parts");
+        }
+    }
+
+    #[test]
     fn neighbouring_damaged_chunks_are_each_counted_and_skipped() {
         let mut bytes = recording_bytes(12, 3);
         let starts = chunk_starts(&bytes);

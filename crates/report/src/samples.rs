@@ -330,7 +330,8 @@ pub(crate) fn count_samples(
     if recording.header.histogram.is_some() {
         count_buckets(recording, wanted)
     } else {
-        count_sample_records(recording, wanted, filter, unwinder, keep)
+        let parts = sample_parts(recording, keep);
+        count_sample_records(recording, wanted, filter, unwinder, keep, parts)
     }
 }
 
@@ -384,6 +385,7 @@ fn count_sample_records(
     filter: &SampleFilter,
     unwinder: &dyn StackUnwinder,
     keep: Keep,
+    parts: usize,
 ) -> Result<SampleCounts, ReportError> {
     let (model, samples) = recording.replay()?;
     let counting = Counting {
@@ -393,7 +395,11 @@ fn count_sample_records(
         unwinder,
         keep,
     };
-    let tally = match sample_parts(recording, keep)? {
+    let parts = match parts > 1 {
+        true => recording.samples_in_parts(parts)?,
+        false => None,
+    };
+    let tally = match parts {
         Some(parts) if parts.len() > 1 => {
             drop(samples);
             let tallies: Vec<Result<Tally, ReportError>> = std::thread::scope(|scope| {
@@ -468,19 +474,20 @@ fn count_sample_records(
     })
 }
 
-/// The samples of a large recording in parts, one per CPU, to be counted
-/// side by side: where the parts add up as one pass would count them (no
-/// group members, whose counts are deltas from the thread's last sample;
-/// no timeline, which keeps samples in file order).
-fn sample_parts(recording: &Recording, keep: Keep) -> Result<Option<Vec<Samples>>, ReportError> {
+/// In how many parts to count the samples of `recording` side by side:
+/// one per CPU for a large recording, where the parts add up as one pass
+/// would count them (no group members, whose counts are deltas from the
+/// thread's last sample; no timeline, which keeps samples in file order).
+fn sample_parts(recording: &Recording, keep: Keep) -> usize {
     let samples = recording.trailer.stats.total().samples;
     let groups = (recording.header.events.iter()).any(|e| e.leader.is_some());
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let parts = cpus.min((samples / SAMPLES_PER_THREAD) as usize).min(8);
-    if keep.timeline || groups || parts < 2 {
-        return Ok(None);
+    match keep.timeline || groups {
+        true => 1,
+        false => cpus
+            .min((samples / SAMPLES_PER_THREAD) as usize)
+            .clamp(1, 8),
     }
-    Ok(recording.samples_in_parts(parts)?)
 }
 
 /// What counting a stretch of samples reads them against.
@@ -664,5 +671,136 @@ impl Commands {
         let id = self.named(name);
         self.ids.insert(at, id);
         id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use profiler_model::{
+        Avma, CallchainEntry, ChunkLimits, Comm, CpuMode, EventDescription, HostInfo, Mmap,
+        NoUnwinder, Record, RecordSink, RecordingHeader, RecordingWriter, Sample, Sampling,
+        Trailer,
+    };
+
+    use super::*;
+
+    /// A recording of two processes, renamed halfway, with call chains of
+    /// one to three frames, a few samples to a chunk.
+    fn recording(name: &str) -> Recording {
+        let header = RecordingHeader {
+            events: vec![EventDescription {
+                name: "cpu-clock".into(),
+                perf_type: 1,
+                config: 0,
+                config1: 0,
+                config2: 0,
+                sampling: Sampling::Period(1),
+                unit: "ns".into(),
+                user: true,
+                kernel: false,
+                leader: None,
+            }],
+            command: vec!["./app".into()],
+            program: None,
+            histogram: None,
+            call_graph: None,
+            host: HostInfo::default(),
+            start_unix_ns: 0,
+            profiler_version: "0".into(),
+        };
+        let limits = ChunkLimits {
+            bytes: 1,
+            age: Duration::MAX,
+            most_bytes: usize::MAX,
+        };
+        let mut writer = RecordingWriter::with_limits(Vec::new(), &header, limits).unwrap();
+        for pid in [7, 8] {
+            writer
+                .push(&Record::Mmap(Mmap {
+                    time: 1,
+                    pid,
+                    tid: pid,
+                    start: Avma(0x40_0000),
+                    len: 0x10_000,
+                    offset: FileOffset(0),
+                    path: format!("/bin/app{pid}"),
+                    build_id: None,
+                }))
+                .unwrap();
+        }
+        for time in 2..600u64 {
+            if time == 300 {
+                let comm = Comm {
+                    time,
+                    pid: 8,
+                    tid: 8,
+                    exec: false,
+                    name: "renamed".into(),
+                };
+                writer.push(&Record::Comm(comm)).unwrap();
+            }
+            let pid = 7 + (time % 2) as u32;
+            let callchain = (0..1 + time % 3)
+                .map(|depth| CallchainEntry::Address(Avma(0x40_0000 + (time * 7 + depth) % 97)))
+                .collect();
+            let sample = Sample {
+                time,
+                pid,
+                tid: pid + (time % 5 == 0) as u32 * 100,
+                cpu: 0,
+                event: 0,
+                mode: CpuMode::User,
+                ip: Avma(0x40_0000 + time % 13),
+                period: time,
+                callchain,
+                user_stack: None,
+                read: Vec::new(),
+            };
+            writer.push(&Record::Sample(sample)).unwrap();
+            if time % 7 == 0 {
+                writer.end_batch().unwrap();
+            }
+        }
+        let bytes = writer.finish(Trailer::default()).unwrap();
+        let path = std::env::temp_dir().join(format!("samples-{name}-{}.data", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        Recording::open(&path).unwrap()
+    }
+
+    #[test]
+    fn samples_counted_in_parts_add_up_to_one_pass() {
+        let recording = recording("parts");
+        for tasks in [
+            TaskDetail::Threads,
+            TaskDetail::Processes,
+            TaskDetail::Commands,
+        ] {
+            let keep = Keep {
+                tasks,
+                ..Keep::default()
+            };
+            let count = |parts| {
+                let filter = SampleFilter::default();
+                count_sample_records(&recording, &[true], &filter, &NoUnwinder, keep, parts)
+                    .unwrap()
+            };
+            let whole = count(1);
+            assert_eq!(whole.commands, ["", "renamed"]);
+            let stacks: u64 = whole.by_stack[0].values().map(|w| w.samples).sum();
+            assert_eq!(stacks, 598);
+            for parts in [2, 3, 7] {
+                let counted = count(parts);
+                assert_eq!(counted.commands, whole.commands, "{parts} parts");
+                assert_eq!(counted.by_stack, whole.by_stack, "{parts} parts");
+                let threads = |c: &SampleCounts| -> Vec<(u32, u32, u64, String)> {
+                    (c.threads.iter())
+                        .map(|t| (t.pid, t.tid, t.samples, t.name.clone()))
+                        .collect()
+                };
+                assert_eq!(threads(&counted), threads(&whole), "{parts} parts");
+            }
+        }
     }
 }
