@@ -34,6 +34,9 @@ struct Candidate<'data> {
     name: Cow<'data, str>,
     /// End of the symbol's section: where a sizeless symbol must stop.
     section_end: u64,
+    /// Where it was met: of equally preferred symbols, the first names
+    /// the address.
+    seq: usize,
 }
 
 /// Which of several symbols at one address names it: global over weak over
@@ -66,9 +69,14 @@ impl<'data> FunctionTable<'data> {
                 size: end - address,
                 name,
                 section_end: end,
+                seq: 0,
             });
         }
-        candidates.sort_by_key(|c| (c.address, c.rank));
+        for (seq, candidate) in candidates.iter_mut().enumerate() {
+            candidate.seq = seq;
+        }
+        // Unstable but ordered as a stable sort: the keys are distinct.
+        candidates.sort_unstable_by_key(|c| (c.address, c.rank, c.seq));
         candidates.dedup_by_key(|c| c.address);
 
         let mut functions: Vec<Function<'data>> = Vec::with_capacity(candidates.len());
@@ -145,6 +153,7 @@ fn collect_symbols<'data>(object: &ObjectFile<'data>, candidates: &mut Vec<Candi
             size: symbol.size(),
             name: Cow::Borrowed(name),
             section_end,
+            seq: 0,
         });
     }
 }
