@@ -429,6 +429,17 @@ fn reports(page: &mut String, big: &Path, dir: &Path, runs: usize) {
     );
 }
 
+/// `0.41`, `0.0019`: two significant digits.
+fn ratio(value: f64) -> String {
+    match value {
+        v if v >= 0.1 || v == 0.0 || !v.is_finite() => format!("{v:.2}"),
+        v => {
+            let digits = (1.0 - v.log10().floor()) as usize;
+            format!("{v:.digits$}")
+        }
+    }
+}
+
 /// Times `rows` (the last is perf's, run once if it takes over 20 s), and
 /// says how each of `ratios` (row, name, target time ratio, target memory
 /// ratio) compares with perf's.
@@ -469,6 +480,15 @@ fn report_table(
         return;
     };
     let perf_name = rows.last().map_or("perf", |r| r.0);
+    if perf.wall > 3.0 * perf.cpu {
+        writeln!(
+            page,
+            "{perf_name} spent most of its wall time waiting, not computing ({:.2} s of CPU in \
+             {:.2} s): its CPU time is the fairer measure here.\n",
+            perf.cpu, perf.wall
+        )
+        .unwrap();
+    }
     for &(row, name, time_target, memory_target) in ratios {
         let Some(m) = medians[row] else { continue };
         let verdict = |ratio: f64, target: f64| match ratio <= target {
@@ -476,11 +496,11 @@ fn report_table(
             false => format!("target ≤ {target}×, missed"),
         };
         let mut line = format!(
-            "{name}: {:.2}× {perf_name}'s wall time ({}), {:.2}× its CPU time, {:.2}× its peak \
+            "{name}: {}× {perf_name}'s wall time ({}), {}× its CPU time, {:.2}× its peak \
              memory",
-            m.wall / perf.wall,
+            ratio(m.wall / perf.wall),
             verdict(m.wall / perf.wall, time_target),
-            m.cpu / perf.cpu,
+            ratio(m.cpu / perf.cpu),
             m.memory / perf.memory,
         );
         if !memory_target.is_nan() {
