@@ -483,8 +483,9 @@ fn report_table(
     if perf.wall > 3.0 * perf.cpu {
         writeln!(
             page,
-            "{perf_name} spent most of its wall time waiting, not computing ({:.2} s of CPU in \
-             {:.2} s): its CPU time is the fairer measure here.\n",
+            "{perf_name} spent {:.2} s of CPU in {:.2} s: the rest went to the GNU addr2line \
+             processes it runs to find the inlined frames of the stacks, whose CPU time is not \
+             counted in its own. Its wall time is the measure of the work here.\n",
             perf.cpu, perf.wall
         )
         .unwrap();
