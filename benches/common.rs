@@ -51,12 +51,23 @@ pub fn write_section(name: &str, content: &str) {
     eprintln!("wrote the {name} section of {}", path.display());
 }
 
-/// Wall seconds and peak resident memory (KiB) of a command, from GNU time;
-/// its standard output goes to /dev/null. `None` if it failed.
-pub fn time_and_memory(program: &str, args: &[&str], stdin: Option<&Path>) -> Option<(f64, u64)> {
+/// What [`measure`] found of one run of a command.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Measured {
+    /// Seconds of wall time.
+    pub wall: f64,
+    /// Seconds of CPU time, user and system.
+    pub cpu: f64,
+    /// Peak resident memory, MiB.
+    pub memory: f64,
+}
+
+/// Wall time, CPU time and peak resident memory of a command, from GNU
+/// time; its standard output goes to /dev/null. `None` if it failed.
+pub fn measure(program: &str, args: &[&str], stdin: Option<&Path>) -> Option<Measured> {
     let mut command = Command::new("/usr/bin/time");
     command
-        .args(["-f", "%e %M", "--"])
+        .args(["-f", "%e %U %S %M", "--"])
         .arg(program)
         .args(args)
         .stdout(Stdio::null());
@@ -68,8 +79,26 @@ pub fn time_and_memory(program: &str, args: &[&str], stdin: Option<&Path>) -> Op
         return None;
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let mut fields = stderr.lines().last()?.split_whitespace();
-    Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
+    let fields: Vec<f64> = (stderr.lines().last()?.split_whitespace())
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    match fields[..] {
+        [wall, user, system, kib] => Some(Measured {
+            wall,
+            cpu: user + system,
+            memory: kib / 1024.0,
+        }),
+        _ => None,
+    }
+}
+
+/// The medians of each figure of `runs`.
+pub fn medians(runs: &[Measured]) -> Measured {
+    Measured {
+        wall: median(runs.iter().map(|m| m.wall).collect()),
+        cpu: median(runs.iter().map(|m| m.cpu).collect()),
+        memory: median(runs.iter().map(|m| m.memory).collect()),
+    }
 }
 
 /// The median of `values`.

@@ -15,7 +15,7 @@ mod util;
 mod common;
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
@@ -71,6 +71,41 @@ fn header(page: &mut String, runs: usize, perf_available: bool) {
         common::machine()
     )
     .unwrap();
+    match samply() {
+        Some(samply) => writeln!(
+            page,
+            "samply ({}) is the other peer for recording: `samply record --save-only -r RATE`; \
+             it was installed with `cargo install samply --locked`.\n",
+            common::output_of(Command::new(samply).arg("--version"))
+        )
+        .unwrap(),
+        None => writeln!(
+            page,
+            "samply is not installed here (`cargo install samply --locked` puts it in \
+             ~/.cargo/bin; this machine has no network to fetch it): its rows are missing.\n"
+        )
+        .unwrap(),
+    }
+}
+
+/// samply, where installed: on the PATH, in ~/.cargo/bin, or in
+/// target/bench-tools (`cargo install samply --locked --root target/bench-tools`).
+fn samply() -> Option<PathBuf> {
+    let runs = |p: &Path| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    [
+        Some(PathBuf::from("samply")),
+        home.map(|h| h.join(".cargo/bin/samply")),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-tools/bin/samply")),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| runs(p))
 }
 
 /// Bare program vs `profiler record` vs `perf record` at several rates.
@@ -84,10 +119,12 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
     .unwrap();
     writeln!(page, "| --- | --- | --- | --- | --- | --- | --- | --- |").unwrap();
     let split = split.to_str().unwrap();
+    let samply = samply();
+    let mut sizes = Vec::new();
     for rate in RATES {
         let rate_text = rate.to_string();
-        let (mut bare, mut ours, mut histogram, mut theirs) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut bare, mut ours, mut histogram, mut theirs, mut samplys) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let record = |extra: &[&str]| {
             let mut args = vec![
                 "record",
@@ -104,10 +141,14 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
             (m.samples, m.lost) = common::profiler_counts(&output);
             m
         };
+        let bytes = |name: &str| std::fs::metadata(dir.join(name)).map_or(0, |m| m.len());
+        let (mut ours_bytes, mut histogram_bytes) = (0, 0);
         for _ in 0..runs {
             bare.push(timed(Command::new(split).arg(ROUNDS)).0);
             ours.push(record(&[]));
+            ours_bytes = bytes("bench.data");
             histogram.push(record(&["--histogram"]));
+            histogram_bytes = bytes("bench.data");
             if perf_available {
                 let (mut m, output) = timed(Command::new("perf").current_dir(dir).args([
                     "record",
@@ -124,7 +165,36 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
                 (m.samples, m.lost) = common::perf_counts(&output, &dir.join("perf.data"));
                 theirs.push(m);
             }
+            if let Some(samply) = &samply {
+                let (m, _) = timed(Command::new(samply).current_dir(dir).args([
+                    "record",
+                    "--save-only",
+                    "-r",
+                    &rate_text,
+                    "-o",
+                    "samply.json.gz",
+                    "--",
+                    split,
+                    ROUNDS,
+                ]));
+                samplys.push(m);
+            }
         }
+        let size = |name: &str| match std::fs::metadata(dir.join(name)) {
+            Ok(m) => format!("{:.2}", m.len() as f64 / 1e6),
+            Err(_) => "-".into(),
+        };
+        sizes.push(format!(
+            "| {rate} Hz | {:.2} | {:.3} | {} | {} |",
+            ours_bytes as f64 / 1e6,
+            histogram_bytes as f64 / 1e6,
+            size("perf.data"),
+            if samply.is_some() {
+                size("samply.json.gz")
+            } else {
+                "not installed".into()
+            }
+        ));
         let bare = median(&bare);
         row(
             page,
@@ -146,6 +216,18 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
         if perf_available {
             row(page, "", "perf record", median(&theirs), bare, true);
         }
+        if !samplys.is_empty() {
+            row(page, "", "samply record", median(&samplys), bare, false);
+        }
+    }
+    writeln!(
+        page,
+        "\nRecording sizes, MB (the last run at each rate):\n\n| rate | profiler record | \
+         profiler record --histogram | perf record | samply record |\n| --- | --- | --- | --- | --- |"
+    )
+    .unwrap();
+    for line in sizes {
+        writeln!(page, "{line}").unwrap();
     }
     writeln!(page).unwrap();
 }

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use profiler_report::{
-    Places, ReportOptions, SortKey, StackOptions, TreeDirection, flat_profile, read_stacks,
-    render_json, render_text,
+    Places, ReportOptions, SortKey, StackOptions, TaskDetail, TreeDirection, flat_profile,
+    read_stacks, render_json, render_text,
 };
 
 use crate::args::{self, Format, ReportArgs};
@@ -29,6 +29,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             Places::None
         },
         filter: args.filter.filter(),
+        // Stacks are told apart by thread only where the report shows
+        // threads or processes.
+        tasks: if args.threads {
+            TaskDetail::Threads
+        } else if sort.contains(&SortKey::Pid) {
+            TaskDetail::Processes
+        } else {
+            TaskDetail::Commands
+        },
         ..StackOptions::default()
     };
     let stacks = with_symbolizer(&args.symbols, &recording, |symbolizer, unwinder| {

@@ -110,6 +110,11 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
         .copy_from_slice(&payload_len.to_le_bytes());
 }
 
+/// Whether a frame of this tag holds a sample.
+pub(crate) fn is_sample(tag: u8) -> bool {
+    tag == TAG_SAMPLE
+}
+
 /// Splits a frame header into its tag and payload length.
 pub(crate) fn frame_header(bytes: [u8; FRAME_HEADER_LEN]) -> (u8, u32) {
     (

@@ -9,7 +9,8 @@
 //! samples need not be sorted, which keeps a report's pass over them
 //! streaming.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 use crate::address::{Avma, FileOffset};
 use crate::module::{Module, ModuleId, ModuleTable};
@@ -67,7 +68,7 @@ struct Ended {
 #[derive(Debug, Default)]
 pub struct LiveMappings {
     modules: ModuleTable,
-    live: HashMap<u32, BTreeMap<u64, Live>>,
+    live: FxHashMap<u32, BTreeMap<u64, Live>>,
 }
 
 impl LiveMappings {
@@ -238,8 +239,8 @@ impl ProcessModelBuilder {
         self.records.sort_by_key(side_band_order);
         let mut mappings = LiveMappings::new();
         let mut ended = Vec::new();
-        let mut names: HashMap<u32, Vec<(u64, String)>> = HashMap::new();
-        let mut ranges: HashMap<ModuleId, Vec<(FileOffset, u64)>> = HashMap::new();
+        let mut names: FxHashMap<u32, Vec<(u64, String)>> = FxHashMap::default();
+        let mut ranges: FxHashMap<ModuleId, Vec<(FileOffset, u64)>> = FxHashMap::default();
         for record in &self.records {
             if let Some(module) = mappings.apply_logged(record, &mut ended)
                 && let Record::Mmap(m) = record
@@ -266,7 +267,7 @@ impl ProcessModelBuilder {
         for pid in pids {
             mappings.unmap_all(pid, u64::MAX, &mut ended);
         }
-        let mut by_pid: HashMap<u32, Vec<Interval>> = HashMap::new();
+        let mut by_pid: FxHashMap<u32, Vec<Interval>> = FxHashMap::default();
         for Ended {
             pid,
             start,
@@ -301,9 +302,9 @@ impl ProcessModelBuilder {
 #[derive(Debug, Default)]
 pub struct ProcessModel {
     modules: ModuleTable,
-    timelines: HashMap<u32, Timeline>,
-    names: HashMap<u32, Vec<(u64, String)>>,
-    ranges: HashMap<ModuleId, Vec<(FileOffset, u64)>>,
+    timelines: FxHashMap<u32, Timeline>,
+    names: FxHashMap<u32, Vec<(u64, String)>>,
+    ranges: FxHashMap<ModuleId, Vec<(FileOffset, u64)>>,
 }
 
 impl ProcessModel {
@@ -368,7 +369,7 @@ impl ProcessModel {
     }
 }
 
-fn name_at(names: &HashMap<u32, Vec<(u64, String)>>, tid: u32, time: u64) -> Option<&str> {
+fn name_at(names: &FxHashMap<u32, Vec<(u64, String)>>, tid: u32, time: u64) -> Option<&str> {
     let history = names.get(&tid)?;
     let after = history.partition_point(|(t, _)| *t <= time);
     // Before the first rename, the first known name is the best guess.

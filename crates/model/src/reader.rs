@@ -37,6 +37,8 @@ pub struct Recording {
     records_end: u64,
     /// Damaged byte ranges among the records, skipped when reading.
     skipped: Vec<Range<u64>>,
+    /// Where each good chunk starts.
+    good_starts: Vec<u64>,
     /// The reader of a file in another format, which hands over the records
     /// instead of the chunks.
     source: Option<Box<dyn RecordSource>>,
@@ -72,6 +74,7 @@ impl Recording {
             skipped,
             skipped_chunks,
             lost_tail,
+            good_starts,
             ..
         } = map;
         let mut recording = Recording {
@@ -82,6 +85,7 @@ impl Recording {
             records_start,
             records_end,
             skipped,
+            good_starts,
             source: None,
         };
         let ends_early = match (&trailer, has_end_marker) {
@@ -121,6 +125,7 @@ impl Recording {
             records_start: 0,
             records_end: 0,
             skipped: Vec::new(),
+            good_starts: Vec::new(),
             source: Some(source),
         }
     }
@@ -152,10 +157,50 @@ impl Recording {
         if let Some(source) = &self.source {
             return Ok(RecordStream::Source(source.records()?));
         }
-        Ok(RecordStream::Chunks(self.chunk_records()?))
+        Ok(RecordStream::Chunks(self.chunk_records(false)?))
     }
 
-    fn chunk_records(&self) -> Result<Records, RecordingError> {
+    /// Iterates over the records other than samples, in file order: the
+    /// samples of a profiler recording are stepped over undecoded.
+    pub fn side_band_records(&self) -> Result<RecordStream, RecordingError> {
+        if let Some(source) = &self.source {
+            return Ok(RecordStream::Source(source.records()?));
+        }
+        Ok(RecordStream::Chunks(self.chunk_records(true)?))
+    }
+
+    /// The records in up to `parts` stretches of whole chunks, of about
+    /// equal size, in file order: to be read side by side. `None` for
+    /// other formats, whose readers go through their files in one pass.
+    pub fn records_in_parts(&self, parts: usize) -> Result<Option<Vec<Records>>, RecordingError> {
+        if self.source.is_some() {
+            return Ok(None);
+        }
+        let (start, end) = (self.records_start, self.records_end);
+        let size = end.saturating_sub(start);
+        let mut bounds = vec![start];
+        for part in 1..parts.max(1) as u64 {
+            let wanted = start + size / parts as u64 * part;
+            let at = self.good_starts.partition_point(|&s| s < wanted);
+            if let Some(&bound) = self.good_starts.get(at)
+                && bound > *bounds.last().unwrap_or(&start)
+            {
+                bounds.push(bound);
+            }
+        }
+        bounds.push(end);
+        let mut records = Vec::new();
+        for pair in bounds.windows(2) {
+            let mut part = self.chunk_records(false)?;
+            part.position = pair[0];
+            part.end = pair[1];
+            part.next_skipped = self.skipped.partition_point(|r| r.start < pair[0]);
+            records.push(part);
+        }
+        Ok(Some(records))
+    }
+
+    fn chunk_records(&self, skip_samples: bool) -> Result<Records, RecordingError> {
         let file = open_regular(&self.path).map_err(|error| RecordingError::Open {
             path: self.path.clone(),
             error,
@@ -170,6 +215,7 @@ impl Recording {
             payload: Vec::new(),
             payload_offset: 0,
             cursor: 0,
+            skip_samples,
         })
     }
 
@@ -239,6 +285,8 @@ pub struct Records {
     payload: Vec<u8>,
     payload_offset: u64,
     cursor: usize,
+    /// Step over samples without decoding them.
+    skip_samples: bool,
 }
 
 impl Iterator for Records {
@@ -280,7 +328,10 @@ impl Records {
         let Some(body) = rest[FRAME_HEADER_LEN..].get(..len as usize) else {
             return Err(corrupt("a record runs past the end of its chunk"));
         };
-        let record = codec::decode(tag, body).map_err(corrupt)?;
+        let record = match self.skip_samples && codec::is_sample(tag) {
+            true => None,
+            false => codec::decode(tag, body).map_err(corrupt)?,
+        };
         self.cursor = start + FRAME_HEADER_LEN + len as usize;
         Ok(record)
     }
@@ -662,6 +713,28 @@ mod tests {
                 // damaged end marker costs nothing.
                 assert!(read.len() >= 9, "byte {at}");
             }
+        }
+    }
+
+    #[test]
+    fn records_read_in_parts_are_the_records_read_whole() {
+        let mut bytes = recording_bytes(30, 3);
+        let starts = chunk_starts(&bytes);
+        // A damaged chunk is skipped by whichever part holds it.
+        bytes[starts[4] + 30] ^= 1;
+        let path = path("parts");
+        std::fs::write(&path, &bytes).unwrap();
+        let recording = Recording::open(&path).unwrap();
+        let whole = samples(&recording);
+        assert_eq!(whole.len(), 27);
+        for parts in 1..14 {
+            let split = recording.records_in_parts(parts).unwrap().unwrap();
+            assert!(split.len() <= parts);
+            let read: Vec<Record> = (split.into_iter().flatten())
+                .map(Result::unwrap)
+                .filter(|r| matches!(r, Record::Sample(_)))
+                .collect();
+            assert_eq!(read, whole, "{parts} parts");
         }
     }
 

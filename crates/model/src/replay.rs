@@ -30,15 +30,30 @@ impl Iterator for Samples {
 impl Recording {
     /// The process model of the whole recording, and its samples to read
     /// against it: two streaming passes over the records, the second as
-    /// the caller iterates.
+    /// the caller iterates. The first pass decodes no samples.
     pub fn replay(&self) -> Result<(ProcessModel, Samples), RecordingError> {
         let mut builder = ProcessModelBuilder::new();
-        for record in self.records()? {
+        for record in self.side_band_records()? {
             builder.add(&record?);
         }
         let samples = Samples {
             records: self.records()?,
         };
         Ok((builder.build(), samples))
+    }
+}
+
+impl Recording {
+    /// The samples of a recording in up to `parts` stretches, in file
+    /// order, to be read side by side (see [`Recording::records_in_parts`]);
+    /// `None` for other formats.
+    pub fn samples_in_parts(&self, parts: usize) -> Result<Option<Vec<Samples>>, RecordingError> {
+        Ok(self.records_in_parts(parts)?.map(|parts| {
+            (parts.into_iter())
+                .map(|records| Samples {
+                    records: RecordStream::Chunks(records),
+                })
+                .collect()
+        }))
     }
 }

@@ -30,6 +30,9 @@ pub(crate) struct ChunkMap {
     /// A trailer chunk's payload met on the way (where the end marker
     /// was lost but the trailer was written).
     pub trailer: Option<Vec<u8>>,
+    /// Where each good chunk starts, in order: where a reader may start
+    /// reading part of the records.
+    pub good_starts: Vec<u64>,
 }
 
 /// Walks the chunks in `start..end`. With `has_end_marker`, `end` is where
@@ -58,6 +61,8 @@ pub(crate) fn scan(
                     map.trailer = Some(std::mem::take(&mut payload));
                     map.records_end = position;
                     return Ok(map);
+                } else {
+                    map.good_starts.push(position);
                 }
                 position = next;
             }

@@ -9,7 +9,8 @@
 //! several bytes: each bucket counts at the instruction holding its first
 //! byte, and the annotation says so.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use profiler_model::{Flow, FunctionListing, Instruction, Location, Recording, SourceReader, Svma};
@@ -352,7 +353,7 @@ fn source_blocks(
             .or_default()
             .insert(line.line);
     }
-    let counts: HashMap<(&str, u32), &LineCount> =
+    let counts: FxHashMap<(&str, u32), &LineCount> =
         lines.iter().map(|l| ((&*l.file, l.line), l)).collect();
     let mut blocks: Vec<SourceBlock> = (wanted.into_iter())
         .map(|(file, numbers)| source_block(file, numbers, &counts, sources, context))
@@ -367,7 +368,7 @@ fn source_blocks(
 /// The function's own file, and its first and last line there: the file
 /// most of its outermost frames lie in.
 fn own_span(listing: &FunctionListing) -> Option<(Arc<str>, u32, u32)> {
-    let mut own: HashMap<Arc<str>, (u32, u32, usize)> = HashMap::new();
+    let mut own: FxHashMap<Arc<str>, (u32, u32, usize)> = FxHashMap::default();
     for i in &listing.instructions {
         let Some(outer) = i.frames.last() else {
             continue;
@@ -389,7 +390,7 @@ fn own_span(listing: &FunctionListing) -> Option<(Arc<str>, u32, u32)> {
 fn source_block(
     file: Arc<str>,
     numbers: BTreeSet<u32>,
-    counts: &HashMap<(&str, u32), &LineCount>,
+    counts: &FxHashMap<(&str, u32), &LineCount>,
     sources: &dyn SourceReader,
     context: Option<usize>,
 ) -> SourceBlock {

@@ -3,7 +3,7 @@
 //! name, or else of the name without its path), or any function by
 //! `MODULE:ADDRESS` (the address as `nm` and `objdump` print it).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use profiler_model::{Module, ModuleId, Svma};
 
@@ -115,7 +115,8 @@ impl StackProfile {
 
     /// Functions with samples of their own, most samples first.
     fn sampled_functions(&self) -> Vec<Sampled<'_>> {
-        let mut by_function: HashMap<FunctionId, (u64, HashMap<Svma, u64>)> = HashMap::new();
+        let mut by_function: FxHashMap<FunctionId, (u64, FxHashMap<Svma, u64>)> =
+            FxHashMap::default();
         for stack in self.events.iter().flatten() {
             // The function holding the code, past any inlined frames.
             let holder = stack.frames.iter().find(|&&f| !self.is_inlined(f));

@@ -5,7 +5,7 @@
 //! inlined function the instruction came from, and a function's inlined
 //! copies and its own code are one row.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::naming::{FunctionId, FunctionKey, ModuleKey};
 use crate::samples::Weight;
@@ -23,7 +23,7 @@ impl Attribution {
     pub fn new(functions: &[FunctionKey], inline: bool) -> Attribution {
         // With `--inline`, an inlined `burn` and an out-of-line `burn` are
         // one row: the first id of the module and name stands for both.
-        let mut first: HashMap<(ModuleKey, &str), FunctionId> = HashMap::new();
+        let mut first: FxHashMap<(ModuleKey, &str), FunctionId> = FxHashMap::default();
         let row_of = functions
             .iter()
             .enumerate()
@@ -74,7 +74,7 @@ pub(crate) struct InlineTally {
     /// Per inlined function id: samples in its code (with what was inlined
     /// into it), as the innermost frame, and inlined directly into the row's
     /// function.
-    pub by_function: HashMap<FunctionId, [Weight; 3]>,
+    pub by_function: FxHashMap<FunctionId, [Weight; 3]>,
 }
 
 impl InlineTally {

@@ -4,7 +4,7 @@
 //! with the share of the event's samples that went through it. Functions
 //! inlined into their callers are nodes of their own, marked inlined.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::naming::FunctionId;
 use crate::samples::Weight;
@@ -46,7 +46,7 @@ struct TrieNode {
     /// `None` at the root.
     function: Option<FunctionId>,
     weight: Weight,
-    children: HashMap<FunctionId, usize>,
+    children: FxHashMap<FunctionId, usize>,
 }
 
 pub(crate) fn call_tree(
@@ -58,7 +58,7 @@ pub(crate) fn call_tree(
     let mut nodes = vec![TrieNode {
         function: None,
         weight: Weight::default(),
-        children: HashMap::new(),
+        children: FxHashMap::default(),
     }];
     for stack in part {
         let mut at = 0;
@@ -74,7 +74,7 @@ pub(crate) fn call_tree(
                     nodes.push(TrieNode {
                         function: Some(function),
                         weight: Weight::default(),
-                        children: HashMap::new(),
+                        children: FxHashMap::default(),
                     });
                     let next = nodes.len() - 1;
                     nodes[at].children.insert(function, next);

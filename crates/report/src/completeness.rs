@@ -7,7 +7,7 @@
 //! a stack passes through, where its root functions lie, looked up once by
 //! name in its symbol tables. Nothing is named.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::ops::Range;
 
 use profiler_model::{FileOffset, Location, ModuleId, Recording, StackUnwinder, Symbolizer};
@@ -54,7 +54,7 @@ pub fn stack_completeness(
     let mut counts = vec![(0, 0); events.len()];
     let (model, samples) = recording.replay()?;
     let mut walker = StackWalker::new(&model, unwinder);
-    let mut roots: HashMap<ModuleId, Vec<Range<FileOffset>>> = HashMap::new();
+    let mut roots: FxHashMap<ModuleId, Vec<Range<FileOffset>>> = FxHashMap::default();
     for sample in samples {
         let sample = sample?;
         let Some((rooted, all)) = counts.get_mut(usize::from(sample.event)) else {

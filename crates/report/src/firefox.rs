@@ -11,7 +11,7 @@
 //! module they are in (the program, a library, the kernel, other), each
 //! module a subcategory.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::{BufWriter, Write};
 use std::time::Duration;
 
@@ -88,7 +88,7 @@ fn interval(recording: &Recording, event: Option<usize>, clock: bool) -> u64 {
 /// module.
 struct Categories {
     kinds: [CategoryHandle; 4],
-    modules: HashMap<ModuleKey, CategoryPairHandle>,
+    modules: FxHashMap<ModuleKey, CategoryPairHandle>,
 }
 
 impl Categories {
@@ -100,7 +100,7 @@ impl Categories {
                 profile.add_category("Kernel", CategoryColor::Red),
                 CategoryHandle::OTHER,
             ],
-            modules: HashMap::new(),
+            modules: FxHashMap::default(),
         }
     }
 }
@@ -119,9 +119,9 @@ struct Writer<'a> {
 impl Writer<'_> {
     /// A process track per process, a thread track per thread.
     fn add_threads(&mut self, threads: &[ReplayThread]) -> Vec<ThreadHandle> {
-        let mut processes = HashMap::new();
+        let mut processes = FxHashMap::default();
         // Each process ends with its last thread's last sample.
-        let mut ends: HashMap<u32, u64> = HashMap::new();
+        let mut ends: FxHashMap<u32, u64> = FxHashMap::default();
         for thread in threads {
             let end = ends.entry(thread.pid).or_default();
             *end = (*end).max(thread.last);

@@ -2,7 +2,8 @@
 //! (hover for counts, click to zoom, search), coloured by the kind of module
 //! each frame belongs to; and differential flame graphs of two profiles.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 
 use inferno::flamegraph::color::{Color, PaletteMap};
@@ -185,7 +186,7 @@ fn protect_number(name: &str) -> String {
 /// in `FrameKind`'s order. Names are the frames' labels as inferno reads
 /// them from the folded lines (see [`flame_lines`]).
 fn module_palette(stacks: &FoldedStacks) -> PaletteMap {
-    let mut kinds: HashMap<String, (FrameKind, bool)> = HashMap::new();
+    let mut kinds: FxHashMap<String, (FrameKind, bool)> = FxHashMap::default();
     for frame in &stacks.frames {
         kinds
             .entry(protect_number(&frame.label()))

@@ -4,7 +4,7 @@
 //! inlined into its caller is a frame of its own, named with an
 //! ` (inlined)` suffix as `perf report` marks it.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::{self, Write};
 
 use crate::samples::total;
@@ -82,7 +82,7 @@ impl FoldedStacks {
     /// fold to the same line are merged.
     pub fn lines(&self) -> Vec<(String, u64)> {
         let names: Vec<String> = self.frames.iter().map(FoldedFrame::label).collect();
-        let mut merged: HashMap<String, u64> = HashMap::new();
+        let mut merged: FxHashMap<String, u64> = FxHashMap::default();
         for (stack, weight) in &self.stacks {
             let line = stack
                 .iter()

@@ -9,7 +9,7 @@
 //! the machine's byte order. Addresses are the module's stated addresses,
 //! which for a PIE are relative to its load address, as glibc writes them.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::Write;
 
 use profiler_histogram::{BucketWidth, Scale};
@@ -162,7 +162,7 @@ fn pick_module(set: &HistogramSet, event: usize, wanted: Option<&str>) -> Result
             module.name() == wanted || module.path == wanted
         }),
         None => {
-            let mut samples: HashMap<u32, u64> = HashMap::new();
+            let mut samples: FxHashMap<u32, u64> = FxHashMap::default();
             for r in set.regions.iter().filter(|r| usize::from(r.event) == event) {
                 let count = samples.entry(r.module).or_default();
                 *count = count.saturating_add(total(r.buckets.counts()));

@@ -2,7 +2,7 @@
 //! ones built now from a full recording's samples, at any scale.
 
 use profiler_histogram::{BucketWidth, Buckets, HistogramConfig, Region, Scale};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use profiler_model::{
     HistogramOptions, HistogramSet, Location, MemberDeltas, ModuleHistograms, ModuleRegion,
@@ -104,7 +104,7 @@ fn histograms_from_samples(
     };
     let events = recording.header.events.len() as u64;
     let mut histograms = ModuleHistograms::new(recording.header.events.len(), options);
-    let mut covered = HashSet::new();
+    let mut covered = FxHashSet::default();
     let mut bucket_bytes = 0u64;
     let mut members = MemberDeltas::default();
     for sample in samples {

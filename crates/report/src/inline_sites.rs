@@ -3,7 +3,8 @@
 //! line of the call), with the samples of each copy, and the advice to
 //! annotate one of those functions.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
@@ -72,7 +73,7 @@ impl StackProfile {
         let chosen = self.inlined_named(symbol);
         let &first = chosen.first()?;
         // Samples per sampled location whose code came from it.
-        let mut by_location: HashMap<Location, u64> = HashMap::new();
+        let mut by_location: FxHashMap<Location, u64> = FxHashMap::default();
         for stack in stacks {
             let holder = stack.frames.iter().position(|&f| !self.is_inlined(f));
             let inlined = &stack.frames[..holder.unwrap_or(0)];
@@ -89,7 +90,7 @@ impl StackProfile {
                 by_module.entry(module).or_default().push((offset, samples));
             }
         }
-        let mut sites: HashMap<SiteKey, u64> = HashMap::new();
+        let mut sites: FxHashMap<SiteKey, u64> = FxHashMap::default();
         for (module, mut offsets) in by_module {
             offsets.sort_unstable();
             let wanted: Vec<FileOffset> = offsets.iter().map(|(o, _)| *o).collect();

@@ -80,6 +80,7 @@ pub use profile::{
     EventProfile, FlatProfile, FunctionRow, InlinedRow, ModuleRow, ReportOptions, ThreadRow,
     flat_profile,
 };
+pub use samples::TaskDetail;
 pub use samples::{SampleFilter, Weight};
 pub use sort::{PlaceKind, SortKey};
 pub use speedscope::render_speedscope;

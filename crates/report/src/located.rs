@@ -3,7 +3,7 @@
 //! inline chain and their source lines, and the mappings of each process,
 //! which turn a location back into the address it had in its process.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use profiler_model::{Avma, Location, MappedRange};
 
@@ -41,20 +41,20 @@ pub(crate) struct Located {
     /// locations.
     pub stacks: Vec<Vec<LocatedStack>>,
     /// The executable mappings of each process with samples.
-    pub mappings: HashMap<u32, Vec<MappedRange>>,
+    pub mappings: FxHashMap<u32, Vec<MappedRange>>,
 }
 
 impl Located {
     pub fn new(
-        by_stack: &[HashMap<ThreadStack, Weight>],
+        by_stack: &[FxHashMap<ThreadStack, Weight>],
         names: &Names,
-        mappings: HashMap<u32, Vec<MappedRange>>,
+        mappings: FxHashMap<u32, Vec<MappedRange>>,
     ) -> Located {
         let mut located = Located {
             mappings,
             ..Located::default()
         };
-        let mut ids: HashMap<Location, u32> = HashMap::new();
+        let mut ids: FxHashMap<Location, u32> = FxHashMap::default();
         for stacks in by_stack {
             // In a fixed order, so that locations are numbered alike in
             // every run.
@@ -132,10 +132,9 @@ mod tests {
             module,
         };
         let located = Located {
-            mappings: HashMap::from([(
-                7,
-                vec![range(0x40_0000, 0, 0), range(0x40_1000, 0x1000, 0)],
-            )]),
+            mappings: [(7, vec![range(0x40_0000, 0, 0), range(0x40_1000, 0x1000, 0)])]
+                .into_iter()
+                .collect(),
             ..Located::default()
         };
         let at = |pid, offset| {

@@ -9,7 +9,8 @@
 //! below functions (by source line, by address, annotated listings), each
 //! location also keeps its place: its address and source line.
 
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, mpsc};
 
 use profiler_model::{
@@ -90,21 +91,21 @@ impl FunctionId {
 /// The function of every location.
 #[derive(Default)]
 pub(crate) struct Names {
-    of_location: HashMap<Location, FunctionId>,
+    of_location: FxHashMap<Location, FunctionId>,
     /// Where code was inlined (and inline frames were asked for): the whole
     /// chain, innermost first, the containing function last.
-    chains: HashMap<Location, Box<[FunctionId]>>,
+    chains: FxHashMap<Location, Box<[FunctionId]>>,
     /// When asked for: the source line of each of a location's frames
     /// (0 where unknown), as [`Names::frames`] lists them.
-    lines: HashMap<Location, Box<[u32]>>,
+    lines: FxHashMap<Location, Box<[u32]>>,
     functions: Vec<FunctionKey>,
     /// Indexed like `functions`.
     details: Vec<FunctionDetail>,
-    interned: HashMap<FunctionKey, FunctionId>,
+    interned: FxHashMap<FunctionKey, FunctionId>,
     /// Why some modules' code is unnamed (file missing, changed...).
     pub problems: Vec<String>,
     /// Where each location is, when asked for.
-    pub places: HashMap<Location, Place>,
+    pub places: FxHashMap<Location, Place>,
 }
 
 impl Names {
@@ -182,7 +183,7 @@ pub(crate) fn name_locations<'a>(
     lines: bool,
 ) -> Names {
     let mut names = Names::default();
-    let mut by_module: HashMap<ModuleId, BTreeSet<FileOffset>> = HashMap::new();
+    let mut by_module: FxHashMap<ModuleId, BTreeSet<FileOffset>> = FxHashMap::default();
     let mut kernel: BTreeSet<Avma> = BTreeSet::new();
     for &location in locations {
         match location {
@@ -362,7 +363,7 @@ fn reordered<T>(items: Vec<T>, order: &[usize]) -> Vec<T> {
 /// first, handing each answer to `take` as soon as it is ready.
 fn symbolize_modules(
     modules: &ModuleTable,
-    by_module: HashMap<ModuleId, BTreeSet<FileOffset>>,
+    by_module: FxHashMap<ModuleId, BTreeSet<FileOffset>>,
     symbolizer: &dyn Symbolizer,
     detail: Detail,
     mut take: impl FnMut(ModuleId, &[FileOffset], ModuleSymbols),

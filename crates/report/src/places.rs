@@ -1,7 +1,7 @@
 //! Flat profiles below functions: samples by source line or by instruction
 //! address, across the whole program (`report --sort line|address`).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use profiler_model::{Location, Svma};
@@ -57,7 +57,8 @@ pub(crate) fn place_rows(
     total_period: u64,
     percent_limit: f64,
 ) -> Vec<PlaceRow> {
-    let mut by_key: HashMap<(TaskKey, RowKey), (FunctionId, PlaceId, Weight)> = HashMap::new();
+    let mut by_key: FxHashMap<(TaskKey, RowKey), (FunctionId, PlaceId, Weight)> =
+        FxHashMap::default();
     for leaf in leaves {
         let (function, Some(place_id)) = (leaf.row, leaf.stack.place) else {
             continue;

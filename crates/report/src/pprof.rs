@@ -13,7 +13,7 @@
 
 mod proto;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::Write;
 
 use flate2::Compression;
@@ -50,7 +50,7 @@ pub fn render_pprof(
 #[derive(Default)]
 struct Strings {
     table: Vec<String>,
-    index: HashMap<String, i64>,
+    index: FxHashMap<String, i64>,
 }
 
 impl Strings {
@@ -134,9 +134,9 @@ struct Builder<'a> {
     located: &'a Located,
     strings: Strings,
     /// pprof location ids by process and location.
-    locations: HashMap<(u32, u32), u64>,
+    locations: FxHashMap<(u32, u32), u64>,
     location_table: Vec<(MappingKey, Avma, u32)>,
-    location_ids: HashMap<(MappingKey, Avma, u32), u64>,
+    location_ids: FxHashMap<(MappingKey, Avma, u32), u64>,
     /// pprof function ids by function (0: not yet given one).
     function_ids: Vec<u64>,
     functions: Vec<proto::Function>,
@@ -149,9 +149,9 @@ impl<'a> Builder<'a> {
             stacks,
             located,
             strings: Strings::new(),
-            locations: HashMap::new(),
+            locations: FxHashMap::default(),
             location_table: Vec::new(),
-            location_ids: HashMap::new(),
+            location_ids: FxHashMap::default(),
             function_ids: vec![0; stacks.functions.len()],
             functions: Vec::new(),
         }
@@ -208,7 +208,7 @@ impl<'a> Builder<'a> {
     /// One pprof sample per stack and thread, with every event's values.
     fn samples(&mut self, columns: &[(Column, String, &str)]) -> Vec<proto::Sample> {
         let mut samples: Vec<proto::Sample> = Vec::new();
-        let mut index: HashMap<(u32, u32, CommandId, &[u32]), usize> = HashMap::new();
+        let mut index: FxHashMap<(u32, u32, CommandId, &[u32]), usize> = FxHashMap::default();
         let located = self.located;
         for (position, (column, _, _)) in columns.iter().enumerate() {
             let (Column::Samples(event) | Column::Events(event)) = *column;
@@ -305,8 +305,8 @@ impl<'a> Builder<'a> {
 
     /// The mappings the locations lie in, the program's first (pprof names
     /// the profile's binary after the first), and their ids.
-    fn mappings(&mut self) -> (Vec<proto::Mapping>, HashMap<MappingKey, u64>) {
-        let mut extents: HashMap<MappingKey, (u64, u64)> = HashMap::new();
+    fn mappings(&mut self) -> (Vec<proto::Mapping>, FxHashMap<MappingKey, u64>) {
+        let mut extents: FxHashMap<MappingKey, (u64, u64)> = FxHashMap::default();
         for &(mapping, address, _) in &self.location_table {
             if mapping == MappingKey::Unmapped {
                 continue;
@@ -339,7 +339,7 @@ impl<'a> Builder<'a> {
         }
         let mut keys: Vec<MappingKey> = extents.keys().copied().collect();
         keys.sort_by_key(|key| (program != Some(path(key)), path(key).to_owned(), *key));
-        let ids: HashMap<MappingKey, u64> = (keys.iter().enumerate())
+        let ids: FxHashMap<MappingKey, u64> = (keys.iter().enumerate())
             .map(|(i, &k)| (k, i as u64 + 1))
             .collect();
         let mappings = (keys.iter())
@@ -379,7 +379,10 @@ impl<'a> Builder<'a> {
     }
 
     /// The locations, each with its inline chain innermost first.
-    fn pprof_locations(&mut self, mapping_ids: &HashMap<MappingKey, u64>) -> Vec<proto::Location> {
+    fn pprof_locations(
+        &mut self,
+        mapping_ids: &FxHashMap<MappingKey, u64>,
+    ) -> Vec<proto::Location> {
         let table = std::mem::take(&mut self.location_table);
         let located = self.located;
         (table.iter().enumerate())

@@ -1,7 +1,7 @@
 //! The flat profile: per event, the functions (or modules) sorted by the
 //! share of the event they account for.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use profiler_model::{
     EventDescription, EventStats, HistogramSettings, HistogramTotals, Recording, RecordingHeader,
@@ -184,8 +184,8 @@ pub fn flat_profile(
             .map(|&member| counter.member_counts(member, options.split_threads))
             .collect();
         for (thread, part) in parts(stacks, index, options.split_threads) {
-            let none = HashMap::new();
-            let counted: Vec<&HashMap<RowKey, u64>> = (counted.iter())
+            let none = FxHashMap::default();
+            let counted: Vec<&FxHashMap<RowKey, u64>> = (counted.iter())
                 .map(|by_thread| by_thread.get(&thread).unwrap_or(&none))
                 .collect();
             let mut profile = counter.event_profile(&part, &counted, description.clone(), stats);
@@ -215,7 +215,7 @@ fn parts(
     if !split_threads {
         return vec![(None, stacks.events[index].iter().collect())];
     }
-    let mut by_thread: HashMap<Thread, Vec<&NamedStack>> = HashMap::new();
+    let mut by_thread: FxHashMap<Thread, Vec<&NamedStack>> = FxHashMap::default();
     for stack in &stacks.events[index] {
         by_thread
             .entry((stack.pid, stack.tid))
@@ -311,8 +311,8 @@ impl<'a> Counter<'a> {
         &self,
         member: usize,
         split_threads: bool,
-    ) -> HashMap<Option<Thread>, HashMap<RowKey, u64>> {
-        let mut counts: HashMap<Option<Thread>, HashMap<RowKey, u64>> = HashMap::new();
+    ) -> FxHashMap<Option<Thread>, FxHashMap<RowKey, u64>> {
+        let mut counts: FxHashMap<Option<Thread>, FxHashMap<RowKey, u64>> = FxHashMap::default();
         for stack in &self.stacks.events[member] {
             let thread = split_threads.then_some((stack.pid, stack.tid));
             if let Some(row) = self.attribution.leaf(&stack.frames) {
@@ -328,7 +328,7 @@ impl<'a> Counter<'a> {
     fn event_profile(
         &self,
         part: &[&NamedStack],
-        members: &[&HashMap<RowKey, u64>],
+        members: &[&FxHashMap<RowKey, u64>],
         description: EventDescription,
         stats: EventStats,
     ) -> EventProfile {
@@ -392,10 +392,10 @@ impl<'a> Counter<'a> {
     fn function_rows(
         &self,
         leaves: &[Leaf],
-        members: &[&HashMap<RowKey, u64>],
+        members: &[&FxHashMap<RowKey, u64>],
         total: f64,
     ) -> Vec<FunctionRow> {
-        let mut tallies: HashMap<RowKey, FunctionTally> = HashMap::new();
+        let mut tallies: FxHashMap<RowKey, FunctionTally> = FxHashMap::default();
         let mut seen: Vec<FunctionId> = Vec::new();
         for leaf in leaves {
             let (frames, weight) = (&leaf.stack.frames, leaf.stack.weight);
@@ -476,7 +476,7 @@ impl<'a> Counter<'a> {
 
     /// Each module's self weight, sorted and limited.
     fn module_rows(&self, leaves: &[Leaf], total: f64) -> Vec<ModuleRow> {
-        let mut by_module: HashMap<(TaskKey, ModuleKey), Weight> = HashMap::new();
+        let mut by_module: FxHashMap<(TaskKey, ModuleKey), Weight> = FxHashMap::default();
         for leaf in leaves {
             let module = self.stacks.functions[leaf.row.index()].module;
             (by_module.entry((leaf.task, module)).or_default()).add(leaf.stack.weight);

@@ -4,12 +4,13 @@
 //! or from the buckets of a histogram recording (each bucket's count at its
 //! first address).
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
     EventIndex, FileOffset, Location, MappedRange, MemberDeltas, ModuleTable, ProcessModel,
-    Recording, StackUnwinder,
+    Recording, Samples, StackUnwinder,
 };
 
 use crate::error::ReportError;
@@ -100,6 +101,20 @@ pub(crate) struct ThreadStack {
     pub frames: Box<[Location]>,
 }
 
+/// Which tasks the stacks of [`count_samples`] tell apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TaskDetail {
+    /// Each thread's stacks apart.
+    #[default]
+    Threads,
+    /// Each process's: the threads of a process together (tid 0).
+    Processes,
+    /// Only command names: every thread under one name together (pid and
+    /// tid 0). Far fewer stacks to name and count, for views that show no
+    /// process or thread.
+    Commands,
+}
+
 /// What [`count_samples`] keeps besides the counts.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Keep {
@@ -107,6 +122,9 @@ pub(crate) struct Keep {
     pub timeline: bool,
     /// The executable mappings of each process with samples.
     pub mappings: bool,
+    /// Which tasks the stacks tell apart (each thread's samples are
+    /// counted whatever this says).
+    pub tasks: TaskDetail,
 }
 
 /// One sample, as a timeline keeps it.
@@ -120,6 +138,83 @@ pub(crate) struct TimedSample {
     pub period: u64,
 }
 
+/// A stack while samples are counted: its thread and command, its leaf,
+/// and its callers as an id among [`FrameLists`] (if it has any). Small
+/// and flat, so that a sample is counted with one lookup, and a sample
+/// without callers without looking its frames up at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct StackId {
+    pid: u32,
+    tid: u32,
+    command: CommandId,
+    leaf: Option<Location>,
+    callers: u32,
+}
+
+/// [`StackId::callers`] of a stack without callers.
+const NO_CALLERS: u32 = u32::MAX;
+
+/// Each distinct list of frames once, by id in the order first seen.
+#[derive(Default)]
+struct FrameLists {
+    ids: FxHashMap<Box<[Location]>, u32>,
+}
+
+impl FrameLists {
+    /// The id of `frames`, which are copied only the first time.
+    fn id(&mut self, frames: &[Location]) -> u32 {
+        if let Some(&id) = self.ids.get(frames) {
+            return id;
+        }
+        let id = self.ids.len() as u32;
+        self.ids.insert(frames.into(), id);
+        id
+    }
+
+    /// The lists, indexed by id.
+    fn into_lists(self) -> Vec<Box<[Location]>> {
+        let mut lists: Vec<(Box<[Location]>, u32)> = self.ids.into_iter().collect();
+        lists.sort_unstable_by_key(|(_, id)| *id);
+        lists.into_iter().map(|(frames, _)| frames).collect()
+    }
+}
+
+impl StackId {
+    fn new(
+        pid: u32,
+        tid: u32,
+        command: CommandId,
+        frames: &[Location],
+        lists: &mut FrameLists,
+    ) -> StackId {
+        let (leaf, callers) = match frames.split_first() {
+            Some((leaf, [])) => (Some(*leaf), NO_CALLERS),
+            Some((leaf, callers)) => (Some(*leaf), lists.id(callers)),
+            None => (None, NO_CALLERS),
+        };
+        StackId {
+            pid,
+            tid,
+            command,
+            leaf,
+            callers,
+        }
+    }
+
+    fn stack(self, lists: &[Box<[Location]>]) -> ThreadStack {
+        let callers = match self.callers {
+            NO_CALLERS => &[][..],
+            id => &lists[id as usize][..],
+        };
+        ThreadStack {
+            pid: self.pid,
+            tid: self.tid,
+            command: self.command,
+            frames: self.leaf.iter().chain(callers).copied().collect(),
+        }
+    }
+}
+
 /// Every sample of the events read, in the order they were read.
 #[derive(Default)]
 pub(crate) struct Timeline {
@@ -127,7 +222,9 @@ pub(crate) struct Timeline {
     pub samples: Vec<Vec<TimedSample>>,
     /// The distinct stacks the samples have, once [`Timeline::finish`]ed.
     pub stacks: Vec<ThreadStack>,
-    ids: HashMap<ThreadStack, u32>,
+    ids: FxHashMap<StackId, u32>,
+    /// The stacks by id, until [`Timeline::finish`].
+    keys: Vec<StackId>,
     /// Per event, per stack: what its samples weigh, if it has any.
     weights: Vec<Vec<Option<Weight>>>,
 }
@@ -156,14 +253,17 @@ impl Timeline {
     /// stack, which [`Timeline::finish`] gives back.
     fn add(
         &mut self,
-        stack: ThreadStack,
+        stack: StackId,
         time: u64,
         event: usize,
         weight: Weight,
         members: &[(EventIndex, u64)],
     ) {
-        let next = self.ids.len() as u32;
+        let next = self.keys.len() as u32;
         let id = *self.ids.entry(stack).or_insert(next);
+        if id == next {
+            self.keys.push(stack);
+        }
         self.count(event, id, time, weight);
         for &(member, period) in members {
             if usize::from(member) < self.samples.len() {
@@ -189,10 +289,11 @@ impl Timeline {
 
     /// The weight of each stack per event, as [`SampleCounts::by_stack`]
     /// has it; the stacks are listed by id from now on.
-    fn finish(&mut self) -> Vec<HashMap<ThreadStack, Weight>> {
-        let mut stacks: Vec<(ThreadStack, u32)> = self.ids.drain().collect();
-        stacks.sort_by_key(|(_, id)| *id);
-        self.stacks = stacks.into_iter().map(|(stack, _)| stack).collect();
+    fn finish(&mut self, lists: &[Box<[Location]>]) -> Vec<FxHashMap<ThreadStack, Weight>> {
+        self.ids = FxHashMap::default();
+        self.stacks = (std::mem::take(&mut self.keys).into_iter())
+            .map(|key| key.stack(lists))
+            .collect();
         (self.weights.iter())
             .map(|weights| {
                 (weights.iter().enumerate())
@@ -209,7 +310,7 @@ pub(crate) struct SampleCounts {
     /// Per event (indexed like the header's events): weight per stack. A
     /// recording without call graphs has one-frame stacks; a histogram
     /// recording's have no thread (pid and tid 0).
-    pub by_stack: Vec<HashMap<ThreadStack, Weight>>,
+    pub by_stack: Vec<FxHashMap<ThreadStack, Weight>>,
     /// Per thread: samples of every event, and the thread's name.
     pub threads: Vec<ThreadCount>,
     /// The command names samples were taken under ("" where unknown).
@@ -219,7 +320,7 @@ pub(crate) struct SampleCounts {
     /// With [`Keep::timeline`] (and a recording of samples).
     pub timeline: Option<Timeline>,
     /// With [`Keep::mappings`]: by process.
-    pub mappings: HashMap<u32, Vec<MappedRange>>,
+    pub mappings: FxHashMap<u32, Vec<MappedRange>>,
 }
 
 pub(crate) struct ThreadCount {
@@ -242,7 +343,8 @@ pub(crate) fn count_samples(
     if recording.header.histogram.is_some() {
         count_buckets(recording, wanted)
     } else {
-        count_sample_records(recording, wanted, filter, unwinder, keep)
+        let parts = sample_parts(recording, keep);
+        count_sample_records(recording, wanted, filter, unwinder, keep, parts)
     }
 }
 
@@ -250,7 +352,7 @@ pub(crate) fn count_samples(
 /// Samples outside the histograms have no address and are left out.
 fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts, ReportError> {
     let set = recording_histograms(recording, BucketWidth::default(), Scale::FULL)?;
-    let mut by_stack = vec![HashMap::new(); wanted.len()];
+    let mut by_stack = vec![FxHashMap::default(); wanted.len()];
     for r in &set.regions {
         let event = usize::from(r.event);
         if !wanted.get(event).copied().unwrap_or(false) {
@@ -282,9 +384,13 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
         commands: vec![String::new()],
         excluded: BTreeMap::new(),
         timeline: None,
-        mappings: HashMap::new(),
+        mappings: FxHashMap::default(),
     })
 }
+
+/// Below this many samples a recording is counted in one pass: a second
+/// thread would cost more than it saves.
+const SAMPLES_PER_THREAD: u64 = 200_000;
 
 fn count_sample_records(
     recording: &Recording,
@@ -292,69 +398,83 @@ fn count_sample_records(
     filter: &SampleFilter,
     unwinder: &dyn StackUnwinder,
     keep: Keep,
+    parts: usize,
 ) -> Result<SampleCounts, ReportError> {
     let (model, samples) = recording.replay()?;
-
-    let mut by_stack = vec![HashMap::new(); wanted.len()];
-    let mut threads: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
-    let mut walker = StackWalker::new(&model, unwinder);
-    let mut members = MemberDeltas::default();
-    let mut commands = Commands::default();
-    let mut excluded = BTreeMap::new();
-    let mut timeline = keep
-        .timeline
-        .then(|| Timeline::new(recording, wanted.len()));
-    for sample in samples {
-        let sample = sample?;
-        let event = usize::from(sample.event);
-        let deltas = members.of(&sample);
-        if !wanted.get(event).copied().unwrap_or(false) {
-            continue;
-        }
-        if !filter.admits(sample.pid, sample.tid) {
-            excluded.entry((sample.pid, sample.tid)).or_insert_with(|| {
-                let name = model.thread_name(sample.tid, sample.time);
-                name.unwrap_or("").to_owned()
+    let counting = Counting {
+        model: &model,
+        wanted,
+        filter,
+        unwinder,
+        keep,
+    };
+    let parts = match parts > 1 {
+        true => recording.samples_in_parts(parts)?,
+        false => None,
+    };
+    let tally = match parts {
+        Some(parts) if parts.len() > 1 => {
+            drop(samples);
+            let tallies: Vec<Result<Tally, ReportError>> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (parts.into_iter())
+                    .map(|part| {
+                        let counting = &counting;
+                        scope.spawn(move || {
+                            let mut tally = Tally::new(wanted.len(), None);
+                            counting.count(part, &mut tally).map(|()| tally)
+                        })
+                    })
+                    .collect();
+                (workers.into_iter())
+                    .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
             });
-            continue;
-        }
-        let stack = ThreadStack {
-            pid: sample.pid,
-            tid: sample.tid,
-            command: commands.id(model.thread_name(sample.tid, sample.time).unwrap_or("")),
-            frames: walker.frames(&sample).into(),
-        };
-        let (count, last_time) = threads.entry((sample.pid, sample.tid)).or_default();
-        *count += 1;
-        *last_time = (*last_time).max(sample.time);
-        let weight = Weight {
-            samples: 1,
-            period: sample.period,
-        };
-        if let Some(timeline) = &mut timeline {
-            timeline.add(stack, sample.time, event, weight, &deltas);
-            continue;
-        }
-        // Group members count where their leader's sample was taken.
-        for (member, delta) in deltas {
-            if let Some(stacks) = by_stack.get_mut(usize::from(member)) {
-                let weight: &mut Weight = stacks.entry(stack.clone()).or_default();
-                weight.period = weight.period.saturating_add(delta);
+            // The first error in file order is the one a single pass meets.
+            let mut tallies = tallies.into_iter();
+            let mut total = tallies
+                .next()
+                .unwrap_or_else(|| Ok(Tally::new(wanted.len(), None)))?;
+            for tally in tallies {
+                total.merge(tally?);
             }
+            total
         }
-        by_stack[event].entry(stack).or_default().add(weight);
-    }
-    if let Some(timeline) = &mut timeline {
-        by_stack = timeline.finish();
-    }
+        _ => {
+            let timeline = keep
+                .timeline
+                .then(|| Timeline::new(recording, wanted.len()));
+            let mut tally = Tally::new(wanted.len(), timeline);
+            counting.count(samples, &mut tally)?;
+            tally
+        }
+    };
+    let Tally {
+        by_id,
+        lists,
+        threads,
+        commands,
+        excluded,
+        mut timeline,
+    } = tally;
+    let lists = lists.into_lists();
+    let by_stack = match &mut timeline {
+        Some(timeline) => timeline.finish(&lists),
+        None => (by_id.into_iter())
+            .map(|stacks| {
+                (stacks.into_iter())
+                    .map(|(id, weight)| (id.stack(&lists), weight))
+                    .collect()
+            })
+            .collect(),
+    };
+    drop(lists);
     let threads = thread_counts(threads, &model);
-    drop(walker);
     let commands = commands.names;
     let mappings = match keep.mappings {
         true => (threads.iter().map(|t| t.pid))
             .map(|pid| (pid, model.mappings(pid)))
             .collect(),
-        false => HashMap::new(),
+        false => FxHashMap::default(),
     };
     Ok(SampleCounts {
         modules: model.into_modules(),
@@ -367,10 +487,150 @@ fn count_sample_records(
     })
 }
 
+/// In how many parts to count the samples of `recording` side by side:
+/// one per CPU for a large recording, where the parts add up as one pass
+/// would count them (no group members, whose counts are deltas from the
+/// thread's last sample; no timeline, which keeps samples in file order).
+fn sample_parts(recording: &Recording, keep: Keep) -> usize {
+    let samples = recording.trailer.stats.total().samples;
+    let groups = (recording.header.events.iter()).any(|e| e.leader.is_some());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match keep.timeline || groups {
+        true => 1,
+        false => cpus
+            .min((samples / SAMPLES_PER_THREAD) as usize)
+            .clamp(1, 8),
+    }
+}
+
+/// What counting a stretch of samples reads them against.
+struct Counting<'a> {
+    model: &'a ProcessModel,
+    wanted: &'a [bool],
+    filter: &'a SampleFilter,
+    unwinder: &'a dyn StackUnwinder,
+    keep: Keep,
+}
+
+/// What a stretch of samples adds up to.
+struct Tally {
+    /// Per event: weight per stack.
+    by_id: Vec<FxHashMap<StackId, Weight>>,
+    lists: FrameLists,
+    /// Per thread: samples, and the time of the last.
+    threads: FxHashMap<(u32, u32), (u64, u64)>,
+    commands: Commands,
+    excluded: BTreeMap<(u32, u32), String>,
+    timeline: Option<Timeline>,
+}
+
+impl Tally {
+    fn new(events: usize, timeline: Option<Timeline>) -> Tally {
+        Tally {
+            by_id: vec![FxHashMap::default(); events],
+            lists: FrameLists::default(),
+            threads: FxHashMap::default(),
+            commands: Commands::default(),
+            excluded: BTreeMap::new(),
+            timeline,
+        }
+    }
+
+    /// Adds the tally of the stretch of samples after this one's.
+    fn merge(&mut self, later: Tally) {
+        let commands: Vec<CommandId> = (later.commands.names.iter())
+            .map(|name| self.commands.named(name))
+            .collect();
+        let lists: Vec<u32> = (later.lists.into_lists().iter())
+            .map(|frames| self.lists.id(frames))
+            .collect();
+        for (mine, stacks) in self.by_id.iter_mut().zip(later.by_id) {
+            for (stack, weight) in stacks {
+                let stack = StackId {
+                    command: commands[stack.command.index()],
+                    callers: match stack.callers {
+                        NO_CALLERS => NO_CALLERS,
+                        id => lists[id as usize],
+                    },
+                    ..stack
+                };
+                mine.entry(stack).or_default().add(weight);
+            }
+        }
+        for (thread, (count, last_time)) in later.threads {
+            let (mine, my_last) = self.threads.entry(thread).or_default();
+            *mine += count;
+            *my_last = (*my_last).max(last_time);
+        }
+        for (thread, name) in later.excluded {
+            self.excluded.entry(thread).or_insert(name);
+        }
+    }
+}
+
+impl Counting<'_> {
+    /// Counts `samples` into `tally`.
+    fn count(&self, samples: Samples, tally: &mut Tally) -> Result<(), ReportError> {
+        let (model, keep) = (self.model, self.keep);
+        let mut frames = Vec::new();
+        let mut walker = StackWalker::new(model, self.unwinder);
+        let mut members = MemberDeltas::default();
+        for sample in samples {
+            let sample = sample?;
+            let event = usize::from(sample.event);
+            let deltas = members.of(&sample);
+            if !self.wanted.get(event).copied().unwrap_or(false) {
+                continue;
+            }
+            if !self.filter.admits(sample.pid, sample.tid) {
+                (tally.excluded)
+                    .entry((sample.pid, sample.tid))
+                    .or_insert_with(|| {
+                        let name = model.thread_name(sample.tid, sample.time);
+                        name.unwrap_or("").to_owned()
+                    });
+                continue;
+            }
+            walker.frames_into(&sample, &mut frames);
+            let pid = match keep.tasks {
+                TaskDetail::Commands => 0,
+                _ => sample.pid,
+            };
+            let tid = match keep.tasks {
+                TaskDetail::Threads => sample.tid,
+                _ => 0,
+            };
+            let name = model.thread_name(sample.tid, sample.time).unwrap_or("");
+            let command = tally.commands.id(name);
+            let stack = StackId::new(pid, tid, command, &frames, &mut tally.lists);
+            let (count, last_time) = tally.threads.entry((sample.pid, sample.tid)).or_default();
+            *count += 1;
+            *last_time = (*last_time).max(sample.time);
+            let weight = Weight {
+                samples: 1,
+                period: sample.period,
+            };
+            if let Some(timeline) = &mut tally.timeline {
+                timeline.add(stack, sample.time, event, weight, &deltas);
+                continue;
+            }
+            // Group members count where their leader's sample was taken.
+            for (member, delta) in deltas {
+                if let Some(stacks) = tally.by_id.get_mut(usize::from(member)) {
+                    let weight: &mut Weight = stacks.entry(stack).or_default();
+                    weight.period = weight.period.saturating_add(delta);
+                }
+            }
+            tally.by_id[event].entry(stack).or_default().add(weight);
+        }
+        Ok(())
+    }
+}
+
 /// The threads with samples, with their names when they last took one,
 /// the busiest first.
 fn thread_counts(
-    threads: HashMap<(u32, u32), (u64, u64)>,
+    threads: FxHashMap<(u32, u32), (u64, u64)>,
     model: &ProcessModel,
 ) -> Vec<ThreadCount> {
     let mut threads: Vec<ThreadCount> = threads
@@ -397,17 +657,15 @@ fn thread_counts(
 #[derive(Default)]
 struct Commands {
     names: Vec<String>,
-    ids: HashMap<(usize, usize), CommandId>,
-    by_text: HashMap<String, CommandId>,
+    ids: FxHashMap<(usize, usize), CommandId>,
+    by_text: FxHashMap<String, CommandId>,
 }
 
 impl Commands {
-    fn id(&mut self, name: &str) -> CommandId {
-        let at = (name.as_ptr() as usize, name.len());
-        if let Some(&id) = self.ids.get(&at) {
-            return id;
-        }
-        let id = match self.by_text.get(name) {
+    /// The id of `name`, found by its text alone (for names that do not
+    /// stay put).
+    fn named(&mut self, name: &str) -> CommandId {
+        match self.by_text.get(name) {
             Some(&id) => id,
             None => {
                 self.names.push(name.to_owned());
@@ -415,8 +673,147 @@ impl Commands {
                 self.by_text.insert(name.to_owned(), id);
                 id
             }
-        };
+        }
+    }
+
+    fn id(&mut self, name: &str) -> CommandId {
+        let at = (name.as_ptr() as usize, name.len());
+        if let Some(&id) = self.ids.get(&at) {
+            return id;
+        }
+        let id = self.named(name);
         self.ids.insert(at, id);
         id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use profiler_model::{
+        Avma, CallchainEntry, ChunkLimits, Comm, CpuMode, EventDescription, HostInfo, Mmap,
+        NoUnwinder, Record, RecordSink, RecordingHeader, RecordingWriter, Sample, Sampling,
+        Trailer,
+    };
+
+    use super::*;
+
+    /// A recording of two processes, renamed halfway, with call chains of
+    /// one to three frames, a few samples to a chunk.
+    fn recording(name: &str) -> Recording {
+        let header = RecordingHeader {
+            events: vec![EventDescription {
+                name: "cpu-clock".into(),
+                perf_type: 1,
+                config: 0,
+                config1: 0,
+                config2: 0,
+                sampling: Sampling::Period(1),
+                unit: "ns".into(),
+                user: true,
+                kernel: false,
+                leader: None,
+            }],
+            command: vec!["./app".into()],
+            program: None,
+            histogram: None,
+            call_graph: None,
+            host: HostInfo::default(),
+            start_unix_ns: 0,
+            profiler_version: "0".into(),
+        };
+        let limits = ChunkLimits {
+            bytes: 1,
+            age: Duration::MAX,
+            most_bytes: usize::MAX,
+        };
+        let mut writer = RecordingWriter::with_limits(Vec::new(), &header, limits).unwrap();
+        for pid in [7, 8] {
+            writer
+                .push(&Record::Mmap(Mmap {
+                    time: 1,
+                    pid,
+                    tid: pid,
+                    start: Avma(0x40_0000),
+                    len: 0x10_000,
+                    offset: FileOffset(0),
+                    path: format!("/bin/app{pid}"),
+                    build_id: None,
+                }))
+                .unwrap();
+        }
+        for time in 2..600u64 {
+            if time == 300 {
+                let comm = Comm {
+                    time,
+                    pid: 8,
+                    tid: 8,
+                    exec: false,
+                    name: "renamed".into(),
+                };
+                writer.push(&Record::Comm(comm)).unwrap();
+            }
+            let pid = 7 + (time % 2) as u32;
+            let callchain = (0..1 + time % 3)
+                .map(|depth| CallchainEntry::Address(Avma(0x40_0000 + (time * 7 + depth) % 97)))
+                .collect();
+            let sample = Sample {
+                time,
+                pid,
+                tid: pid + (time % 5 == 0) as u32 * 100,
+                cpu: 0,
+                event: 0,
+                mode: CpuMode::User,
+                ip: Avma(0x40_0000 + time % 13),
+                period: time,
+                callchain,
+                user_stack: None,
+                read: Vec::new(),
+            };
+            writer.push(&Record::Sample(sample)).unwrap();
+            if time % 7 == 0 {
+                writer.end_batch().unwrap();
+            }
+        }
+        let bytes = writer.finish(Trailer::default()).unwrap();
+        let path = std::env::temp_dir().join(format!("samples-{name}-{}.data", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        Recording::open(&path).unwrap()
+    }
+
+    #[test]
+    fn samples_counted_in_parts_add_up_to_one_pass() {
+        let recording = recording("parts");
+        for tasks in [
+            TaskDetail::Threads,
+            TaskDetail::Processes,
+            TaskDetail::Commands,
+        ] {
+            let keep = Keep {
+                tasks,
+                ..Keep::default()
+            };
+            let count = |parts| {
+                let filter = SampleFilter::default();
+                count_sample_records(&recording, &[true], &filter, &NoUnwinder, keep, parts)
+                    .unwrap()
+            };
+            let whole = count(1);
+            assert_eq!(whole.commands, ["", "renamed"]);
+            let stacks: u64 = whole.by_stack[0].values().map(|w| w.samples).sum();
+            assert_eq!(stacks, 598);
+            for parts in [2, 3, 7] {
+                let counted = count(parts);
+                assert_eq!(counted.commands, whole.commands, "{parts} parts");
+                assert_eq!(counted.by_stack, whole.by_stack, "{parts} parts");
+                let threads = |c: &SampleCounts| -> Vec<(u32, u32, u64, String)> {
+                    (c.threads.iter())
+                        .map(|t| (t.pid, t.tid, t.samples, t.name.clone()))
+                        .collect()
+                };
+                assert_eq!(threads(&counted), threads(&whole), "{parts} parts");
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! every profile, one per function, an inlined function a frame of its own
 //! named as folded stacks name it.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::{BufWriter, Write};
 
 use profiler_model::Recording;
@@ -137,7 +137,7 @@ fn profiles(
 struct Frames<'a> {
     stacks: &'a StackProfile,
     frames: Vec<Frame>,
-    ids: HashMap<FunctionId, u32>,
+    ids: FxHashMap<FunctionId, u32>,
 }
 
 impl<'a> Frames<'a> {
@@ -145,7 +145,7 @@ impl<'a> Frames<'a> {
         Frames {
             stacks,
             frames: Vec::new(),
-            ids: HashMap::new(),
+            ids: FxHashMap::default(),
         }
     }
 

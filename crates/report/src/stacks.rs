@@ -1,7 +1,8 @@
 //! Samples as named call stacks: every view with call graphs (inclusive
 //! time, the call tree, folded stacks and flame graphs, diffs) starts here.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 use profiler_model::{Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
 
@@ -14,8 +15,8 @@ use crate::naming::{
     FunctionDetail, FunctionId, FunctionKey, ModuleKey, Names, Place, Places, name_locations,
 };
 use crate::samples::{
-    CommandId, Keep, SampleFilter, ThreadCount, ThreadStack, TimedSample, Timeline, Weight,
-    count_samples, total,
+    CommandId, Keep, SampleFilter, TaskDetail, ThreadCount, ThreadStack, TimedSample, Timeline,
+    Weight, count_samples, total,
 };
 
 /// A sampled place: where it lies among a [`StackProfile`]'s places.
@@ -71,7 +72,7 @@ pub struct StackProfile {
     /// The command names samples were taken under.
     pub(crate) commands: Vec<String>,
     /// `threads` by `(pid, tid)`.
-    thread_index: HashMap<(u32, u32), usize>,
+    thread_index: FxHashMap<(u32, u32), usize>,
     /// Why some modules' code is unnamed.
     pub(crate) problems: Vec<String>,
     /// The program's path, to tell its frames from libraries'.
@@ -97,6 +98,9 @@ pub struct StackOptions {
     /// Keep each sample's time (exports with a timeline: the Firefox
     /// Profiler, speedscope).
     pub timeline: bool,
+    /// Which tasks the stacks tell apart: the stacks of a view that shows
+    /// no process or thread are merged across them.
+    pub tasks: TaskDetail,
 }
 
 /// What samples are merged by: process, thread, command, frames, place.
@@ -124,10 +128,11 @@ pub fn read_stacks(
     let keep = Keep {
         timeline: options.timeline,
         mappings: options.locations,
+        tasks: options.tasks,
     };
     let mut counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
     let filter = &options.filter;
-    if !filter.is_empty() && counts.by_stack.iter().all(HashMap::is_empty) {
+    if !filter.is_empty() && counts.by_stack.iter().all(FxHashMap::is_empty) {
         return Err(ReportError::NoMatchingSamples {
             filter: filter.describe(),
             available: excluded_list(&counts.excluded, !filter.tids.is_empty()),
@@ -181,10 +186,10 @@ pub fn read_stacks(
 /// With `places`, every sampled leaf's place, in the order of the
 /// locations, and their ids.
 fn leaf_places(
-    by_stack: &[HashMap<ThreadStack, Weight>],
+    by_stack: &[FxHashMap<ThreadStack, Weight>],
     names: &Names,
     places: Places,
-) -> (Vec<(Location, Place)>, HashMap<Location, PlaceId>) {
+) -> (Vec<(Location, Place)>, FxHashMap<Location, PlaceId>) {
     let mut leaves: Vec<Location> = match places {
         Places::None => Vec::new(),
         Places::Addresses | Places::Lines => (by_stack.iter())
@@ -194,7 +199,7 @@ fn leaf_places(
     };
     leaves.sort_unstable();
     leaves.dedup();
-    let place_ids: HashMap<Location, PlaceId> = (leaves.iter().enumerate())
+    let place_ids: FxHashMap<Location, PlaceId> = (leaves.iter().enumerate())
         .map(|(index, &location)| (location, PlaceId::new(index)))
         .collect();
     let places = (leaves.into_iter())
@@ -211,7 +216,7 @@ fn leaf_places(
 fn stack_key(
     stack: &ThreadStack,
     names: &Names,
-    place_ids: &HashMap<Location, PlaceId>,
+    place_ids: &FxHashMap<Location, PlaceId>,
 ) -> StackKey {
     let frames = (stack.frames.iter())
         .flat_map(|location| names.frames(location).iter().copied())
@@ -226,10 +231,10 @@ fn stack_key(
 /// An event's stacks of locations as stacks of functions (`key_of` tells
 /// them; the same functions' stacks merged), in a stable order.
 fn named_stacks(
-    stacks: HashMap<ThreadStack, Weight>,
+    stacks: FxHashMap<ThreadStack, Weight>,
     key_of: impl Fn(&ThreadStack) -> StackKey,
 ) -> Vec<NamedStack> {
-    let mut merged: HashMap<StackKey, Weight> = HashMap::new();
+    let mut merged: FxHashMap<StackKey, Weight> = FxHashMap::default();
     for (stack, weight) in stacks {
         merged.entry(key_of(&stack)).or_default().add(weight);
     }
@@ -261,7 +266,7 @@ fn named_timeline(
     let keys: Vec<StackKey> = timeline.stacks.iter().map(key_of).collect();
     (timeline.samples.into_iter().zip(events))
         .map(|(mut samples, stacks)| {
-            let index: HashMap<StackKeyRef<'_>, u32> = (stacks.iter())
+            let index: FxHashMap<StackKeyRef<'_>, u32> = (stacks.iter())
                 .enumerate()
                 .map(|(i, s)| ((s.pid, s.tid, s.command, &s.frames[..], s.place), i as u32))
                 .collect();
@@ -329,7 +334,7 @@ impl StackProfile {
             wanted: Vec::new(),
             threads: Vec::new(),
             commands: vec![String::new()],
-            thread_index: HashMap::new(),
+            thread_index: FxHashMap::default(),
             problems: Vec::new(),
             program: None,
         }
@@ -423,8 +428,8 @@ impl StackProfile {
             return FoldedStacks::default();
         };
         let mut folded = FoldedStacks::default();
-        let mut merged: HashMap<Vec<u32>, u64> = HashMap::new();
-        let mut frame_ids: HashMap<FoldedFrame, u32> = HashMap::new();
+        let mut merged: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
+        let mut frame_ids: FxHashMap<FoldedFrame, u32> = FxHashMap::default();
         let mut intern = |frame: FoldedFrame, frames: &mut Vec<FoldedFrame>| -> u32 {
             *frame_ids.entry(frame.clone()).or_insert_with(|| {
                 frames.push(frame);

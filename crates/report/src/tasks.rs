@@ -1,7 +1,7 @@
 //! Who spent the time: the command names and processes samples were taken
 //! in, as `perf report --sort comm` and `--sort pid` tell them apart.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::naming::FunctionId;
 use crate::samples::{CommandId, Weight};
@@ -95,7 +95,7 @@ pub(crate) fn task_rows(
     total_period: f64,
     percent_limit: f64,
 ) -> Vec<TaskRow> {
-    let mut by_task: HashMap<TaskKey, Weight> = HashMap::new();
+    let mut by_task: FxHashMap<TaskKey, Weight> = FxHashMap::default();
     for (task, weight) in counted {
         by_task.entry(task).or_default().add(weight);
     }

@@ -8,7 +8,7 @@
 //! instruction: the return address itself can belong to the next line, or
 //! to the next function when the call was the last instruction.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use profiler_model::{
     Avma, CallchainEntry, CpuMode, Location, ProcessModel, ProcessUnwinder, Sample, StackUnwinder,
@@ -19,7 +19,7 @@ use profiler_model::{
 pub(crate) struct StackWalker<'a> {
     model: &'a ProcessModel,
     unwinder: &'a dyn StackUnwinder,
-    processes: HashMap<u32, Box<dyn ProcessUnwinder + 'a>>,
+    processes: FxHashMap<u32, Box<dyn ProcessUnwinder + 'a>>,
     addresses: Vec<Avma>,
 }
 
@@ -28,13 +28,22 @@ impl<'a> StackWalker<'a> {
         StackWalker {
             model,
             unwinder,
-            processes: HashMap::new(),
+            processes: FxHashMap::default(),
             addresses: Vec::new(),
         }
     }
 
     /// The sample's stack, leaf first.
     pub fn frames(&mut self, sample: &Sample) -> Vec<Location> {
+        let mut frames = Vec::new();
+        self.frames_into(sample, &mut frames);
+        frames
+    }
+
+    /// The sample's stack, leaf first, in `frames` (emptied first): one
+    /// buffer serves every sample.
+    pub fn frames_into(&mut self, sample: &Sample, frames: &mut Vec<Location>) {
+        frames.clear();
         let mut spliced;
         let mut callchain = &sample.callchain;
         let mut user_stack = sample.user_stack.as_ref();
@@ -50,7 +59,6 @@ impl<'a> StackWalker<'a> {
                 callchain = &spliced;
             }
         }
-        let mut frames = Vec::new();
         let mut mode = CpuMode::Unknown;
         let mut first_of_context = true;
         for &entry in callchain {
@@ -88,7 +96,6 @@ impl<'a> StackWalker<'a> {
         if frames.is_empty() {
             frames.push(self.model.resolve(sample));
         }
-        frames
     }
 
     /// Where the sample's frame-pointer chain lacks the sampled function's

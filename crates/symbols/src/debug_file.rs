@@ -84,7 +84,7 @@ pub(crate) fn find_debug_file(
 }
 
 fn build_id_of(bytes: &Bytes) -> Option<Vec<u8>> {
-    let object = object::File::parse(bytes).ok()?;
+    let object = object::File::parse(&**bytes).ok()?;
     object.build_id().ok().flatten().map(<[u8]>::to_vec)
 }
 

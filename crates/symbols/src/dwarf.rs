@@ -1,7 +1,7 @@
 //! Inline chains and source lines from DWARF, through addr2line.
 
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use gimli::{EndianSlice, RunTimeEndian};
@@ -57,9 +57,9 @@ pub(crate) struct FrameFinder<'a> {
     full_signatures: bool,
     /// Demangled names, and the raw names where they differ, by where the
     /// raw name lies in the debug info.
-    names: HashMap<(usize, usize), Names>,
+    names: FxHashMap<(usize, usize), Names>,
     /// Paths, by where addr2line keeps them.
-    files: HashMap<(usize, usize), Arc<str>>,
+    files: FxHashMap<(usize, usize), Arc<str>>,
 }
 
 impl<'a> FrameFinder<'a> {
@@ -75,8 +75,8 @@ impl<'a> FrameFinder<'a> {
         Some(FrameFinder {
             context,
             full_signatures,
-            names: HashMap::new(),
-            files: HashMap::new(),
+            names: FxHashMap::default(),
+            files: FxHashMap::default(),
         })
     }
 
@@ -140,7 +140,7 @@ impl<'a> FrameFinder<'a> {
     }
 }
 
-fn intern(cache: &mut HashMap<(usize, usize), Arc<str>>, text: &str) -> Arc<str> {
+fn intern(cache: &mut FxHashMap<(usize, usize), Arc<str>>, text: &str) -> Arc<str> {
     cache
         .entry((text.as_ptr() as usize, text.len()))
         .or_insert_with(|| text.into())

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use gimli::{BaseAddresses, CieOrFde, EhFrame, RunTimeEndian, UnwindSection};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
-use crate::image::{Bytes, Image, ObjectFile};
+use crate::image::{Image, ObjectFile};
 use crate::plt::plt_entries;
 
 /// A function: `start..end` in stated addresses, with its raw symbol name.
@@ -34,12 +34,15 @@ struct Candidate<'data> {
     name: Cow<'data, str>,
     /// End of the symbol's section: where a sizeless symbol must stop.
     section_end: u64,
+    /// Where it was met: of equally preferred symbols, the first names
+    /// the address.
+    seq: usize,
 }
 
 /// Which of several symbols at one address names it: global over weak over
 /// local, then the name with fewer leading underscores (`memcpy` over
 /// `__memcpy`).
-fn preference<'data>(symbol: &object::Symbol<'data, '_, &'data Bytes>, name: &str) -> (u8, usize) {
+fn preference<'data>(symbol: &object::Symbol<'data, '_, &'data [u8]>, name: &str) -> (u8, usize) {
     let binding = if symbol.is_global() && !symbol.is_weak() {
         0
     } else if symbol.is_weak() {
@@ -66,9 +69,14 @@ impl<'data> FunctionTable<'data> {
                 size: end - address,
                 name,
                 section_end: end,
+                seq: 0,
             });
         }
-        candidates.sort_by_key(|c| (c.address, c.rank));
+        for (seq, candidate) in candidates.iter_mut().enumerate() {
+            candidate.seq = seq;
+        }
+        // Unstable but ordered as a stable sort: the keys are distinct.
+        candidates.sort_unstable_by_key(|c| (c.address, c.rank, c.seq));
         candidates.dedup_by_key(|c| c.address);
 
         let mut functions: Vec<Function<'data>> = Vec::with_capacity(candidates.len());
@@ -146,6 +154,7 @@ fn collect_symbols<'data>(object: &ObjectFile<'data>, candidates: &mut Vec<Candi
             size: symbol.size(),
             name: Cow::Borrowed(name),
             section_end,
+            seq: 0,
         });
     }
 }

@@ -1,39 +1,34 @@
-//! An ELF file as a map from file offsets to stated addresses, read through
-//! a cache: only the parts used (headers, symbol tables, the sections asked
-//! for) are read from disk.
+//! An ELF file as a map from file offsets to stated addresses. The file is
+//! mapped into memory, not read: only the pages used (headers, symbol
+//! tables, the debug info of the units asked about) are ever loaded, and
+//! uncompressed sections are borrowed in place.
 
 use std::fs::File;
-use std::io::{self, Cursor, Read, Seek, SeekFrom};
+use std::io;
+use std::ops::Deref;
 
-use object::{Object, ObjectSegment, ReadCache};
+use object::{Object, ObjectSegment};
 use profiler_model::{BuildId, FileOffset, RelativeAddress, Svma, open_regular};
 
-/// Where an image's bytes come from: a file, or memory (the vdso).
-pub(crate) enum Source {
-    File(File),
-    Memory(Cursor<Vec<u8>>),
+/// A module's bytes: a file mapped read-only, or memory (the vdso, and
+/// debug files checked by a CRC of all their bytes).
+pub(crate) enum Bytes {
+    Mapped(memmap2::Mmap),
+    Memory(Vec<u8>),
 }
 
-impl Read for Source {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+impl Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
         match self {
-            Source::File(f) => f.read(buf),
-            Source::Memory(m) => m.read(buf),
+            Bytes::Mapped(map) => map,
+            Bytes::Memory(data) => data,
         }
     }
 }
 
-impl Seek for Source {
-    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        match self {
-            Source::File(f) => f.seek(pos),
-            Source::Memory(m) => m.seek(pos),
-        }
-    }
-}
-
-pub(crate) type Bytes = ReadCache<Source>;
-pub(crate) type ObjectFile<'data> = object::File<'data, &'data Bytes>;
+pub(crate) type ObjectFile<'data> = object::File<'data, &'data [u8]>;
 
 /// A loadable segment: `file_size` bytes at `file_offset` appear at `svma`.
 #[derive(Clone, Copy, Debug)]
@@ -61,7 +56,7 @@ pub(crate) struct Image<'data> {
 
 impl<'data> Image<'data> {
     pub fn parse(bytes: &'data Bytes) -> object::Result<Image<'data>> {
-        let object = object::File::parse(bytes)?;
+        let object = object::File::parse(&**bytes)?;
         let segments: Vec<Segment> = object
             .segments()
             .map(|s| {
@@ -127,12 +122,29 @@ impl Layout {
     }
 }
 
-/// Opens `path` for reading through a cache.
+/// Maps the regular file at `path` read-only.
 pub(crate) fn open(path: &std::path::Path) -> io::Result<Bytes> {
-    Ok(ReadCache::new(Source::File(open_regular(path)?)))
+    map(&open_regular(path)?).map(Bytes::Mapped)
 }
 
-/// Bytes held in memory, read through the same cache type.
+/// Bytes held in memory.
 pub(crate) fn in_memory(data: Vec<u8>) -> Bytes {
-    ReadCache::new(Source::Memory(Cursor::new(data)))
+    Bytes::Memory(data)
+}
+
+/// The symbols crate's one memory map.
+#[allow(unsafe_code)]
+fn map(file: &File) -> io::Result<memmap2::Mmap> {
+    // SAFETY: the map is private and read-only, and `open_regular` let
+    // through only a regular file, so no device or FIFO is mapped. What
+    // the mapping cannot rule out is another process changing the file
+    // while it is mapped: bytes rewritten in place are read as they are
+    // now (parsing is bounds-checked throughout, so a changed ELF file is
+    // at worst misread, as a damaged one would be), and a file truncated
+    // underneath makes the pages past its new end fault with SIGBUS,
+    // ending the process. Profilers and debuggers (perf, addr2line, gdb)
+    // read binaries the same way and bear the same risk: binaries are
+    // replaced by rename, not rewritten in place, by every installer and
+    // linker in common use, which leaves this mapping on the old file.
+    unsafe { memmap2::Mmap::map(file) }
 }

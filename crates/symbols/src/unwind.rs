@@ -177,7 +177,7 @@ impl ModuleUnwindData {
             Some(_) => None,
             None => section_data(object, ".debug_frame").or_else(|| {
                 let debug = find_debug_file(Path::new(&module.path), &image, &options.debug_dirs)?;
-                section_data(&object::File::parse(&debug.bytes).ok()?, ".debug_frame")
+                section_data(&object::File::parse(&*debug.bytes).ok()?, ".debug_frame")
             }),
         };
         if eh_frame.is_none() && debug_frame.is_none() {
