@@ -249,6 +249,65 @@ fn write_pipeline(dir: &Path) {
     recording.write(&dir.join("pipeline.data"), &["sh", "-c", "grep | sed"]);
 }
 
+// A process whose main thread takes no sample (it waits for its workers)
+// is still named as the process, not after a worker, by every view that
+// names processes.
+#[test]
+fn a_process_is_named_after_its_main_thread_though_only_workers_ran() {
+    let dir = scratch("views-process-names");
+    let binary = fixture("inlinesplit");
+    let (address, _) = inlined_and_own(&binary, "hot_a", "burn");
+    let mut recording = Synthetic::with_stacks();
+    recording.process(20, 0, "app", &binary);
+    recording.thread(20, 21, "worker-a");
+    recording.thread(20, 22, "worker-b");
+    let base = load_base(&binary);
+    for (tid, count) in [(21, 30), (22, 10)] {
+        let at = At {
+            pid: 20,
+            tid,
+            user: vec![base + address],
+            ..At::default()
+        };
+        recording.take(&at, count);
+    }
+    recording.write(&dir.join("workers.data"), &["./app"]);
+
+    let by_pid = report_json_with(&dir, "workers.data", &["--sort", "pid"]);
+    assert_eq!(by_pid["tasks"][0]["process"], "app", "{by_pid}");
+    let folded = text(
+        &dir,
+        &[
+            "export",
+            "-i",
+            "workers.data",
+            "--format",
+            "folded",
+            "--pid",
+        ],
+    );
+    assert!(folded.lines().all(|l| l.starts_with("app-20;")), "{folded}");
+    run_ok(
+        &dir,
+        &[
+            "export",
+            "-i",
+            "workers.data",
+            "--format",
+            "firefox",
+            "-o",
+            "workers.json",
+        ],
+    );
+    let firefox: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("workers.json")).unwrap()).unwrap();
+    let threads = firefox["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2);
+    for thread in threads {
+        assert_eq!(thread["processName"], "app", "{thread}");
+    }
+}
+
 #[test]
 fn commands_and_processes_are_sort_keys_and_columns() {
     let dir = scratch("views-commands");

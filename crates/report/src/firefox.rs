@@ -132,11 +132,9 @@ impl Writer<'_> {
         let mut handles = Vec::new();
         for (index, thread) in threads.iter().enumerate() {
             let (first, last) = (self.timestamp(thread.first), self.timestamp(thread.last));
-            let process = *processes.entry(thread.pid).or_insert_with(|| {
-                // Threads come by pid and tid: a process's first is its
-                // main thread (whose tid is the pid), if that has samples.
-                self.profile.add_process(&thread.name, thread.pid, first)
-            });
+            let process = *processes
+                .entry(thread.pid)
+                .or_insert_with(|| self.profile.add_process(&thread.process, thread.pid, first));
             let is_main = thread.tid == thread.pid;
             let handle = self.profile.add_thread(process, thread.tid, first, is_main);
             self.profile.set_thread_name(handle, &thread.name);

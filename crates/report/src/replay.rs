@@ -31,6 +31,8 @@ pub(crate) struct ReplayThread {
     pub tid: u32,
     /// The thread's name, or else the recorded command's.
     pub name: String,
+    /// Its process's name, or else the recorded command's.
+    pub process: String,
     /// The times of its first and last samples.
     pub first: u64,
     pub last: u64,
@@ -68,14 +70,15 @@ impl<'a> Replay<'a> {
         let mut threads: Vec<ReplayThread> = (ids.iter_mut().enumerate())
             .map(|(index, ((pid, tid), id))| {
                 *id = index;
-                let name = match stacks.thread_name(*pid, *tid) {
+                let or_command = |name: &str| match name {
                     "" => command.to_owned(),
                     name => name.to_owned(),
                 };
                 ReplayThread {
                     pid: *pid,
                     tid: *tid,
-                    name,
+                    name: or_command(stacks.thread_name(*pid, *tid)),
+                    process: or_command(stacks.process_name(*pid, *tid)),
                     first: u64::MAX,
                     last: 0,
                     samples: 0,

@@ -327,6 +327,9 @@ pub(crate) struct ThreadCount {
     pub pid: u32,
     pub tid: u32,
     pub name: String,
+    /// The name of its process's main thread, when it last took a sample
+    /// (the process's even where the main thread itself took none).
+    pub process: String,
     pub samples: u64,
 }
 
@@ -639,6 +642,7 @@ fn thread_counts(
             pid,
             tid,
             name: model.thread_name(tid, time).unwrap_or("").to_owned(),
+            process: model.thread_name(pid, time).unwrap_or("").to_owned(),
             samples,
         })
         .collect();

@@ -420,6 +420,17 @@ impl StackProfile {
             .map_or("", |&i| self.threads[i].name.as_str())
     }
 
+    /// The name of process `pid`, seen from its thread `tid`: its main
+    /// thread's, else the thread's own ("" if neither had one).
+    pub(crate) fn process_name(&self, pid: u32, tid: u32) -> &str {
+        let process =
+            (self.thread_index.get(&(pid, tid))).map_or("", |&i| &self.threads[i].process);
+        match process {
+            "" => self.thread_name(pid, tid),
+            process => process,
+        }
+    }
+
     /// The stacks of the first event read, root first, weighted by samples;
     /// with `thread_frames`, each stack starts with its process
     /// (`name-PID`) and/or thread (`name-PID/TID`) as extra root frames.
@@ -449,10 +460,7 @@ impl StackProfile {
         for stack in &self.events[event] {
             let mut ids = Vec::with_capacity(stack.frames.len() + 2);
             let name = self.thread_name(stack.pid, stack.tid);
-            let process_name = match self.thread_name(stack.pid, stack.pid) {
-                "" => name,
-                process => process,
-            };
+            let process_name = self.process_name(stack.pid, stack.tid);
             let thread_frame = |label: String| FoldedFrame {
                 name: label,
                 module: String::new(),

@@ -78,7 +78,8 @@ impl StackProfile {
         Task {
             command: command.map(name),
             process: pid.map(|pid| {
-                let process = match self.thread_name(pid, pid) {
+                let thread = self.threads.iter().find(|t| t.pid == pid);
+                let process = match thread.map_or("", |t| self.process_name(pid, t.tid)) {
                     "" => "[unknown]",
                     named => named,
                 };
