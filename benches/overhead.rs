@@ -727,7 +727,7 @@ fn row(page: &mut String, rate: &str, what: &str, m: Measure, bare: Measure, cou
 /// Runs `command` to completion with its output captured; wall time and the
 /// CPU time of it and its reaped descendants.
 fn timed(command: &mut Command) -> (Measure, Output) {
-    let cpu_before = children_cpu_seconds();
+    let cpu_before = common::children_cpu_seconds();
     let start = Instant::now();
     let output = command.stdin(Stdio::null()).output().unwrap();
     let wall = start.elapsed().as_secs_f64();
@@ -738,21 +738,10 @@ fn timed(command: &mut Command) -> (Measure, Output) {
     );
     let measure = Measure {
         wall,
-        cpu: children_cpu_seconds() - cpu_before,
+        cpu: common::children_cpu_seconds() - cpu_before,
         ..Measure::default()
     };
     (measure, output)
-}
-
-/// User + system time of this process's reaped children (/proc/self/stat
-/// fields 16 and 17, in clock ticks of 1/100 s).
-fn children_cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    // Field 3 of the file is the first after the name; 16 and 17 follow.
-    let ticks: u64 = fields[13].parse::<u64>().unwrap() + fields[14].parse::<u64>().unwrap();
-    ticks as f64 / 100.0
 }
 
 fn median(measures: &[Measure]) -> Measure {

@@ -121,9 +121,9 @@ fn own_cpu(page: &mut String, dir: &Path, split: &str, tools: &[Tool], runs: usi
             };
             let mut command = tool.command(dir, data, &["-F", "10000"]);
             command.args(["bash", "-c", script, split, OWN_CPU_ROUNDS]);
-            let before = children_cpu_seconds();
+            let before = common::children_cpu_seconds();
             let output = checked(&mut command);
-            let total = children_cpu_seconds() - before;
+            let total = common::children_cpu_seconds() - before;
             let workload = shell_times(&output);
             let samples = counts(*tool, dir, data, &output).0;
             measures.push((workload, total - workload, samples));
@@ -315,14 +315,4 @@ fn shell_times(output: &Output) -> f64 {
             minutes.parse::<f64>().unwrap() * 60.0 + seconds.parse::<f64>().unwrap()
         })
         .sum()
-}
-
-/// User + system time of this process's reaped children (/proc/self/stat
-/// fields 16 and 17, in clock ticks of 1/100 s).
-fn children_cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks: u64 = fields[13].parse::<u64>().unwrap() + fields[14].parse::<u64>().unwrap();
-    ticks as f64 / 100.0
 }
