@@ -72,25 +72,49 @@ fn header(page: &mut String, runs: usize, perf_available: bool) {
     )
     .unwrap();
     match samply() {
-        Some(samply) => writeln!(
+        Ok(samply) => writeln!(
             page,
             "samply ({}) is the other peer for recording: `samply record --save-only -r RATE`; \
              it was installed with `cargo install samply --locked`.\n",
             common::output_of(Command::new(samply).arg("--version"))
         )
         .unwrap(),
-        None => writeln!(
-            page,
-            "samply is not installed here (`cargo install samply --locked` puts it in \
-             ~/.cargo/bin; this machine has no network to fetch it): its rows are missing.\n"
-        )
-        .unwrap(),
+        Err(why) => writeln!(page, "{why}: its rows are missing.\n").unwrap(),
+    }
+}
+
+/// samply, where installed and able to record here; else why not.
+fn samply() -> Result<PathBuf, String> {
+    let samply = installed_samply().ok_or(
+        "samply is not installed here (`cargo install samply --locked` puts it in ~/.cargo/bin)",
+    )?;
+    let dir = std::env::temp_dir();
+    let probe = Command::new(&samply)
+        .current_dir(&dir)
+        .args([
+            "record",
+            "--save-only",
+            "-o",
+            "samply-probe.json.gz",
+            "--",
+            "true",
+        ])
+        .output()
+        .map_err(|e| format!("samply cannot run: {e}"))?;
+    let _ = std::fs::remove_file(dir.join("samply-probe.json.gz"));
+    match probe.status.success() {
+        true => Ok(samply),
+        false => {
+            let stderr = String::from_utf8_lossy(&probe.stderr);
+            let why = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            Err(format!("samply refuses to record here (`{}`)", why.trim()))
+        }
     }
 }
 
 /// samply, where installed: on the PATH, in ~/.cargo/bin, or in
 /// target/bench-tools (`cargo install samply --locked --root target/bench-tools`).
-fn samply() -> Option<PathBuf> {
+fn installed_samply() -> Option<PathBuf> {
     let runs = |p: &Path| {
         Command::new(p)
             .arg("--version")
@@ -119,7 +143,7 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
     .unwrap();
     writeln!(page, "| --- | --- | --- | --- | --- | --- | --- | --- |").unwrap();
     let split = split.to_str().unwrap();
-    let samply = samply();
+    let samply = samply().ok();
     let mut sizes = Vec::new();
     for rate in RATES {
         let rate_text = rate.to_string();
@@ -192,7 +216,7 @@ fn overhead(page: &mut String, split: &Path, dir: &Path, runs: usize, perf_avail
             if samply.is_some() {
                 size("samply.json.gz")
             } else {
-                "not installed".into()
+                "-".into()
             }
         ));
         let bare = median(&bare);
