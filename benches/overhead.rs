@@ -75,8 +75,10 @@ fn header(page: &mut String, runs: usize, perf_available: bool) {
         Ok(samply) => writeln!(
             page,
             "samply ({}) is the other peer for recording: `samply record --save-only -r RATE`; \
-             it was installed with `cargo install samply --locked`.\n",
-            common::output_of(Command::new(samply).arg("--version"))
+             it was installed with `cargo install samply --locked`, and records only where \
+             kernel.perf_event_paranoid is 1 or less, root or not (it was {} for this run).\n",
+            common::output_of(Command::new(samply).arg("--version")),
+            common::output_of(Command::new("cat").arg("/proc/sys/kernel/perf_event_paranoid"))
         )
         .unwrap(),
         Err(why) => writeln!(page, "{why}: its rows are missing.\n").unwrap(),
