@@ -42,12 +42,14 @@ mod replay;
 mod samples;
 mod sort;
 mod speedscope;
+mod stack_ids;
 mod stacks;
 mod stat_render;
 mod symbols_render;
 mod table;
 mod tasks;
 mod text;
+mod timeline;
 mod walk;
 
 pub use annotate::{

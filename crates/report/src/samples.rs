@@ -9,12 +9,14 @@ use std::collections::BTreeMap;
 
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
-    EventIndex, FileOffset, Location, MappedRange, MemberDeltas, ModuleTable, ProcessModel,
-    Recording, Samples, StackUnwinder,
+    FileOffset, Location, MappedRange, MemberDeltas, ModuleTable, ProcessModel, Recording, Samples,
+    StackUnwinder,
 };
 
 use crate::error::ReportError;
 use crate::histograms::recording_histograms;
+use crate::stack_ids::{FrameLists, StackId};
+use crate::timeline::Timeline;
 use crate::walk::StackWalker;
 
 /// Samples and the events they stand for.
@@ -125,183 +127,6 @@ pub(crate) struct Keep {
     /// Which tasks the stacks tell apart (each thread's samples are
     /// counted whatever this says).
     pub tasks: TaskDetail,
-}
-
-/// One sample, as a timeline keeps it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TimedSample {
-    /// When it was taken, in nanoseconds of the perf clock.
-    pub time: u64,
-    /// Its stack: an index into [`Timeline::stacks`] (or, once named, into
-    /// its event's named stacks).
-    pub stack: u32,
-    pub period: u64,
-}
-
-/// A stack while samples are counted: its thread and command, its leaf,
-/// and its callers as an id among [`FrameLists`] (if it has any). Small
-/// and flat, so that a sample is counted with one lookup, and a sample
-/// without callers without looking its frames up at all.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct StackId {
-    pid: u32,
-    tid: u32,
-    command: CommandId,
-    leaf: Option<Location>,
-    callers: u32,
-}
-
-/// [`StackId::callers`] of a stack without callers.
-const NO_CALLERS: u32 = u32::MAX;
-
-/// Each distinct list of frames once, by id in the order first seen.
-#[derive(Default)]
-struct FrameLists {
-    ids: FxHashMap<Box<[Location]>, u32>,
-}
-
-impl FrameLists {
-    /// The id of `frames`, which are copied only the first time.
-    fn id(&mut self, frames: &[Location]) -> u32 {
-        if let Some(&id) = self.ids.get(frames) {
-            return id;
-        }
-        let id = self.ids.len() as u32;
-        self.ids.insert(frames.into(), id);
-        id
-    }
-
-    /// The lists, indexed by id.
-    fn into_lists(self) -> Vec<Box<[Location]>> {
-        let mut lists: Vec<(Box<[Location]>, u32)> = self.ids.into_iter().collect();
-        lists.sort_unstable_by_key(|(_, id)| *id);
-        lists.into_iter().map(|(frames, _)| frames).collect()
-    }
-}
-
-impl StackId {
-    fn new(
-        pid: u32,
-        tid: u32,
-        command: CommandId,
-        frames: &[Location],
-        lists: &mut FrameLists,
-    ) -> StackId {
-        let (leaf, callers) = match frames.split_first() {
-            Some((leaf, [])) => (Some(*leaf), NO_CALLERS),
-            Some((leaf, callers)) => (Some(*leaf), lists.id(callers)),
-            None => (None, NO_CALLERS),
-        };
-        StackId {
-            pid,
-            tid,
-            command,
-            leaf,
-            callers,
-        }
-    }
-
-    fn stack(self, lists: &[Box<[Location]>]) -> ThreadStack {
-        let callers = match self.callers {
-            NO_CALLERS => &[][..],
-            id => &lists[id as usize][..],
-        };
-        ThreadStack {
-            pid: self.pid,
-            tid: self.tid,
-            command: self.command,
-            frames: self.leaf.iter().chain(callers).copied().collect(),
-        }
-    }
-}
-
-/// Every sample of the events read, in the order they were read.
-#[derive(Default)]
-pub(crate) struct Timeline {
-    /// Per event (indexed like the header's events).
-    pub samples: Vec<Vec<TimedSample>>,
-    /// The distinct stacks the samples have, once [`Timeline::finish`]ed.
-    pub stacks: Vec<ThreadStack>,
-    ids: FxHashMap<StackId, u32>,
-    /// The stacks by id, until [`Timeline::finish`].
-    keys: Vec<StackId>,
-    /// Per event, per stack: what its samples weigh, if it has any.
-    weights: Vec<Vec<Option<Weight>>>,
-}
-
-impl Timeline {
-    /// A timeline of `events` events, with room for the samples the
-    /// recording's trailer counted.
-    fn new(recording: &Recording, events: usize) -> Timeline {
-        let stats = &recording.trailer.stats.events;
-        // The trailer is the file's word: room for more than a recording
-        // of ordinary length holds is made as the samples come.
-        let room = |event: usize| {
-            stats
-                .get(event)
-                .map_or(0, |s| s.samples.min(1 << 20) as usize)
-        };
-        Timeline {
-            samples: (0..events).map(|e| Vec::with_capacity(room(e))).collect(),
-            weights: vec![Vec::new(); events],
-            ..Timeline::default()
-        }
-    }
-
-    /// Adds a sample of `event` on `stack`, with what its group's members
-    /// counted. The stack is hashed once: this stands for the weight per
-    /// stack, which [`Timeline::finish`] gives back.
-    fn add(
-        &mut self,
-        stack: StackId,
-        time: u64,
-        event: usize,
-        weight: Weight,
-        members: &[(EventIndex, u64)],
-    ) {
-        let next = self.keys.len() as u32;
-        let id = *self.ids.entry(stack).or_insert(next);
-        if id == next {
-            self.keys.push(stack);
-        }
-        self.count(event, id, time, weight);
-        for &(member, period) in members {
-            if usize::from(member) < self.samples.len() {
-                let weight = Weight { samples: 0, period };
-                self.count(usize::from(member), id, time, weight);
-            }
-        }
-    }
-
-    fn count(&mut self, event: usize, stack: u32, time: u64, weight: Weight) {
-        let period = weight.period;
-        self.samples[event].push(TimedSample {
-            time,
-            stack,
-            period,
-        });
-        let weights = &mut self.weights[event];
-        if weights.len() <= stack as usize {
-            weights.resize(stack as usize + 1, None);
-        }
-        weights[stack as usize].get_or_insert_default().add(weight);
-    }
-
-    /// The weight of each stack per event, as [`SampleCounts::by_stack`]
-    /// has it; the stacks are listed by id from now on.
-    fn finish(&mut self, lists: &[Box<[Location]>]) -> Vec<FxHashMap<ThreadStack, Weight>> {
-        self.ids = FxHashMap::default();
-        self.stacks = (std::mem::take(&mut self.keys).into_iter())
-            .map(|key| key.stack(lists))
-            .collect();
-        (self.weights.iter())
-            .map(|weights| {
-                (weights.iter().enumerate())
-                    .filter_map(|(id, w)| Some((self.stacks[id].clone(), (*w)?)))
-                    .collect()
-            })
-            .collect()
-    }
 }
 
 /// What the samples of a recording add up to, before symbolization.
@@ -549,14 +374,7 @@ impl Tally {
             .collect();
         for (mine, stacks) in self.by_id.iter_mut().zip(later.by_id) {
             for (stack, weight) in stacks {
-                let stack = StackId {
-                    command: commands[stack.command.index()],
-                    callers: match stack.callers {
-                        NO_CALLERS => NO_CALLERS,
-                        id => lists[id as usize],
-                    },
-                    ..stack
-                };
+                let stack = stack.renumbered(&commands, &lists);
                 mine.entry(stack).or_default().add(weight);
             }
         }

@@ -15,9 +15,10 @@ use crate::naming::{
     FunctionDetail, FunctionId, FunctionKey, ModuleKey, Names, Place, Places, name_locations,
 };
 use crate::samples::{
-    CommandId, Keep, SampleFilter, TaskDetail, ThreadCount, ThreadStack, TimedSample, Timeline,
-    Weight, count_samples, total,
+    CommandId, Keep, SampleFilter, TaskDetail, ThreadCount, ThreadStack, Weight, count_samples,
+    total,
 };
+use crate::timeline::{TimedSample, Timeline};
 
 /// A sampled place: where it lies among a [`StackProfile`]'s places.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

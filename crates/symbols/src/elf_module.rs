@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use gimli::RunTimeEndian;
 use object::Object;
-use profiler_model::{AddressSymbol, Detail, FileOffset, FunctionSymbol, Svma};
+use profiler_model::{AddressSymbol, BuildId, Detail, FileOffset, FunctionSymbol, Svma};
 
 use crate::debug_file::{DebugFile, find_debug_file};
 use crate::demangle::demangle;
@@ -33,6 +33,8 @@ pub(crate) struct ModuleFiles {
     pub path: String,
     pub bytes: Bytes,
     pub debug: Option<DebugFile>,
+    /// The build-id the file states, if any.
+    pub build_id: Option<BuildId>,
 }
 
 impl ModuleFiles {
@@ -50,20 +52,25 @@ impl ModuleFiles {
             error,
         })?;
         let debug = find_debug_file(path, &parsed, debug_dirs);
+        let build_id = parsed.build_id();
         drop(parsed);
         Ok(ModuleFiles {
             path: display,
             bytes,
             debug,
+            build_id,
         })
     }
 
     /// A module held in memory (the vdso).
     pub fn in_memory(name: &str, data: Vec<u8>) -> ModuleFiles {
+        let bytes = image::in_memory(data);
+        let build_id = Image::parse(&bytes).ok().and_then(|image| image.build_id());
         ModuleFiles {
             path: name.to_owned(),
-            bytes: image::in_memory(data),
+            bytes,
             debug: None,
+            build_id,
         }
     }
 }

@@ -16,7 +16,6 @@ use profiler_model::{
 use crate::build_id_cache::open_as_recorded;
 use crate::elf_module::{ElfModule, ModuleFiles, Naming};
 use crate::error::SymbolsError;
-use crate::image::Image;
 use crate::jit::PerfMap;
 use crate::kernel::Kallsyms;
 use crate::vdso::own_vdso;
@@ -91,7 +90,7 @@ impl ElfSymbolizer {
                 .ok_or(Unopened::NoFile("this process has no vdso to read"))
         } else if module.has_file() {
             let open = |path: &Path| ModuleFiles::open(path, &self.options.debug_dirs);
-            let build_id = |files: &ModuleFiles| Image::parse(&files.bytes).ok()?.build_id();
+            let build_id = |files: &ModuleFiles| files.build_id.clone();
             open_as_recorded(module, open, build_id).map_err(Unopened::Failed)
         } else {
             Err(Unopened::NoFile("the code has no file"))
@@ -115,7 +114,7 @@ pub(crate) fn parse_recorded<'a>(
     files: &'a ModuleFiles,
 ) -> Result<ElfModule<'a>, SymbolsError> {
     let elf = ElfModule::parse(files)?;
-    if let (Some(recorded), Some(found)) = (&module.build_id, elf.image.build_id())
+    if let (Some(recorded), Some(found)) = (&module.build_id, files.build_id.clone())
         && *recorded != found
     {
         let (path, recorded) = (module.path.clone(), recorded.clone());
