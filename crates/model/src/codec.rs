@@ -579,15 +579,22 @@ mod tests {
         assert_eq!(one.len(), empty.len() + 12);
     }
 
+    /// A histogram record's payload up to its buckets: event 0 of `/bin/app`
+    /// from file offset `start`, 16-bit buckets at scale 65536.
+    fn histogram_head(start: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_u16(&mut out, 0);
+        put_str(&mut out, "/bin/app");
+        put_build_id(&mut out, None);
+        put_u64(&mut out, start);
+        put_u32(&mut out, 65536);
+        out.push(16);
+        out
+    }
+
     #[test]
     fn histograms_written_whole_still_read() {
-        let mut payload = Vec::new();
-        put_u16(&mut payload, 1);
-        put_str(&mut payload, "/bin/app");
-        put_build_id(&mut payload, None);
-        put_u64(&mut payload, 0x1000);
-        put_u32(&mut payload, 65536);
-        payload.push(16);
+        let mut payload = histogram_head(0x1000);
         put_u32(&mut payload, 4);
         payload.extend([0, 0, 3, 0]);
         let Ok(Some(Record::Histogram(h))) = decode(TAG_HISTOGRAM, &payload) else {
@@ -599,13 +606,7 @@ mod tests {
     #[test]
     fn sparse_histograms_that_lie_are_refused() {
         let payload = |count: u32, runs: &[(u32, u32)], data: usize| {
-            let mut out = Vec::new();
-            put_u16(&mut out, 0);
-            put_str(&mut out, "m");
-            put_build_id(&mut out, None);
-            put_u64(&mut out, 0);
-            put_u32(&mut out, 65536);
-            out.push(16);
+            let mut out = histogram_head(0);
             put_u32(&mut out, count);
             put_u32(&mut out, runs.len() as u32);
             for &(first, len) in runs {
