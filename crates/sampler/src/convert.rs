@@ -5,7 +5,7 @@
 //! of every non-sample record, which the report needs to order mappings
 //! against samples.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use perf_event::Counter;
 use perf_event::data::endian::Native;
@@ -41,7 +41,7 @@ pub(crate) const REG_IP: u64 = 8;
 pub(crate) fn convert(
     record: &perf_event::Record<'_>,
     config: &ParseConfig<Native>,
-    events_by_id: &HashMap<u64, StreamEvent>,
+    events_by_id: &FxHashMap<u64, StreamEvent>,
     spare: &mut Vec<u8>,
 ) -> Option<Record> {
     convert_bytes(
@@ -60,7 +60,7 @@ fn convert_bytes(
     misc: u16,
     bytes: &[u8],
     config: &ParseConfig<Native>,
-    events_by_id: &HashMap<u64, StreamEvent>,
+    events_by_id: &FxHashMap<u64, StreamEvent>,
     spare: &mut Vec<u8>,
 ) -> Option<Record> {
     let header = perf_event_header {
@@ -71,7 +71,12 @@ fn convert_bytes(
     let config = match ty {
         PERF_RECORD_SAMPLE => {
             let id = u64::from_ne_bytes(bytes.get(..8)?.try_into().ok()?);
-            events_by_id.get(&id).map_or(config, |e| &e.config)
+            let event = events_by_id.get(&id);
+            let config = event.map_or(config, |e| &e.config);
+            if let Some(sample) = plain_sample(bytes, misc, config.sample_type(), event) {
+                return Some(Record::Sample(sample));
+            }
+            config
         }
         _ => config,
     };
@@ -92,6 +97,71 @@ fn convert_bytes(
         }
         Err(_) => None,
     }
+}
+
+/// The fields a plain sample may have: fixed-size ones and the call chain.
+const PLAIN: SampleFlags = SampleFlags::IDENTIFIER
+    .union(SampleFlags::IP)
+    .union(SampleFlags::TID)
+    .union(SampleFlags::TIME)
+    .union(SampleFlags::CPU)
+    .union(SampleFlags::PERIOD)
+    .union(SampleFlags::CALLCHAIN);
+
+/// A sample laid out by `flags` read word by word, where `flags` are
+/// [`PLAIN`] ones (and carry the time, thread and address every sample
+/// needs): the recorder's samples without stack copies or group counts.
+/// The general parser takes several times as long over them, which is
+/// most of what recording costs the recorder. `None` where `flags` ask
+/// for more, or the record is cut short: the parser then has its say.
+fn plain_sample(
+    bytes: &[u8],
+    misc: u16,
+    flags: SampleFlags,
+    event: Option<&StreamEvent>,
+) -> Option<Sample> {
+    let needed = SampleFlags::IP | SampleFlags::TID | SampleFlags::TIME;
+    if !PLAIN.contains(flags) || !flags.contains(needed) {
+        return None;
+    }
+    // The kernel's order (perf_output_sample): identifier, ip, pid and
+    // tid, time, cpu, period, call chain.
+    let mut words = bytes
+        .chunks_exact(8)
+        .map(|word| u64::from_ne_bytes(word.try_into().unwrap_or_default()));
+    let mut field = |flag: SampleFlags| match flags.contains(flag) {
+        true => words.next().map(Some),
+        false => Some(None),
+    };
+    field(SampleFlags::IDENTIFIER)?;
+    let ip = field(SampleFlags::IP)??;
+    let pid_tid = field(SampleFlags::TID)??;
+    let time = field(SampleFlags::TIME)??;
+    let cpu = field(SampleFlags::CPU)?;
+    let period = field(SampleFlags::PERIOD)?;
+    let callchain = match field(SampleFlags::CALLCHAIN)? {
+        Some(len) => {
+            let len = usize::try_from(len).ok()?;
+            let chain: Vec<CallchainEntry> = (words.by_ref().take(len))
+                .map(CallchainEntry::from_raw)
+                .collect();
+            (chain.len() == len).then_some(chain)?
+        }
+        None => Vec::new(),
+    };
+    Some(Sample {
+        time,
+        pid: pid_tid as u32,
+        tid: (pid_tid >> 32) as u32,
+        cpu: cpu.map_or(0, |cpu| cpu as u32),
+        event: event.map_or(0, |e| e.index),
+        mode: cpu_mode(misc),
+        ip: Avma(ip),
+        period: period.or(event.and_then(|e| e.period)).unwrap_or(1),
+        callchain,
+        user_stack: None,
+        read: Vec::new(),
+    })
 }
 
 /// Whether a sample that asked for the user registers and stack, last of
@@ -148,7 +218,7 @@ impl StreamEvent {
 }
 
 struct Converter<'a> {
-    events_by_id: &'a HashMap<u64, StreamEvent>,
+    events_by_id: &'a FxHashMap<u64, StreamEvent>,
     /// The buffer a stack copy goes into.
     spare: &'a mut Vec<u8>,
 }
@@ -326,7 +396,7 @@ mod tests {
 
     /// How the recorder lays out the samples of a frequency-sampled event
     /// with call chains and stack copies.
-    fn events() -> HashMap<u64, StreamEvent> {
+    fn events() -> FxHashMap<u64, StreamEvent> {
         let mut attr = perf_event_attr::default();
         attr.sample_type = (SampleFlags::IDENTIFIER
             | SampleFlags::IP
@@ -340,7 +410,7 @@ mod tests {
             .bits();
         attr.sample_regs_user = (1 << REG_BP) | (1 << REG_SP) | (1 << REG_IP);
         let config = ParseConfig::from(attr);
-        HashMap::from([(
+        FxHashMap::from_iter([(
             ID,
             StreamEvent {
                 index: 0,
@@ -379,6 +449,83 @@ mod tests {
 
     fn raw(callchain: &[CallchainEntry]) -> Vec<u64> {
         callchain.iter().map(|entry| entry.to_raw()).collect()
+    }
+
+    /// The general parser's reading of a sample.
+    fn parsed(
+        bytes: &[u8],
+        config: &ParseConfig<Native>,
+        events: &FxHashMap<u64, StreamEvent>,
+    ) -> Option<Record> {
+        let header = perf_event_header {
+            type_: PERF_RECORD_SAMPLE,
+            misc: PERF_RECORD_MISC_USER as u16,
+            size: (bytes.len() + size_of::<perf_event_header>()) as u16,
+        };
+        let visitor = Converter {
+            events_by_id: events,
+            spare: &mut Vec::new(),
+        };
+        (Parser::new(bytes, config.clone()))
+            .parse_record_with_header(visitor, header)
+            .ok()?
+    }
+
+    #[test]
+    fn plain_samples_are_read_as_the_parser_reads_them() {
+        let optional = [SampleFlags::CPU, SampleFlags::PERIOD, SampleFlags::CALLCHAIN];
+        for chosen in 0..8 {
+            let mut flags =
+                SampleFlags::IDENTIFIER | SampleFlags::IP | SampleFlags::TID | SampleFlags::TIME;
+            for (bit, &flag) in optional.iter().enumerate() {
+                if chosen & (1 << bit) != 0 {
+                    flags |= flag;
+                }
+            }
+            let mut attr = perf_event_attr::default();
+            attr.sample_type = flags.bits();
+            let config = ParseConfig::from(attr);
+            let event = StreamEvent {
+                index: 3,
+                period: Some(4000),
+                config: config.clone(),
+            };
+            let events = FxHashMap::from_iter([(ID, event)]);
+            let mut words = vec![ID, 0x1000, 7 | (8 << 32), 123];
+            if flags.contains(SampleFlags::CPU) {
+                words.push(1);
+            }
+            if flags.contains(SampleFlags::PERIOD) {
+                words.push(250_000);
+            }
+            if flags.contains(SampleFlags::CALLCHAIN) {
+                words.extend([3, u64::MAX - 511, 0x1000, 0x2000]);
+            }
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            let misc = PERF_RECORD_MISC_USER as u16;
+            let plain = plain_sample(&bytes, misc, flags, events.get(&ID));
+            assert!(plain.is_some(), "{flags:?}");
+            let by_parser = parsed(&bytes, &config, &events);
+            assert_eq!(plain.map(Record::Sample), by_parser, "{flags:?}");
+            // A record cut short is left to the parser, which refuses it.
+            let cut = &bytes[..bytes.len() - 8];
+            assert_eq!(plain_sample(cut, misc, flags, events.get(&ID)), None);
+            assert_eq!(parsed(cut, &config, &events), None, "{flags:?}");
+        }
+    }
+
+    #[test]
+    fn samples_with_stack_copies_or_group_counts_go_to_the_parser() {
+        let events = events();
+        let flags = events[&ID].config.sample_type();
+        let bytes = payload(&[0x1000], &[2, 0x7f10, 0x7f00, 0x1000, 0]);
+        assert_eq!(plain_sample(&bytes, 0, flags, events.get(&ID)), None);
+        let with_read = SampleFlags::IDENTIFIER
+            | SampleFlags::IP
+            | SampleFlags::TID
+            | SampleFlags::TIME
+            | SampleFlags::READ;
+        assert_eq!(plain_sample(&bytes, 0, with_read, None), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! One counter per CPU rather than one per task: the kernel refuses to map
 //! the ring buffer of an inherited counter opened for any CPU.
 
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -150,7 +151,7 @@ fn open_error(event: &ResolvedEvent, error: io::Error) -> SamplerError {
 /// The ring buffers of a recording, one per CPU.
 pub(crate) struct Rings {
     rings: Vec<Ring>,
-    events_by_id: HashMap<u64, StreamEvent>,
+    events_by_id: FxHashMap<u64, StreamEvent>,
     /// Data bytes per ring, after any reduction to fit the mlock budget.
     pub bytes_per_ring: usize,
     /// The last stack copy's buffer, for the next one.
@@ -207,7 +208,7 @@ pub(crate) fn open_rings(plan: &RingPlan<'_>) -> Result<Rings, SamplerError> {
 
 fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailure> {
     let mut rings = Vec::with_capacity(plan.cpus.len());
-    let mut events_by_id = HashMap::new();
+    let mut events_by_id = FxHashMap::default();
     let roles: Vec<Role> = (0..plan.events.len())
         .map(|index| Role::of(plan.events, index))
         .collect();
