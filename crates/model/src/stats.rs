@@ -1,7 +1,7 @@
 //! Counts kept while a recording is written: what the record summary prints
 //! and what a report's header states without reading every record.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -33,16 +33,19 @@ pub struct EventStats {
 #[derive(Debug)]
 pub(crate) struct StatsCollector {
     events: Vec<EventStats>,
-    pids: HashSet<u32>,
-    tids: HashSet<u32>,
+    pids: FxHashSet<u32>,
+    tids: FxHashSet<u32>,
+    /// The task of the last sample: samples come in runs of one task's.
+    last: Option<(u32, u32)>,
 }
 
 impl StatsCollector {
     pub fn new(event_count: usize) -> StatsCollector {
         StatsCollector {
             events: vec![EventStats::default(); event_count],
-            pids: HashSet::new(),
-            tids: HashSet::new(),
+            pids: FxHashSet::default(),
+            tids: FxHashSet::default(),
+            last: None,
         }
     }
 
@@ -82,8 +85,11 @@ impl StatsCollector {
     }
 
     fn task(&mut self, pid: u32, tid: u32) {
-        self.pids.insert(pid);
-        self.tids.insert(tid);
+        if self.last != Some((pid, tid)) {
+            self.last = Some((pid, tid));
+            self.pids.insert(pid);
+            self.tids.insert(tid);
+        }
     }
 }
 
