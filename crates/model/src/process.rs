@@ -11,6 +11,7 @@
 
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use crate::address::{Avma, FileOffset};
 use crate::module::{Module, ModuleId, ModuleTable};
@@ -367,6 +368,18 @@ impl ProcessModel {
     pub fn thread_name(&self, tid: u32, time: u64) -> Option<&str> {
         name_at(&self.names, tid, time)
     }
+
+    /// The name thread `tid` had at `time`, with the times it had it for:
+    /// from the rename that gave it (from 0 for the first name) to the
+    /// next one.
+    pub fn thread_name_span(&self, tid: u32, time: u64) -> Option<(&str, Range<u64>)> {
+        let history = self.names.get(&tid)?;
+        let index = history.partition_point(|(t, _)| *t <= time).saturating_sub(1);
+        let (_, name) = history.get(index)?;
+        let from = if index == 0 { 0 } else { history[index].0 };
+        let until = history.get(index + 1).map_or(u64::MAX, |(t, _)| *t);
+        Some((name, from..until))
+    }
 }
 
 fn name_at(names: &FxHashMap<u32, Vec<(u64, String)>>, tid: u32, time: u64) -> Option<&str> {
@@ -519,6 +532,29 @@ mod tests {
         assert_eq!(path_at(&m, 5, 5, 0x1800).unwrap().0, "/old");
         assert_eq!(path_at(&m, 20, 5, 0x1800).unwrap().0, "/new");
         assert_eq!(m.thread_name(5, 20), Some("new"));
+    }
+
+    #[test]
+    fn a_name_is_held_from_its_rename_to_the_next() {
+        let comm = |time, name: &str| {
+            Record::Comm(Comm {
+                time,
+                pid: 5,
+                tid: 5,
+                name: name.into(),
+                exec: true,
+            })
+        };
+        let m = model(&[comm(10, "sh"), comm(20, "app"), comm(30, "tool")]);
+        // Before the first rename, the first name is the best guess.
+        assert_eq!(m.thread_name_span(5, 3), Some(("sh", 0..20)));
+        assert_eq!(m.thread_name_span(5, 20), Some(("app", 20..30)));
+        assert_eq!(m.thread_name_span(5, 99), Some(("tool", 30..u64::MAX)));
+        assert_eq!(m.thread_name_span(6, 5), None);
+        for time in [3, 20, 29, 99] {
+            let (name, _) = m.thread_name_span(5, time).unwrap();
+            assert_eq!(m.thread_name(5, time), Some(name));
+        }
     }
 
     #[test]

@@ -6,10 +6,12 @@
 
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
-    FileOffset, Location, MappedRange, MemberDeltas, ModuleTable, ProcessModel, Recording, Samples,
+    FileOffset, Location, MappedRange, MemberDeltas, ModuleTable, ProcessModel, Recording, Sample,
+    Samples,
     StackUnwinder,
 };
 
@@ -364,6 +366,12 @@ impl Tally {
         }
     }
 
+    fn add_run(&mut self, run: ThreadRun) {
+        let (count, last_time) = self.threads.entry((run.pid, run.tid)).or_default();
+        *count += run.samples;
+        *last_time = (*last_time).max(run.last_time);
+    }
+
     /// Adds the tally of the stretch of samples after this one's.
     fn merge(&mut self, later: Tally) {
         let commands: Vec<CommandId> = (later.commands.names.iter())
@@ -396,6 +404,7 @@ impl Counting<'_> {
         let mut frames = Vec::new();
         let mut walker = StackWalker::new(model, self.unwinder);
         let mut members = MemberDeltas::default();
+        let mut run: Option<ThreadRun> = None;
         for sample in samples {
             let sample = sample?;
             let event = usize::from(sample.event);
@@ -421,12 +430,18 @@ impl Counting<'_> {
                 TaskDetail::Threads => sample.tid,
                 _ => 0,
             };
-            let name = model.thread_name(sample.tid, sample.time).unwrap_or("");
-            let command = tally.commands.id(name);
-            let stack = StackId::new(pid, tid, command, &frames, &mut tally.lists);
-            let (count, last_time) = tally.threads.entry((sample.pid, sample.tid)).or_default();
-            *count += 1;
-            *last_time = (*last_time).max(sample.time);
+            let run = match &mut run {
+                Some(run) if run.holds(&sample) => run,
+                _ => {
+                    if let Some(ended) = run.take() {
+                        tally.add_run(ended);
+                    }
+                    run.insert(ThreadRun::new(&sample, model, &mut tally.commands))
+                }
+            };
+            run.samples += 1;
+            run.last_time = run.last_time.max(sample.time);
+            let stack = StackId::new(pid, tid, run.command, &frames, &mut tally.lists);
             let weight = Weight {
                 samples: 1,
                 period: sample.period,
@@ -444,7 +459,42 @@ impl Counting<'_> {
             }
             tally.by_id[event].entry(stack).or_default().add(weight);
         }
+        if let Some(ended) = run {
+            tally.add_run(ended);
+        }
         Ok(())
+    }
+}
+
+/// Samples of one thread in a row, under one name: most samples follow
+/// one of their own thread, and are counted without looking the thread or
+/// its name up.
+struct ThreadRun {
+    pid: u32,
+    tid: u32,
+    /// When the thread had the name: the run ends where it is renamed.
+    named: Range<u64>,
+    command: CommandId,
+    samples: u64,
+    last_time: u64,
+}
+
+impl ThreadRun {
+    fn new(sample: &Sample, model: &ProcessModel, commands: &mut Commands) -> ThreadRun {
+        let (name, named) = (model.thread_name_span(sample.tid, sample.time))
+            .unwrap_or(("", 0..u64::MAX));
+        ThreadRun {
+            pid: sample.pid,
+            tid: sample.tid,
+            named,
+            command: commands.id(name),
+            samples: 0,
+            last_time: 0,
+        }
+    }
+
+    fn holds(&self, sample: &Sample) -> bool {
+        (self.pid, self.tid) == (sample.pid, sample.tid) && self.named.contains(&sample.time)
     }
 }
 
