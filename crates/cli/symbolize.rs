@@ -3,7 +3,6 @@
 //! symbolizer, rendered by the report as addr2line or llvm-symbolizer print
 //! them, or as JSON.
 
-use std::collections::HashMap;
 use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
 
@@ -32,10 +31,12 @@ pub fn run(args: SymbolizeArgs) -> Result<ExitCode> {
     ));
     let symbols = symbolize_file(&args.exe, &unique, &options)?;
     drop(progress);
-    let by_address: HashMap<Svma, &AddressSymbol> = unique.iter().copied().zip(&symbols).collect();
-
+    // Each address's symbol, found among the sorted unique ones.
     let symbols: Vec<(Svma, &AddressSymbol)> = (addresses.iter())
-        .map(|address| (*address, by_address[address]))
+        .filter_map(|address| {
+            let index = unique.binary_search(address).ok()?;
+            Some((*address, symbols.get(index)?))
+        })
         .collect();
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match args.format {

@@ -3,6 +3,7 @@
 //! code, with the instruction's own line) or, with `--inlines`, as
 //! `addr2line -f -C -i` does; or as JSON.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use profiler_model::{AddressSymbol, Frame, Svma};
@@ -62,7 +63,11 @@ fn frames(symbol: &AddressSymbol, inlines: bool) -> Vec<Frame> {
 /// Each frame as `function` then `file:line`, with addr2line's `??` for
 /// what is unknown.
 fn write_text(out: &mut dyn Write, symbol: &AddressSymbol, inlines: bool) -> io::Result<()> {
-    for frame in frames(symbol, inlines) {
+    let chain = match inlines && !symbol.frames.is_empty() {
+        true => Cow::Borrowed(&symbol.frames[..]),
+        false => Cow::Owned(frames(symbol, inlines)),
+    };
+    for frame in chain.iter() {
         write_frame(
             out,
             frame.function.as_deref(),
@@ -79,12 +84,15 @@ fn write_frame(
     file: Option<&str>,
     line: Option<u32>,
 ) -> io::Result<()> {
-    let name = function.unwrap_or("??");
+    // Pieces, not `writeln!`: a large batch prints tens of megabytes.
+    out.write_all(function.unwrap_or("??").as_bytes())?;
+    out.write_all(b"\n")?;
+    out.write_all(file.unwrap_or("??").as_bytes())?;
     match (file, line) {
-        (Some(file), Some(line)) => writeln!(out, "{name}\n{file}:{line}"),
-        (Some(file), None) => writeln!(out, "{name}\n{file}:?"),
-        (None, _) if function.is_some() => writeln!(out, "{name}\n??:?"),
-        (None, _) => writeln!(out, "{name}\n??:0"),
+        (Some(_), Some(line)) => writeln!(out, ":{line}"),
+        (Some(_), None) => out.write_all(b":?\n"),
+        (None, _) if function.is_some() => out.write_all(b":?\n"),
+        (None, _) => out.write_all(b":0\n"),
     }
 }
 
