@@ -137,9 +137,7 @@ pub(crate) fn decode(tag: u8, payload: &[u8]) -> Result<Option<Record>, &'static
             mode: decode_mode(c.u8()?),
             ip: Avma(c.u64()?),
             period: c.u64()?,
-            callchain: (c.callchain()?.into_iter())
-                .map(CallchainEntry::from_raw)
-                .collect(),
+            callchain: c.callchain()?,
             user_stack: c.user_stack()?,
             read: c.read()?,
         }),
@@ -338,7 +336,7 @@ impl<'a> Cursor<'a> {
     fn array<const N: usize>(&mut self) -> Result<[u8; N], &'static str> {
         self.bytes(N)?.try_into().map_err(|_| SHORT)
     }
-    fn callchain(&mut self) -> Result<Vec<u64>, &'static str> {
+    fn callchain(&mut self) -> Result<Vec<CallchainEntry>, &'static str> {
         if self.buf.is_empty() {
             return Ok(Vec::new());
         }
@@ -346,7 +344,7 @@ impl<'a> Cursor<'a> {
         let bytes = self.bytes(len.checked_mul(8).ok_or(SHORT)?)?;
         Ok(bytes
             .chunks_exact(8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+            .map(|b| CallchainEntry::from_raw(u64::from_le_bytes(b.try_into().unwrap_or_default())))
             .collect())
     }
     fn user_stack(&mut self) -> Result<Option<UserStack>, &'static str> {

@@ -86,7 +86,9 @@ pub use module::{Module, ModuleId, ModuleTable};
 pub use module_histograms::{
     HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion, pour,
 };
-pub use process::{LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order};
+pub use process::{
+    LastMapping, LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order,
+};
 pub use reader::{RecordStream, Recording, Records};
 pub use record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,

@@ -321,11 +321,32 @@ impl ProcessModel {
     /// `ip` was live at that instant (timestamps of different CPUs can be a
     /// little out of step), the mapping nearest in time is taken.
     pub fn resolve_address(&self, pid: u32, ip: Avma, time: u64) -> Location {
+        let found = self.timelines.get(&pid).and_then(|t| t.find(ip.0, time));
+        found.map_or(Location::Unmapped, |m| m.location(ip.0))
+    }
+
+    /// [`ProcessModel::resolve_address`], trying first the mapping `last`
+    /// holds, and leaving there the one found: a stack's frames mostly lie
+    /// in one or two mappings. Live mappings of a process never overlap, so
+    /// one live at `time` and holding `ip` is the one a search would find.
+    pub fn resolve_address_after(
+        &self,
+        pid: u32,
+        ip: Avma,
+        time: u64,
+        last: &mut LastMapping,
+    ) -> Location {
+        if let Some((last_pid, m)) = &last.0
+            && *last_pid == pid
+            && m.holds(ip.0, time)
+        {
+            return m.location(ip.0);
+        }
         match self.timelines.get(&pid).and_then(|t| t.find(ip.0, time)) {
-            Some(m) => Location::Module {
-                module: m.module,
-                offset: FileOffset((ip.0 - m.start).saturating_add(m.offset)),
-            },
+            Some(m) => {
+                last.0 = Some((pid, *m));
+                m.location(ip.0)
+            }
             None => Location::Unmapped,
         }
     }
@@ -374,7 +395,9 @@ impl ProcessModel {
     /// next one.
     pub fn thread_name_span(&self, tid: u32, time: u64) -> Option<(&str, Range<u64>)> {
         let history = self.names.get(&tid)?;
-        let index = history.partition_point(|(t, _)| *t <= time).saturating_sub(1);
+        let index = history
+            .partition_point(|(t, _)| *t <= time)
+            .saturating_sub(1);
         let (_, name) = history.get(index)?;
         let from = if index == 0 { 0 } else { history[index].0 };
         let until = history.get(index + 1).map_or(u64::MAX, |(t, _)| *t);
@@ -401,6 +424,25 @@ struct Interval {
     from: u64,
     until: u64,
 }
+
+impl Interval {
+    /// Whether it held `address` and was live at `time`.
+    fn holds(&self, address: u64, time: u64) -> bool {
+        (self.start..self.end).contains(&address) && (self.from..self.until).contains(&time)
+    }
+
+    fn location(&self, address: u64) -> Location {
+        Location::Module {
+            module: self.module,
+            // A mapping may state any file offset.
+            offset: FileOffset((address - self.start).saturating_add(self.offset)),
+        }
+    }
+}
+
+/// The mapping [`ProcessModel::resolve_address_after`] last found.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LastMapping(Option<(u32, Interval)>);
 
 /// The mappings of one process over time, sorted by start address, with the
 /// running maximum of their ends so that a lookup stops scanning early.
@@ -532,6 +574,47 @@ mod tests {
         assert_eq!(path_at(&m, 5, 5, 0x1800).unwrap().0, "/old");
         assert_eq!(path_at(&m, 20, 5, 0x1800).unwrap().0, "/new");
         assert_eq!(m.thread_name(5, 20), Some("new"));
+    }
+
+    #[test]
+    fn the_last_mapping_found_gives_what_a_search_would() {
+        let m = model(&[
+            mmap(1, 5, 0x1000, 0x3000, 0, "/app"),
+            mmap(2, 5, 0x8000, 0x1000, 0, "/lib.so"),
+            // Mapped over the middle of /app, then again over part of it.
+            mmap(5, 5, 0x2000, 0x800, 0x10_000, "/patch"),
+            mmap(8, 5, 0x2400, 0x1000, 0, "/other"),
+            Record::Fork(TaskEvent {
+                time: 6,
+                pid: 6,
+                ppid: 5,
+                tid: 6,
+                ptid: 5,
+            }),
+            Record::Comm(Comm {
+                time: 9,
+                pid: 6,
+                tid: 6,
+                name: "new".into(),
+                exec: true,
+            }),
+            mmap(9, 6, 0x1000, 0x1000, 0, "/new"),
+        ]);
+        let mut last = LastMapping::default();
+        let mut state = 1_u64;
+        for _ in 0..20_000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let pid = 5 + (state >> 60) as u32 % 3;
+            let ip = Avma(0x800 + (state >> 20) % 0x9000);
+            let time = (state >> 40) % 12;
+            assert_eq!(
+                m.resolve_address_after(pid, ip, time, &mut last),
+                m.resolve_address(pid, ip, time),
+                "pid {pid}, {ip:?} at {time}"
+            );
+        }
     }
 
     #[test]

@@ -11,8 +11,7 @@ use std::ops::Range;
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
     FileOffset, Location, MappedRange, MemberDeltas, ModuleTable, ProcessModel, Recording, Sample,
-    Samples,
-    StackUnwinder,
+    Samples, StackUnwinder,
 };
 
 use crate::error::ReportError;
@@ -481,8 +480,8 @@ struct ThreadRun {
 
 impl ThreadRun {
     fn new(sample: &Sample, model: &ProcessModel, commands: &mut Commands) -> ThreadRun {
-        let (name, named) = (model.thread_name_span(sample.tid, sample.time))
-            .unwrap_or(("", 0..u64::MAX));
+        let (name, named) =
+            (model.thread_name_span(sample.tid, sample.time)).unwrap_or(("", 0..u64::MAX));
         ThreadRun {
             pid: sample.pid,
             tid: sample.tid,

@@ -11,8 +11,8 @@
 use rustc_hash::FxHashMap;
 
 use profiler_model::{
-    Avma, CallchainEntry, CpuMode, Location, ProcessModel, ProcessUnwinder, Sample, StackUnwinder,
-    UserStack, has_user_chain, missing_caller,
+    Avma, CallchainEntry, CpuMode, LastMapping, Location, ProcessModel, ProcessUnwinder, Sample,
+    StackUnwinder, UserStack, has_user_chain, missing_caller,
 };
 
 /// Walks the stacks of a recording's samples, one unwinder per process.
@@ -21,6 +21,8 @@ pub(crate) struct StackWalker<'a> {
     unwinder: &'a dyn StackUnwinder,
     processes: FxHashMap<u32, Box<dyn ProcessUnwinder + 'a>>,
     addresses: Vec<Avma>,
+    /// Where the last frame was found.
+    last: LastMapping,
 }
 
 impl<'a> StackWalker<'a> {
@@ -30,6 +32,7 @@ impl<'a> StackWalker<'a> {
             unwinder,
             processes: FxHashMap::default(),
             addresses: Vec::new(),
+            last: LastMapping::default(),
         }
     }
 
@@ -75,7 +78,12 @@ impl<'a> StackWalker<'a> {
                     first_of_context = false;
                     frames.push(match mode {
                         CpuMode::Kernel | CpuMode::GuestKernel => Location::Kernel { address },
-                        _ => self.model.resolve_address(sample.pid, address, sample.time),
+                        _ => (self.model).resolve_address_after(
+                            sample.pid,
+                            address,
+                            sample.time,
+                            &mut self.last,
+                        ),
                     });
                 }
             }
@@ -89,7 +97,12 @@ impl<'a> StackWalker<'a> {
                     0 => *address,
                     _ => Avma(address.0.saturating_sub(1)),
                 };
-                frames.push(self.model.resolve_address(sample.pid, address, sample.time));
+                frames.push((self.model).resolve_address_after(
+                    sample.pid,
+                    address,
+                    sample.time,
+                    &mut self.last,
+                ));
             }
             self.addresses = addresses;
         }
