@@ -473,7 +473,11 @@ mod tests {
 
     #[test]
     fn plain_samples_are_read_as_the_parser_reads_them() {
-        let optional = [SampleFlags::CPU, SampleFlags::PERIOD, SampleFlags::CALLCHAIN];
+        let optional = [
+            SampleFlags::CPU,
+            SampleFlags::PERIOD,
+            SampleFlags::CALLCHAIN,
+        ];
         for chosen in 0..8 {
             let mut flags =
                 SampleFlags::IDENTIFIER | SampleFlags::IP | SampleFlags::TID | SampleFlags::TIME;
