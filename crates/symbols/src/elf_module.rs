@@ -172,20 +172,21 @@ impl<'a> ElfModule<'a> {
         let Some(sections) = dwarf::load_sections(dwarf_image) else {
             return lookup.name(addresses, self.functions(), Vec::new());
         };
-        let endian = dwarf::endian(dwarf_image);
         let threads = (naming.threads)
             .min(addresses.len().div_ceil(ADDRESSES_PER_THREAD))
             .max(1);
         let chunk = addresses.len().div_ceil(threads);
-        // The inline chains are read on `threads` threads, while this one
-        // reads the symbol tables.
+        // The symbol tables are read on a thread of their own while the
+        // inline chains are read on `threads` others.
         let (functions, frames) = std::thread::scope(|scope| {
+            let table = scope.spawn(|| self.functions());
+            let dwarf = dwarf::shared(&sections, dwarf::endian(dwarf_image));
             let workers: Vec<_> = addresses
                 .chunks(chunk)
                 .map(|part| {
-                    let sections = &sections;
+                    let dwarf = dwarf.clone();
                     scope.spawn(move || {
-                        let finder = FrameFinder::new(sections, endian, naming.full_signatures);
+                        let finder = FrameFinder::new(dwarf, naming.full_signatures);
                         match finder {
                             Some(mut finder) => part.iter().map(|a| finder.frames(a.0)).collect(),
                             None => vec![Vec::new(); part.len()],
@@ -193,11 +194,12 @@ impl<'a> ElfModule<'a> {
                     })
                 })
                 .collect();
-            let functions = self.functions();
-            let frames: Vec<Vec<Frame>> = workers
-                .into_iter()
+            let frames: Vec<Vec<Frame>> = (workers.into_iter())
                 .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect();
+            let functions = table
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
             (functions, frames)
         });
         lookup.name(addresses, functions, frames)
