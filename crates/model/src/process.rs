@@ -317,6 +317,15 @@ impl ProcessModel {
         self.resolve_address(sample.pid, sample.ip, sample.time)
     }
 
+    /// [`ProcessModel::resolve`], trying first the mapping `last` holds (see
+    /// [`ProcessModel::resolve_address_after`]).
+    pub fn resolve_after(&self, sample: &Sample, last: &mut LastMapping) -> Location {
+        if in_kernel(sample) {
+            return Location::Kernel { address: sample.ip };
+        }
+        self.resolve_address_after(sample.pid, sample.ip, sample.time, last)
+    }
+
     /// Where `ip` lay in process `pid` at `time`. When no mapping covering
     /// `ip` was live at that instant (timestamps of different CPUs can be a
     /// little out of step), the mapping nearest in time is taken.

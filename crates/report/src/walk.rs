@@ -107,7 +107,7 @@ impl<'a> StackWalker<'a> {
             self.addresses = addresses;
         }
         if frames.is_empty() {
-            frames.push(self.model.resolve(sample));
+            frames.push(self.model.resolve_after(sample, &mut self.last));
         }
     }
 
