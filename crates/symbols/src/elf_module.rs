@@ -2,9 +2,9 @@
 //! file has no DWARF of its own, its separate debug file; the function table
 //! over both; the DWARF of whichever has it, read only when needed.
 //!
-//! Everything is read on the calling thread (the file cache is not
-//! shareable); the lookups then run in parallel over plain data: the
-//! function table, the DWARF section bytes, the layout.
+//! The files are opened on the calling thread; then one thread reads the
+//! function table while others read inline chains from the DWARF, which
+//! they share with its abbreviations parsed once.
 
 use rustc_hash::FxHashMap;
 use std::ops::Range;
