@@ -240,7 +240,7 @@ impl ProcessModelBuilder {
         self.records.sort_by_key(side_band_order);
         let mut mappings = LiveMappings::new();
         let mut ended = Vec::new();
-        let mut names: FxHashMap<u32, Vec<(u64, String)>> = FxHashMap::default();
+        let mut names: Names = FxHashMap::default();
         let mut ranges: FxHashMap<ModuleId, Vec<(FileOffset, u64)>> = FxHashMap::default();
         for record in &self.records {
             if let Some(module) = mappings.apply_logged(record, &mut ended)
@@ -304,17 +304,14 @@ impl ProcessModelBuilder {
 pub struct ProcessModel {
     modules: ModuleTable,
     timelines: FxHashMap<u32, Timeline>,
-    names: FxHashMap<u32, Vec<(u64, String)>>,
+    names: Names,
     ranges: FxHashMap<ModuleId, Vec<(FileOffset, u64)>>,
 }
 
 impl ProcessModel {
     /// Where the sample's program counter lay when it was taken.
     pub fn resolve(&self, sample: &Sample) -> Location {
-        if in_kernel(sample) {
-            return Location::Kernel { address: sample.ip };
-        }
-        self.resolve_address(sample.pid, sample.ip, sample.time)
+        self.resolve_after(sample, &mut LastMapping::default())
     }
 
     /// [`ProcessModel::resolve`], trying first the mapping `last` holds (see
@@ -330,8 +327,7 @@ impl ProcessModel {
     /// `ip` was live at that instant (timestamps of different CPUs can be a
     /// little out of step), the mapping nearest in time is taken.
     pub fn resolve_address(&self, pid: u32, ip: Avma, time: u64) -> Location {
-        let found = self.timelines.get(&pid).and_then(|t| t.find(ip.0, time));
-        found.map_or(Location::Unmapped, |m| m.location(ip.0))
+        self.resolve_address_after(pid, ip, time, &mut LastMapping::default())
     }
 
     /// [`ProcessModel::resolve_address`], trying first the mapping `last`
@@ -403,24 +399,27 @@ impl ProcessModel {
     /// from the rename that gave it (from 0 for the first name) to the
     /// next one.
     pub fn thread_name_span(&self, tid: u32, time: u64) -> Option<(&str, Range<u64>)> {
-        let history = self.names.get(&tid)?;
-        let index = history
-            .partition_point(|(t, _)| *t <= time)
-            .saturating_sub(1);
-        let (_, name) = history.get(index)?;
-        let from = if index == 0 { 0 } else { history[index].0 };
-        let until = history.get(index + 1).map_or(u64::MAX, |(t, _)| *t);
-        Some((name, from..until))
+        name_span(&self.names, tid, time)
     }
 }
 
-fn name_at(names: &FxHashMap<u32, Vec<(u64, String)>>, tid: u32, time: u64) -> Option<&str> {
+type Names = FxHashMap<u32, Vec<(u64, String)>>;
+
+fn name_at(names: &Names, tid: u32, time: u64) -> Option<&str> {
+    name_span(names, tid, time).map(|(name, _)| name)
+}
+
+/// The name `tid` had at `time`, and from when until when it had it.
+fn name_span(names: &Names, tid: u32, time: u64) -> Option<(&str, Range<u64>)> {
     let history = names.get(&tid)?;
-    let after = history.partition_point(|(t, _)| *t <= time);
     // Before the first rename, the first known name is the best guess.
-    history
-        .get(after.saturating_sub(1))
-        .map(|(_, n)| n.as_str())
+    let index = history
+        .partition_point(|(t, _)| *t <= time)
+        .saturating_sub(1);
+    let (_, name) = history.get(index)?;
+    let from = if index == 0 { 0 } else { history[index].0 };
+    let until = history.get(index + 1).map_or(u64::MAX, |(t, _)| *t);
+    Some((name, from..until))
 }
 
 /// A mapping with its lifetime, `from..until`.

@@ -366,9 +366,13 @@ impl Tally {
     }
 
     fn add_run(&mut self, run: ThreadRun) {
-        let (count, last_time) = self.threads.entry((run.pid, run.tid)).or_default();
-        *count += run.samples;
-        *last_time = (*last_time).max(run.last_time);
+        self.add_thread((run.pid, run.tid), run.samples, run.last_time);
+    }
+
+    fn add_thread(&mut self, thread: (u32, u32), samples: u64, last_time: u64) {
+        let (count, last) = self.threads.entry(thread).or_default();
+        *count += samples;
+        *last = (*last).max(last_time);
     }
 
     /// Adds the tally of the stretch of samples after this one's.
@@ -386,9 +390,7 @@ impl Tally {
             }
         }
         for (thread, (count, last_time)) in later.threads {
-            let (mine, my_last) = self.threads.entry(thread).or_default();
-            *mine += count;
-            *my_last = (*my_last).max(last_time);
+            self.add_thread(thread, count, last_time);
         }
         for (thread, name) in later.excluded {
             self.excluded.entry(thread).or_insert(name);
