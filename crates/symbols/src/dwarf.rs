@@ -59,27 +59,39 @@ pub(crate) fn endian(image: &Image<'_>) -> RunTimeEndian {
 /// differs.
 pub(crate) type Names = (Arc<str>, Option<Arc<str>>);
 
-/// Frame lookups over one context, with the names and paths already made
-/// kept for reuse: the same functions and files recur across addresses, and
-/// demangling dominates otherwise.
-pub(crate) struct FrameFinder<'a> {
-    context: addr2line::Context<Slice<'a>>,
+/// Demangled names, and the raw names where they differ, by where the raw
+/// name lies in the debug info: the same functions recur across addresses,
+/// and demangling dominates otherwise.
+pub(crate) struct FunctionNames {
     full_signatures: bool,
-    /// Demangled names, and the raw names where they differ, by where the
-    /// raw name lies in the debug info.
     names: FxHashMap<(usize, usize), Names>,
+}
+
+impl FunctionNames {
+    pub fn new(full_signatures: bool) -> FunctionNames {
+        FunctionNames {
+            full_signatures,
+            names: FxHashMap::default(),
+        }
+    }
+}
+
+/// Frame lookups over one context, with the names and paths already made
+/// kept for reuse.
+pub(crate) struct FrameFinder<'a, 'n> {
+    context: addr2line::Context<Slice<'a>>,
+    names: &'n mut FunctionNames,
     /// Paths, by where addr2line keeps them.
     files: FxHashMap<(usize, usize), Arc<str>>,
 }
 
-impl<'a> FrameFinder<'a> {
+impl<'a, 'n> FrameFinder<'a, 'n> {
     /// A finder over `dwarf`; each thread that symbolizes needs its own.
-    pub fn new(dwarf: Arc<Dwarf<'a>>, full_signatures: bool) -> Option<FrameFinder<'a>> {
+    pub fn new(dwarf: Arc<Dwarf<'a>>, names: &'n mut FunctionNames) -> Option<Self> {
         let context = addr2line::Context::from_arc_dwarf(dwarf).ok()?;
         Some(FrameFinder {
             context,
-            full_signatures,
-            names: FxHashMap::default(),
+            names,
             files: FxHashMap::default(),
         })
     }
@@ -101,14 +113,16 @@ impl<'a> FrameFinder<'a> {
             let names = frame.function.and_then(|f| {
                 let raw = f.name.slice();
                 let key = (raw.as_ptr() as usize, raw.len());
-                let full = self.full_signatures;
-                match self.names.get(&key) {
+                let full = self.names.full_signatures;
+                match self.names.names.get(&key) {
                     Some(names) => Some(names.clone()),
                     None => {
                         let raw = f.raw_name().ok()?;
                         let name: Arc<str> = demangle(&raw, full).into();
                         let linkage = (*name != *raw).then(|| Arc::from(&*raw));
-                        self.names.insert(key, (name.clone(), linkage.clone()));
+                        self.names
+                            .names
+                            .insert(key, (name.clone(), linkage.clone()));
                         Some((name, linkage))
                     }
                 }

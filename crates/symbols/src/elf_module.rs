@@ -3,20 +3,24 @@
 //! over both; the DWARF of whichever has it, read only when needed.
 //!
 //! The files are opened on the calling thread; then one thread reads the
-//! function table while others read inline chains from the DWARF, which
-//! they share with its abbreviations parsed once.
+//! function table while others read inline chains from the DWARF: a group
+//! of units at a time where the units stand alone (see `dwarf_units`), else
+//! the whole of it on each thread, shared with its abbreviations parsed
+//! once. The file pages read are handed back as the reading goes on.
 
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use gimli::EndianSlice;
 use object::Object;
 use profiler_model::{AddressSymbol, BuildId, Detail, FileOffset, Frame, FunctionSymbol, Svma};
 
 use crate::debug_file::{DebugFile, find_debug_file};
 use crate::demangle::demangle;
-use crate::dwarf::{self, FrameFinder};
+use crate::dwarf::{self, FrameFinder, FunctionNames};
+use crate::dwarf_units::UnitIndex;
 use crate::error::SymbolsError;
 use crate::functions::{Function, FunctionTable};
 use crate::image::{self, Bytes, Image, Layout};
@@ -27,6 +31,12 @@ use crate::image::{self, Bytes, Image, Layout};
 /// units. On that build, 20k addresses took 0.29 s on two threads against
 /// 0.40 s on one, for 10% more memory.
 const ADDRESSES_PER_THREAD: usize = 8192;
+
+/// Each thread reading the whole DWARF hands back the file pages read
+/// after this many addresses: a debug build of this profiler touches some
+/// 80 MB of its file, and more often costs time in faults for no less
+/// memory.
+const RELEASE_EVERY: usize = 4096;
 
 /// A module's files, opened.
 pub(crate) struct ModuleFiles {
@@ -62,6 +72,15 @@ impl ModuleFiles {
         })
     }
 
+    /// Hands back the pages of the files read so far: they are read again
+    /// from the page cache when next needed.
+    pub fn release_pages(&self) {
+        self.bytes.release_pages();
+        if let Some(debug) = &self.debug {
+            debug.bytes.release_pages();
+        }
+    }
+
     /// A module held in memory (the vdso).
     pub fn in_memory(name: &str, data: Vec<u8>) -> ModuleFiles {
         let bytes = image::in_memory(data);
@@ -86,6 +105,7 @@ pub(crate) struct Naming {
 
 /// A parsed module.
 pub(crate) struct ElfModule<'a> {
+    files: &'a ModuleFiles,
     pub image: Image<'a>,
     debug: Option<Image<'a>>,
     /// Read on first use: start-up without addresses reads no symbols.
@@ -113,6 +133,7 @@ impl<'a> ElfModule<'a> {
             None => None,
         };
         Ok(ElfModule {
+            files,
             image,
             debug,
             functions: OnceLock::new(),
@@ -172,31 +193,25 @@ impl<'a> ElfModule<'a> {
         let Some(sections) = dwarf::load_sections(dwarf_image) else {
             return lookup.name(addresses, self.functions(), Vec::new());
         };
-        let threads = (naming.threads)
-            .min(addresses.len().div_ceil(ADDRESSES_PER_THREAD))
-            .max(1);
-        let chunk = addresses.len().div_ceil(threads);
+        let endian = dwarf::endian(dwarf_image);
+        let release = || self.files.release_pages();
         // The symbol tables are read on a thread of their own while the
-        // inline chains are read on `threads` others.
+        // inline chains are read on others.
         let (functions, frames) = std::thread::scope(|scope| {
-            let table = scope.spawn(|| self.functions());
-            let dwarf = dwarf::shared(&sections, dwarf::endian(dwarf_image));
-            let workers: Vec<_> = addresses
-                .chunks(chunk)
-                .map(|part| {
-                    let dwarf = dwarf.clone();
-                    scope.spawn(move || {
-                        let finder = FrameFinder::new(dwarf, naming.full_signatures);
-                        match finder {
-                            Some(mut finder) => part.iter().map(|a| finder.frames(a.0)).collect(),
-                            None => vec![Vec::new(); part.len()],
-                        }
-                    })
-                })
-                .collect();
-            let frames: Vec<Vec<Frame>> = (workers.into_iter())
-                .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect();
+            let table = scope.spawn(|| {
+                let functions = self.functions();
+                release();
+                functions
+            });
+            let whole = sections.borrow(|section| EndianSlice::new(section, endian));
+            let frames = match UnitIndex::new(&whole, &release) {
+                Some(index) => {
+                    let svmas: Vec<u64> = addresses.iter().map(|a| a.0).collect();
+                    let full = naming.full_signatures;
+                    index.frames(&sections, endian, &svmas, naming.threads, full, &release)
+                }
+                None => whole_frames(&sections, endian, addresses, naming, &release),
+            };
             let functions = table
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -209,6 +224,48 @@ impl<'a> ElfModule<'a> {
     fn functions(&self) -> &FunctionTable<'a> {
         (self.functions).get_or_init(|| FunctionTable::new(&self.image, self.debug.as_ref()))
     }
+}
+
+/// The inline chain of each of `addresses`, from addr2line over the whole
+/// of the DWARF in `sections`: for a module whose units refer into each
+/// other. Large modules are read on up to `naming.threads` threads, each
+/// over a share of the addresses.
+pub(crate) fn whole_frames(
+    sections: &dwarf::Sections<'_>,
+    endian: gimli::RunTimeEndian,
+    addresses: &[Svma],
+    naming: Naming,
+    release: &(dyn Fn() + Sync),
+) -> Vec<Vec<Frame>> {
+    let threads = (naming.threads)
+        .min(addresses.len().div_ceil(ADDRESSES_PER_THREAD))
+        .max(1);
+    let chunk = addresses.len().div_ceil(threads);
+    let dwarf = dwarf::shared(sections, endian);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = addresses
+            .chunks(chunk)
+            .map(|part| {
+                let dwarf = dwarf.clone();
+                scope.spawn(move || {
+                    let mut names = FunctionNames::new(naming.full_signatures);
+                    let Some(mut finder) = FrameFinder::new(dwarf, &mut names) else {
+                        return vec![Vec::new(); part.len()];
+                    };
+                    release();
+                    let mut frames = Vec::with_capacity(part.len());
+                    for addresses in part.chunks(RELEASE_EVERY) {
+                        frames.extend(addresses.iter().map(|a| finder.frames(a.0)));
+                        release();
+                    }
+                    frames
+                })
+            })
+            .collect();
+        (workers.into_iter())
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 impl Lookup<'_> {

@@ -28,6 +28,16 @@ impl Deref for Bytes {
     }
 }
 
+impl Bytes {
+    /// Hands back the pages of a mapped file read so far, to keep a large
+    /// module's memory to what is being read now.
+    pub fn release_pages(&self) {
+        if let Bytes::Mapped(map) = self {
+            release(map);
+        }
+    }
+}
+
 pub(crate) type ObjectFile<'data> = object::File<'data, &'data [u8]>;
 
 /// A loadable segment: `file_size` bytes at `file_offset` appear at `svma`.
@@ -147,4 +157,56 @@ fn map(file: &File) -> io::Result<memmap2::Mmap> {
     // replaced by rename, not rewritten in place, by every installer and
     // linker in common use, which leaves this mapping on the old file.
     unsafe { memmap2::Mmap::map(file) }
+}
+
+/// Drops the map's pages from this process's memory (`MADV_DONTNEED`).
+#[allow(unsafe_code)]
+fn release(map: &memmap2::Mmap) {
+    // SAFETY: the map is private and read-only, so no page of it was ever
+    // written: a page dropped is read again from the file when next
+    // touched, with the bytes it had, which borrowers of the map go on
+    // seeing. Only a file changed in place underneath could make them
+    // differ, the risk the mapping itself bears (see `map`). Failure
+    // leaves the pages where they are, which is harmless.
+    let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The resident pages of the mappings of `path` in this process, in KiB.
+    fn resident_kib(path: &std::path::Path) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut ours = false;
+        let mut total = 0;
+        for line in smaps.lines() {
+            if let Some(rss) = line.strip_prefix("Rss:") {
+                if ours {
+                    total += rss.trim().trim_end_matches(" kB").parse::<u64>().unwrap();
+                }
+            } else if line.split_whitespace().count() >= 5 && line.contains('-') {
+                ours = line.ends_with(&*path.to_string_lossy());
+            }
+        }
+        total
+    }
+
+    #[test]
+    fn released_pages_leave_memory_and_read_back_the_same() {
+        let path = std::env::temp_dir().join(format!("release-{}", std::process::id()));
+        let data: Vec<u8> = (0..8u32 << 20).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let bytes = open(&path).unwrap();
+        assert_eq!(*bytes, *data);
+        assert!(
+            resident_kib(&path) >= 4 << 10,
+            "{} KiB",
+            resident_kib(&path)
+        );
+        bytes.release_pages();
+        assert!(resident_kib(&path) < 1 << 10, "{} KiB", resident_kib(&path));
+        assert_eq!(*bytes, *data);
+        std::fs::remove_file(&path).unwrap();
+    }
 }

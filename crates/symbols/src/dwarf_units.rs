@@ -1,0 +1,500 @@
+//! A module's DWARF read a few compilation units at a time. An index of
+//! where each unit lies and which addresses it covers is read once; then
+//! the units that cover sampled addresses are read in groups, each by
+//! addr2line over `.debug_info` cut down to the group, and dropped once
+//! their addresses are named. Memory holds one group per thread, not the
+//! whole debug info's parse, and the file pages a group read are handed
+//! back as the reading moves on.
+//!
+//! A group holds every unit that could answer for each of its addresses,
+//! with `.debug_aranges` cut down and rebased to match, so addr2line finds
+//! in the group what it would find in the whole file: the same units, tried
+//! in the same order. References from one unit into another
+//! (`DW_FORM_ref_addr`, from dwz or LTO) would point outside the cut, so a
+//! module whose abbreviations use them is read whole instead.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use gimli::{EndianSlice, RunTimeEndian, Section};
+use profiler_model::Frame;
+use rustc_hash::FxHashMap;
+
+use crate::dwarf::{Dwarf, FrameFinder, FunctionNames, Sections, Slice};
+
+/// The file pages read are handed back each time this many bytes of
+/// `.debug_info` have been read past.
+const RELEASE_EVERY: usize = 4 << 20;
+
+/// Where a module's compilation units lie, and the addresses each covers.
+pub(crate) struct UnitIndex {
+    /// Each unit's bytes in `.debug_info`, header included, in file order.
+    units: Vec<Range<usize>>,
+    /// The address ranges of the units, as (begin, end, unit), sorted.
+    ranges: Vec<(u64, u64, usize)>,
+    /// `.debug_aranges`' sets, as (unit offset, bytes of the set).
+    aranges: Vec<(usize, Range<usize>)>,
+}
+
+/// Addresses to name from one run of units.
+struct Group {
+    units: Range<usize>,
+    /// Indices into the addresses asked about.
+    addresses: Vec<usize>,
+}
+
+impl UnitIndex {
+    /// The index of `dwarf`'s units; `None` where units refer into each
+    /// other, or the units cannot be read as addr2line reads them (it then
+    /// fails the same way over the whole file). `release` hands back the
+    /// file pages read so far.
+    pub fn new(dwarf: &Dwarf<'_>, release: &(dyn Fn() + Sync)) -> Option<UnitIndex> {
+        if refers_across_units(dwarf.debug_abbrev.reader().slice())? {
+            return None;
+        }
+        let mut aranges = Vec::new();
+        let mut arange_ranges: FxHashMap<usize, Vec<(u64, u64)>> = FxHashMap::default();
+        let mut headers = dwarf.debug_aranges.headers();
+        while let Some(header) = headers.next().ok()? {
+            let at = header.offset().0;
+            let info = header.debug_info_offset().0;
+            let size = usize::from(header.encoding().format.initial_length_size());
+            aranges.push((
+                info,
+                at..at.checked_add(size)?.checked_add(header.length())?,
+            ));
+            let mut entries = header.entries();
+            while let Some(entry) = entries.next().transpose() {
+                if let Ok(entry) = entry
+                    && entry.length() != 0
+                {
+                    let range = entry.range();
+                    (arange_ranges.entry(info).or_default()).push((range.begin, range.end));
+                }
+            }
+        }
+        let mut units = Vec::new();
+        let mut ranges = Vec::new();
+        let mut read_past = 0;
+        let mut iter = dwarf.units();
+        while let Some(header) = iter.next().ok()? {
+            let start = header.debug_info_offset()?.0;
+            let end = start.checked_add(header.length_including_self())?;
+            let id = units.len();
+            units.push(start..end);
+            if end - read_past > RELEASE_EVERY {
+                release();
+                read_past = end;
+            }
+            if matches!(
+                header.type_(),
+                gimli::UnitType::Type { .. }
+                    | gimli::UnitType::SplitType { .. }
+                    | gimli::UnitType::Partial
+            ) {
+                continue;
+            }
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
+            };
+            // Every range addr2line might take the unit's from, whichever
+            // it prefers: a group may hold more units than it needs, never
+            // fewer.
+            let unit = gimli::UnitRef::new(dwarf, &unit);
+            let mut found = Vec::new();
+            root_ranges(unit, &mut found)?;
+            if !found.iter().any(|(begin, end)| begin < end) {
+                line_ranges(unit, &mut found);
+            }
+            found.extend(arange_ranges.get(&start).into_iter().flatten());
+            ranges.extend(
+                (found.into_iter())
+                    .filter(|(begin, end)| begin < end)
+                    .map(|(begin, end)| (begin, end, id)),
+            );
+        }
+        release();
+        ranges.sort_unstable();
+        aranges.sort_unstable_by_key(|(info, _)| *info);
+        Some(UnitIndex {
+            units,
+            ranges,
+            aranges,
+        })
+    }
+
+    /// The inline chain of each of `addresses`, read on at most `threads`
+    /// threads, a group of units at a time.
+    pub fn frames(
+        &self,
+        sections: &Sections<'_>,
+        endian: RunTimeEndian,
+        addresses: &[u64],
+        threads: usize,
+        full_signatures: bool,
+        release: &(dyn Fn() + Sync),
+    ) -> Vec<Vec<Frame>> {
+        let groups = self.groups(addresses);
+        let next = AtomicUsize::new(0);
+        let read_since_release = AtomicUsize::new(0);
+        let threads = threads.min(groups.len()).max(1);
+        let found: Vec<Vec<(usize, Vec<Frame>)>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut names = FunctionNames::new(full_signatures);
+                        let mut found = Vec::new();
+                        let next_group = || groups.get(next.fetch_add(1, Ordering::Relaxed));
+                        while let Some(group) = next_group() {
+                            let bytes = self.read_group(
+                                sections, endian, group, addresses, &mut names, &mut found,
+                            );
+                            if read_since_release.fetch_add(bytes, Ordering::Relaxed) + bytes
+                                > RELEASE_EVERY
+                            {
+                                read_since_release.store(0, Ordering::Relaxed);
+                                release();
+                            }
+                        }
+                        found
+                    })
+                })
+                .collect();
+            (workers.into_iter())
+                .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        release();
+        let mut frames = vec![Vec::new(); addresses.len()];
+        for (index, chain) in found.into_iter().flatten() {
+            frames[index] = chain;
+        }
+        frames
+    }
+
+    /// Names the addresses of `group` into `found`; returns how many bytes
+    /// of `.debug_info` the group spans.
+    fn read_group(
+        &self,
+        sections: &Sections<'_>,
+        endian: RunTimeEndian,
+        group: &Group,
+        addresses: &[u64],
+        names: &mut FunctionNames,
+        found: &mut Vec<(usize, Vec<Frame>)>,
+    ) -> usize {
+        let info = self.units[group.units.start].start..self.units[group.units.end - 1].end;
+        let mut dwarf = sections.borrow(|section| EndianSlice::new(section, endian));
+        let aranges = self.rebased_aranges(dwarf.debug_aranges.reader().slice(), endian, &info);
+        let whole_info = dwarf.debug_info.reader().slice();
+        dwarf.debug_info = EndianSlice::new(&whole_info[info.clone()], endian).into();
+        dwarf.debug_aranges = EndianSlice::new(&aranges, endian).into();
+        match FrameFinder::new(Arc::new(dwarf), names) {
+            Some(mut finder) => {
+                for &index in &group.addresses {
+                    found.push((index, finder.frames(addresses[index])));
+                }
+            }
+            None => found.extend(group.addresses.iter().map(|&index| (index, Vec::new()))),
+        }
+        info.len()
+    }
+
+    /// The sets of `.debug_aranges` for the units in `info`, with their
+    /// offsets into `.debug_info` made relative to its start.
+    fn rebased_aranges(&self, sets: &[u8], endian: RunTimeEndian, info: &Range<usize>) -> Vec<u8> {
+        let first = self.aranges.partition_point(|(unit, _)| *unit < info.start);
+        let mut bytes = Vec::new();
+        for (unit, set) in self.aranges[first..]
+            .iter()
+            .take_while(|(u, _)| *u < info.end)
+        {
+            let Some(set_bytes) = sets.get(set.clone()) else {
+                continue;
+            };
+            let at = bytes.len();
+            bytes.extend_from_slice(set_bytes);
+            // The unit's offset follows the length (4 bytes, or 12 in the
+            // 64-bit format) and a 2-byte version.
+            let rebased = (unit - info.start) as u64;
+            let (field, width) = match set_bytes.get(..4) == Some(&[0xff; 4]) {
+                true => (at + 14, 8),
+                false => (at + 6, 4),
+            };
+            let value = match (width, endian) {
+                (4, RunTimeEndian::Little) => (rebased as u32).to_le_bytes().to_vec(),
+                (4, RunTimeEndian::Big) => (rebased as u32).to_be_bytes().to_vec(),
+                (_, RunTimeEndian::Little) => rebased.to_le_bytes().to_vec(),
+                (_, RunTimeEndian::Big) => rebased.to_be_bytes().to_vec(),
+            };
+            if let Some(slot) = bytes.get_mut(field..field + width) {
+                slot.copy_from_slice(&value);
+            }
+        }
+        bytes
+    }
+
+    /// The addresses in groups of the units that cover them, in file
+    /// order: each address with every unit whose ranges hold it, and
+    /// groups that would share a unit merged. Addresses no unit covers are
+    /// left out (nothing names them).
+    fn groups(&self, addresses: &[u64]) -> Vec<Group> {
+        let mut order: Vec<usize> = (0..addresses.len()).collect();
+        order.sort_unstable_by_key(|&i| addresses[i]);
+        // (first unit, last unit, address index)
+        let mut spans = Vec::new();
+        let mut open: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        let mut next_range = 0;
+        for index in order {
+            let address = addresses[index];
+            while let Some(&(begin, end, unit)) = self.ranges.get(next_range)
+                && begin <= address
+            {
+                open.push(Reverse((end, unit)));
+                next_range += 1;
+            }
+            while open.peek().is_some_and(|Reverse((end, _))| *end <= address) {
+                open.pop();
+            }
+            let units = open.iter().map(|Reverse((_, unit))| *unit);
+            if let (Some(first), Some(last)) = (units.clone().min(), units.max()) {
+                spans.push((first, last, index));
+            }
+        }
+        spans.sort_unstable();
+        let mut groups: Vec<Group> = Vec::new();
+        for (first, last, index) in spans {
+            match groups.last_mut() {
+                Some(group) if first < group.units.end => {
+                    group.units.end = group.units.end.max(last + 1);
+                    group.addresses.push(index);
+                }
+                _ => groups.push(Group {
+                    units: first..last + 1,
+                    addresses: vec![index],
+                }),
+            }
+        }
+        groups
+    }
+}
+
+/// Adds the ranges the root entry of `unit` states (`DW_AT_ranges`, or
+/// `DW_AT_low_pc` with `DW_AT_high_pc`), read as addr2line reads them;
+/// `None` where addr2line would fail.
+fn root_ranges(unit: gimli::UnitRef<'_, Slice<'_>>, found: &mut Vec<(u64, u64)>) -> Option<()> {
+    let mut entries = unit.entries_raw(None).ok()?;
+    let Some(abbrev) = entries.read_abbreviation().ok()? else {
+        return Some(());
+    };
+    let (mut low, mut high, mut size, mut list) = (None, None, None, None);
+    for spec in abbrev.attributes() {
+        let attr = entries.read_attribute(*spec).ok()?;
+        let address = |value| match value {
+            gimli::AttributeValue::Addr(address) => Some(Some(address)),
+            gimli::AttributeValue::DebugAddrIndex(index) => unit.address(index).ok().map(Some),
+            _ => Some(None),
+        };
+        match attr.name() {
+            gimli::DW_AT_low_pc => low = address(attr.value())?.or(low),
+            gimli::DW_AT_high_pc => match attr.value() {
+                gimli::AttributeValue::Udata(value) => size = Some(value),
+                value => high = address(value)?.or(high),
+            },
+            gimli::DW_AT_ranges => list = unit.attr_ranges_offset(attr.value()).ok()?,
+            _ => {}
+        }
+    }
+    if let Some(list) = list {
+        let mut list = unit.ranges(list).ok()?;
+        while let Some(range) = list.next().ok()? {
+            found.push((range.begin, range.end));
+        }
+    } else if let (Some(begin), Some(end)) = (low, high) {
+        found.push((begin, end));
+    } else if let (Some(begin), Some(size)) = (low, size) {
+        found.push((begin, begin.wrapping_add(size)));
+    }
+    Some(())
+}
+
+/// Adds the address ranges of the sequences of `unit`'s line program: what
+/// addr2line takes a unit's ranges from when it states none.
+fn line_ranges(unit: gimli::UnitRef<'_, Slice<'_>>, found: &mut Vec<(u64, u64)>) {
+    let Some(program) = &unit.line_program else {
+        return;
+    };
+    let mut rows = program.clone().rows();
+    let mut start = None;
+    while let Ok(Some((_, row))) = rows.next_row() {
+        if row.end_sequence() {
+            if let Some(start) = start.take() {
+                found.push((start, row.address()));
+            }
+        } else if start.is_none() {
+            start = Some(row.address());
+        }
+    }
+}
+
+/// Whether any abbreviation in `.debug_abbrev` has an attribute that may
+/// refer into another unit (`DW_FORM_ref_addr`, or a form given in the
+/// entry itself); `None` where the section cannot be read.
+fn refers_across_units(mut abbrev: &[u8]) -> Option<bool> {
+    fn uleb(bytes: &mut &[u8]) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&byte, rest) = bytes.split_first()?;
+            *bytes = rest;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+    while !abbrev.is_empty() {
+        // A table: abbreviations up to a zero code; then the next table.
+        if uleb(&mut abbrev)? == 0 {
+            continue;
+        }
+        let _tag = uleb(&mut abbrev)?;
+        let (_children, rest) = abbrev.split_first()?;
+        abbrev = rest;
+        loop {
+            let (name, form) = (uleb(&mut abbrev)?, uleb(&mut abbrev)?);
+            if (name, form) == (0, 0) {
+                break;
+            }
+            match gimli::DwForm(form as u16) {
+                gimli::DW_FORM_ref_addr | gimli::DW_FORM_indirect => return Some(true),
+                gimli::DW_FORM_implicit_const => {
+                    // A signed LEB128 value follows: skip its bytes.
+                    uleb(&mut abbrev)?;
+                }
+                _ => {}
+            }
+        }
+    }
+    Some(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::process::Command;
+
+    use object::{Object, ObjectSection};
+    use profiler_model::Svma;
+
+    use super::*;
+    use crate::dwarf;
+    use crate::elf_module::{ElfModule, ModuleFiles, Naming, whole_frames};
+
+    /// C in three translation units, with functions inlined into each other
+    /// within and (through a header) across them.
+    const SOURCES: [(&str, &str); 4] = [
+        (
+            "inline.h",
+            "static inline unsigned mix(unsigned x) { return x * 2654435761u ^ (x >> 7); }\n\
+             static inline unsigned twice(unsigned x) { return mix(mix(x) + 1); }\n\
+             unsigned a(unsigned); unsigned b(unsigned); unsigned c(unsigned);\n",
+        ),
+        (
+            "a.c",
+            "#include \"inline.h\"\n\
+             unsigned a(unsigned x) { for (int i = 0; i < 50; i++) x = twice(x) + b(x); return x; }\n\
+             int main(int argc, char **argv) { return (int)a((unsigned)argc); }\n",
+        ),
+        (
+            "b.c",
+            "#include \"inline.h\"\n\
+             unsigned b(unsigned x) { return x & 1 ? twice(x) : c(mix(x)); }\n",
+        ),
+        (
+            "c.c",
+            "#include \"inline.h\"\n\
+             static unsigned d(unsigned x) { return twice(x) ^ mix(x + 3); }\n\
+             unsigned c(unsigned x) { return x > 9 ? d(x) + c(x / 3) : x; }\n",
+        ),
+    ];
+
+    /// Builds the C program in `dir`; `None` (having skipped the test)
+    /// where no C compiler builds it.
+    fn build(dir: &Path) -> Option<std::path::PathBuf> {
+        std::fs::create_dir_all(dir).unwrap();
+        for (name, text) in SOURCES {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let exe = dir.join("program");
+        let built = Command::new("cc")
+            .current_dir(dir)
+            .args(["-O2", "-g", "-o", "program", "a.c", "b.c", "c.c"])
+            .status();
+        match built {
+            Ok(status) if status.success() => Some(exe),
+            other => {
+                profiler_testing::skip(format_args!("cc could not build the program: {other:?}"));
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn groups_of_units_name_every_address_as_the_whole_debug_info_does() {
+        let dir = std::env::temp_dir().join(format!("dwarf-units-{}", std::process::id()));
+        let Some(exe) = build(&dir) else {
+            return;
+        };
+        let files = ModuleFiles::open(&exe, &[]).unwrap();
+        let module = ElfModule::parse(&files).unwrap();
+        let text = module.image.object.section_by_name(".text").unwrap();
+        // Every byte of the code, and a few addresses no unit covers.
+        let mut addresses: Vec<u64> = (text.address()..text.address() + text.size()).collect();
+        addresses.extend([0, 1, u64::MAX - 1, u64::MAX]);
+        addresses.reverse();
+
+        let sections = dwarf::load_sections(&module.image).unwrap();
+        let endian = dwarf::endian(&module.image);
+        let whole = sections.borrow(|section| EndianSlice::new(section, endian));
+        let release = || files.release_pages();
+        let index = UnitIndex::new(&whole, &release).expect("C units refer into no other");
+        assert!(index.units.len() >= 3, "{} units", index.units.len());
+        let grouped = index.frames(&sections, endian, &addresses, 2, false, &release);
+
+        let svmas: Vec<Svma> = addresses.iter().map(|&a| Svma(a)).collect();
+        let naming = Naming {
+            full_signatures: false,
+            threads: 2,
+        };
+        let expected = whole_frames(&sections, endian, &svmas, naming, &|| ());
+        assert_eq!(grouped.len(), expected.len());
+        for ((address, grouped), expected) in addresses.iter().zip(&grouped).zip(&expected) {
+            assert_eq!(grouped, expected, "at {address:#x}");
+        }
+        // The comparison covers inline chains, not only empty answers.
+        let inlined = grouped.iter().filter(|chain| chain.len() >= 2).count();
+        assert!(inlined > 10, "{inlined} addresses in inlined code");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn cross_unit_references_are_found_in_the_abbreviations() {
+        // code 1, DW_TAG_compile_unit, children; DW_AT_name strp; end; end of table.
+        let plain = [1, 0x11, 1, 0x03, 0x0e, 0, 0, 0];
+        assert_eq!(refers_across_units(&plain), Some(false));
+        // code 1, DW_TAG_subprogram, no children; DW_AT_abstract_origin ref_addr.
+        let across = [1, 0x2e, 0, 0x31, 0x10, 0, 0, 0];
+        assert_eq!(
+            refers_across_units(&[&plain[..], &across[..]].concat()),
+            Some(true)
+        );
+        // An implicit constant whose value looks like ref_addr is no reference.
+        let constant = [1, 0x2e, 0, 0x3a, 0x21, 0x10, 0, 0, 0];
+        assert_eq!(refers_across_units(&constant), Some(false));
+        assert_eq!(refers_across_units(&[1, 0x2e]), None);
+    }
+}
