@@ -11,7 +11,9 @@
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use gimli::EndianSlice;
 use object::Object;
@@ -37,6 +39,10 @@ const ADDRESSES_PER_THREAD: usize = 8192;
 /// 80 MB of its file, and more often costs time in faults for no less
 /// memory.
 const RELEASE_EVERY: usize = 4096;
+
+/// How often the pages read are handed back while the threads that read
+/// the whole DWARF build their contexts.
+const BUILDING_RELEASE_TICK: Duration = Duration::from_millis(5);
 
 /// A module's files, opened.
 pub(crate) struct ModuleFiles {
@@ -241,18 +247,31 @@ pub(crate) fn whole_frames(
         .min(addresses.len().div_ceil(ADDRESSES_PER_THREAD))
         .max(1);
     let chunk = addresses.len().div_ceil(threads);
-    let dwarf = dwarf::shared(sections, endian);
+    // Until each thread has its context, a watcher hands back the pages
+    // read: building one reads every unit's header, line program header
+    // and name, which with the kernel's fault-around maps most of the
+    // debug info (some 70 MB of a debug build of this profiler).
+    let building = AtomicUsize::new(threads);
     std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while building.load(Ordering::Relaxed) > 0 {
+                std::thread::sleep(BUILDING_RELEASE_TICK);
+                release();
+            }
+        });
+        let dwarf = dwarf::shared(sections, endian);
         let workers: Vec<_> = addresses
             .chunks(chunk)
             .map(|part| {
                 let dwarf = dwarf.clone();
+                let building = &building;
                 scope.spawn(move || {
                     let mut names = FunctionNames::new(naming.full_signatures);
-                    let Some(mut finder) = FrameFinder::new(dwarf, &mut names) else {
+                    let finder = FrameFinder::new(dwarf, &mut names);
+                    building.fetch_sub(1, Ordering::Relaxed);
+                    let Some(mut finder) = finder else {
                         return vec![Vec::new(); part.len()];
                     };
-                    release();
                     let mut frames = Vec::with_capacity(part.len());
                     for addresses in part.chunks(RELEASE_EVERY) {
                         frames.extend(addresses.iter().map(|a| finder.frames(a.0)));
