@@ -251,8 +251,13 @@ pub(crate) fn whole_frames(
     // read: building one reads every unit's header, line program header
     // and name, which with the kernel's fault-around maps most of the
     // debug info (some 70 MB of a debug build of this profiler).
-    let building = AtomicUsize::new(threads);
+    let building = AtomicUsize::new(addresses.chunks(chunk).len());
     std::thread::scope(|scope| {
+        // However this ends, panics included, the watcher stops.
+        let _stop = Building {
+            left: &building,
+            all: true,
+        };
         scope.spawn(|| {
             while building.load(Ordering::Relaxed) > 0 {
                 std::thread::sleep(BUILDING_RELEASE_TICK);
@@ -267,8 +272,12 @@ pub(crate) fn whole_frames(
                 let building = &building;
                 scope.spawn(move || {
                     let mut names = FunctionNames::new(naming.full_signatures);
+                    let built = Building {
+                        left: building,
+                        all: false,
+                    };
                     let finder = FrameFinder::new(dwarf, &mut names);
-                    building.fetch_sub(1, Ordering::Relaxed);
+                    drop(built);
                     let Some(mut finder) = finder else {
                         return vec![Vec::new(); part.len()];
                     };
@@ -285,6 +294,22 @@ pub(crate) fn whole_frames(
             .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     })
+}
+
+/// How many threads are still building their contexts: one fewer when a
+/// thread's guard drops, none when the whole reading's does.
+struct Building<'a> {
+    left: &'a AtomicUsize,
+    all: bool,
+}
+
+impl Drop for Building<'_> {
+    fn drop(&mut self) {
+        match self.all {
+            true => self.left.store(0, Ordering::Relaxed),
+            false => _ = self.left.fetch_sub(1, Ordering::Relaxed),
+        }
+    }
 }
 
 impl Lookup<'_> {
