@@ -10,8 +10,9 @@
 //! with `.debug_aranges` cut down and rebased to match, so addr2line finds
 //! in the group what it would find in the whole file: the same units, tried
 //! in the same order. References from one unit into another
-//! (`DW_FORM_ref_addr`, from dwz or LTO) would point outside the cut, so a
-//! module whose abbreviations use them is read whole instead.
+//! (`DW_FORM_ref_addr`: Rust's generics inlined across codegen units, dwz,
+//! LTO) would point outside the cut, so a module whose abbreviations use
+//! them is read whole instead.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
