@@ -11,7 +11,7 @@
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -251,33 +251,31 @@ pub(crate) fn whole_frames(
     // read: building one reads every unit's header, line program header
     // and name, which with the kernel's fault-around maps most of the
     // debug info (some 70 MB of a debug build of this profiler).
-    let building = AtomicUsize::new(addresses.chunks(chunk).len());
+    let contexts = addresses.chunks(chunk).len();
+    let (built, built_rx) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
-        // However this ends, panics included, the watcher stops.
-        let _stop = Building {
-            left: &building,
-            all: true,
-        };
-        scope.spawn(|| {
-            while building.load(Ordering::Relaxed) > 0 {
-                std::thread::sleep(BUILDING_RELEASE_TICK);
-                release();
+        scope.spawn(move || {
+            let mut left = contexts;
+            while left > 0 {
+                match built_rx.recv_timeout(BUILDING_RELEASE_TICK) {
+                    Ok(()) => left -= 1,
+                    Err(RecvTimeoutError::Timeout) => release(),
+                    // The threads are gone, having built or not.
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
             }
+            release();
         });
         let dwarf = dwarf::shared(sections, endian);
         let workers: Vec<_> = addresses
             .chunks(chunk)
             .map(|part| {
                 let dwarf = dwarf.clone();
-                let building = &building;
+                let built = built.clone();
                 scope.spawn(move || {
                     let mut names = FunctionNames::new(naming.full_signatures);
-                    let built = Building {
-                        left: building,
-                        all: false,
-                    };
                     let finder = FrameFinder::new(dwarf, &mut names);
-                    drop(built);
+                    let _ = built.send(());
                     let Some(mut finder) = finder else {
                         return vec![Vec::new(); part.len()];
                     };
@@ -290,26 +288,11 @@ pub(crate) fn whole_frames(
                 })
             })
             .collect();
+        drop(built);
         (workers.into_iter())
             .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     })
-}
-
-/// How many threads are still building their contexts: one fewer when a
-/// thread's guard drops, none when the whole reading's does.
-struct Building<'a> {
-    left: &'a AtomicUsize,
-    all: bool,
-}
-
-impl Drop for Building<'_> {
-    fn drop(&mut self) {
-        match self.all {
-            true => self.left.store(0, Ordering::Relaxed),
-            false => _ = self.left.fetch_sub(1, Ordering::Relaxed),
-        }
-    }
 }
 
 impl Lookup<'_> {
