@@ -20,7 +20,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gimli::{EndianSlice, RunTimeEndian, Section};
+use gimli::{EndianSlice, Reader, RunTimeEndian, Section};
 use profiler_model::Frame;
 use rustc_hash::FxHashMap;
 
@@ -225,14 +225,12 @@ impl UnitIndex {
                 true => (at + 14, 8),
                 false => (at + 6, 4),
             };
-            let value = match (width, endian) {
-                (4, RunTimeEndian::Little) => (rebased as u32).to_le_bytes().to_vec(),
-                (4, RunTimeEndian::Big) => (rebased as u32).to_be_bytes().to_vec(),
-                (_, RunTimeEndian::Little) => rebased.to_le_bytes().to_vec(),
-                (_, RunTimeEndian::Big) => rebased.to_be_bytes().to_vec(),
+            let value = match endian {
+                RunTimeEndian::Little => &rebased.to_le_bytes()[..width],
+                RunTimeEndian::Big => &rebased.to_be_bytes()[8 - width..],
             };
             if let Some(slot) = bytes.get_mut(field..field + width) {
-                slot.copy_from_slice(&value);
+                slot.copy_from_slice(value);
             }
         }
         bytes
@@ -344,38 +342,24 @@ fn line_ranges(unit: gimli::UnitRef<'_, Slice<'_>>, found: &mut Vec<(u64, u64)>)
 /// Whether any abbreviation in `.debug_abbrev` has an attribute that may
 /// refer into another unit (`DW_FORM_ref_addr`, or a form given in the
 /// entry itself); `None` where the section cannot be read.
-fn refers_across_units(mut abbrev: &[u8]) -> Option<bool> {
-    fn uleb(bytes: &mut &[u8]) -> Option<u64> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let (&byte, rest) = bytes.split_first()?;
-            *bytes = rest;
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Some(value);
-            }
-        }
-        None
-    }
+fn refers_across_units(abbrev: &[u8]) -> Option<bool> {
+    let mut abbrev = EndianSlice::new(abbrev, gimli::LittleEndian);
     while !abbrev.is_empty() {
         // A table: abbreviations up to a zero code; then the next table.
-        if uleb(&mut abbrev)? == 0 {
+        if abbrev.read_uleb128().ok()? == 0 {
             continue;
         }
-        let _tag = uleb(&mut abbrev)?;
-        let (_children, rest) = abbrev.split_first()?;
-        abbrev = rest;
+        let _tag = abbrev.read_uleb128().ok()?;
+        let _children = abbrev.read_u8().ok()?;
         loop {
-            let (name, form) = (uleb(&mut abbrev)?, uleb(&mut abbrev)?);
+            let name = abbrev.read_uleb128().ok()?;
+            let form = abbrev.read_uleb128().ok()?;
             if (name, form) == (0, 0) {
                 break;
             }
             match gimli::DwForm(form as u16) {
                 gimli::DW_FORM_ref_addr | gimli::DW_FORM_indirect => return Some(true),
-                gimli::DW_FORM_implicit_const => {
-                    // A signed LEB128 value follows: skip its bytes.
-                    uleb(&mut abbrev)?;
-                }
+                gimli::DW_FORM_implicit_const => _ = abbrev.read_sleb128().ok()?,
                 _ => {}
             }
         }
