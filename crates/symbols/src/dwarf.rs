@@ -2,6 +2,7 @@
 
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 
 use gimli::{EndianSlice, RunTimeEndian};
@@ -81,17 +82,26 @@ impl FunctionNames {
 pub(crate) struct FrameFinder<'a, 'n> {
     context: addr2line::Context<Slice<'a>>,
     names: &'n mut FunctionNames,
+    /// Where names lie that are not kept in `names`: memory that outlives
+    /// this finder no longer.
+    transient: Range<usize>,
     /// Paths, by where addr2line keeps them.
     files: FxHashMap<(usize, usize), Arc<str>>,
 }
 
 impl<'a, 'n> FrameFinder<'a, 'n> {
     /// A finder over `dwarf`; each thread that symbolizes needs its own.
-    pub fn new(dwarf: Arc<Dwarf<'a>>, names: &'n mut FunctionNames) -> Option<Self> {
+    /// Names read from `transient` are not kept in `names`.
+    pub fn new(
+        dwarf: Arc<Dwarf<'a>>,
+        names: &'n mut FunctionNames,
+        transient: Range<usize>,
+    ) -> Option<Self> {
         let context = addr2line::Context::from_arc_dwarf(dwarf).ok()?;
         Some(FrameFinder {
             context,
             names,
+            transient,
             files: FxHashMap::default(),
         })
     }
@@ -120,9 +130,9 @@ impl<'a, 'n> FrameFinder<'a, 'n> {
                         let raw = f.raw_name().ok()?;
                         let name: Arc<str> = demangle(&raw, full).into();
                         let linkage = (*name != *raw).then(|| Arc::from(&*raw));
-                        self.names
-                            .names
-                            .insert(key, (name.clone(), linkage.clone()));
+                        if !self.transient.contains(&key.0) {
+                            (self.names.names).insert(key, (name.clone(), linkage.clone()));
+                        }
                         Some((name, linkage))
                     }
                 }
@@ -154,6 +164,8 @@ impl<'a, 'n> FrameFinder<'a, 'n> {
                 line: location.line,
             });
         }
+        // Most chains are one frame long, and there is one per address.
+        chain.shrink_to_fit();
         chain
     }
 }

@@ -7,28 +7,30 @@
 //! back as the reading moves on.
 //!
 //! A group holds every unit that could answer for each of its addresses,
-//! with `.debug_aranges` cut down and rebased to match, so addr2line finds
-//! in the group what it would find in the whole file: the same units, tried
-//! in the same order. References from one unit into another
-//! (`DW_FORM_ref_addr`: Rust's generics inlined across codegen units, dwz,
-//! LTO) would point outside the cut, so a module whose abbreviations use
-//! them is read whole instead.
+//! with `.debug_aranges` cut down to match, so addr2line finds in the group
+//! what it would find in the whole file: the same units, tried in the same
+//! order. Where units refer into each other (`DW_FORM_ref_addr`: Rust's
+//! generics inlined across codegen units, LTO, dwz), a group also holds
+//! every unit its functions' origins and specifications lead to, each at
+//! its own offset in a copy of `.debug_info` where the units left out are
+//! stand-ins that addr2line passes over.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use gimli::{EndianSlice, Reader, RunTimeEndian, Section};
+use memmap2::MmapMut;
 use profiler_model::Frame;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::dwarf::{Dwarf, FrameFinder, FunctionNames, Sections, Slice};
 
 /// The file pages read are handed back each time this many bytes of
 /// `.debug_info` have been read past.
-const RELEASE_EVERY: usize = 4 << 20;
+const RELEASE_EVERY: usize = 1 << 20;
 
 /// Where a module's compilation units lie, and the addresses each covers.
 pub(crate) struct UnitIndex {
@@ -38,6 +40,10 @@ pub(crate) struct UnitIndex {
     ranges: Vec<(u64, u64, usize)>,
     /// `.debug_aranges`' sets, as (unit offset, bytes of the set).
     aranges: Vec<(usize, Range<usize>)>,
+    /// Where units refer into others: for each unit, the units its
+    /// entries' origins and specifications lie in, read when first needed.
+    /// Empty where no unit refers into another.
+    refs: Vec<OnceLock<Box<[usize]>>>,
 }
 
 /// Addresses to name from one run of units.
@@ -53,7 +59,9 @@ impl UnitIndex {
     /// fails the same way over the whole file). `release` hands back the
     /// file pages read so far.
     pub fn new(dwarf: &Dwarf<'_>, release: &(dyn Fn() + Sync)) -> Option<UnitIndex> {
-        if refers_across_units(dwarf.debug_abbrev.reader().slice())? {
+        let across = refers_across_units(dwarf.debug_abbrev.reader().slice())?;
+        // A stand-in for units left out of a group is one 32-bit unit.
+        if across && dwarf.debug_info.reader().len() > STAND_IN_MAX {
             return None;
         }
         let mut aranges = Vec::new();
@@ -111,19 +119,32 @@ impl UnitIndex {
                 line_ranges(unit, &mut found);
             }
             found.extend(arange_ranges.get(&start).into_iter().flatten());
-            ranges.extend(
-                (found.into_iter())
-                    .filter(|(begin, end)| begin < end)
-                    .map(|(begin, end)| (begin, end, id)),
-            );
+            found.retain(|(begin, end)| begin < end);
+            // Ranges that meet or overlap are kept as one: the addresses
+            // they cover are the same (a debug build states one per
+            // function, twice over).
+            found.sort_unstable();
+            let mut merged: Option<(u64, u64)> = None;
+            for (begin, end) in found {
+                match &mut merged {
+                    Some(last) if begin <= last.1 => last.1 = last.1.max(end),
+                    _ => ranges.extend(merged.replace((begin, end)).map(|(b, e)| (b, e, id))),
+                }
+            }
+            ranges.extend(merged.map(|(begin, end)| (begin, end, id)));
         }
         release();
         ranges.sort_unstable();
         aranges.sort_unstable_by_key(|(info, _)| *info);
+        let refs = match across {
+            true => units.iter().map(|_| OnceLock::new()).collect(),
+            false => Vec::new(),
+        };
         Some(UnitIndex {
             units,
             ranges,
             aranges,
+            refs,
         })
     }
 
@@ -187,13 +208,34 @@ impl UnitIndex {
         names: &mut FunctionNames,
         found: &mut Vec<(usize, Vec<Frame>)>,
     ) -> usize {
-        let info = self.units[group.units.start].start..self.units[group.units.end - 1].end;
         let mut dwarf = sections.borrow(|section| EndianSlice::new(section, endian));
-        let aranges = self.rebased_aranges(dwarf.debug_aranges.reader().slice(), endian, &info);
         let whole_info = dwarf.debug_info.reader().slice();
-        dwarf.debug_info = EndianSlice::new(&whole_info[info.clone()], endian).into();
+        let sets = dwarf.debug_aranges.reader().slice();
+        let masked;
+        let (info, units, base): (&[u8], Vec<usize>, usize) = if self.refs.is_empty() {
+            let span = self.units[group.units.start].start..self.units[group.units.end - 1].end;
+            (
+                &whole_info[span.clone()],
+                group.units.clone().collect(),
+                span.start,
+            )
+        } else {
+            let units = self.closure(&dwarf, group.units.clone());
+            masked = self.masked(whole_info, &units, endian);
+            match &masked {
+                Some(masked) => (&masked[..], units, 0),
+                None => (&[][..], Vec::new(), 0),
+            }
+        };
+        let aranges = self.aranges(sets, endian, &units, base);
+        dwarf.debug_info = EndianSlice::new(info, endian).into();
         dwarf.debug_aranges = EndianSlice::new(&aranges, endian).into();
-        match FrameFinder::new(Arc::new(dwarf), names) {
+        // Names that lie in a copy of the units are not kept past the group.
+        let transient = match self.refs.is_empty() {
+            true => 0..0,
+            false => info.as_ptr() as usize..info.as_ptr() as usize + info.len(),
+        };
+        match FrameFinder::new(Arc::new(dwarf), names, transient) {
             Some(mut finder) => {
                 for &index in &group.addresses {
                     found.push((index, finder.frames(addresses[index])));
@@ -201,36 +243,91 @@ impl UnitIndex {
             }
             None => found.extend(group.addresses.iter().map(|&index| (index, Vec::new()))),
         }
-        info.len()
+        units.iter().map(|&unit| self.units[unit].len()).sum()
     }
 
-    /// The sets of `.debug_aranges` for the units in `info`, with their
-    /// offsets into `.debug_info` made relative to its start.
-    fn rebased_aranges(&self, sets: &[u8], endian: RunTimeEndian, info: &Range<usize>) -> Vec<u8> {
-        let first = self.aranges.partition_point(|(unit, _)| *unit < info.start);
+    /// The units `run` and every unit their entries' origins and
+    /// specifications lead to, however far: those addr2line may read a
+    /// function's name from. Sorted.
+    fn closure(&self, whole: &Dwarf<'_>, run: Range<usize>) -> Vec<usize> {
+        let mut seen: FxHashSet<usize> = run.clone().collect();
+        let mut todo: Vec<usize> = run.collect();
+        while let Some(unit) = todo.pop() {
+            let refs = self.refs[unit].get_or_init(|| self.read_refs(whole, unit));
+            todo.extend(refs.iter().filter(|&&other| seen.insert(other)));
+        }
+        let mut units: Vec<usize> = seen.into_iter().collect();
+        units.sort_unstable();
+        units
+    }
+
+    /// The other units that `unit`'s origins and specifications refer
+    /// into. Entries past one that cannot be read are not read, as
+    /// addr2line reads no function there either.
+    fn read_refs(&self, whole: &Dwarf<'_>, unit: usize) -> Box<[usize]> {
+        let mut offsets = Vec::new();
+        let _ = refs_in_unit(whole, self.units[unit].start, &mut offsets);
+        let mut refs: Vec<usize> = (offsets.into_iter())
+            .map(|offset| self.units.partition_point(|u| u.start <= offset))
+            .filter_map(|after| after.checked_sub(1))
+            .filter(|&other| other != unit)
+            .collect();
+        refs.sort_unstable();
+        refs.dedup();
+        refs.into()
+    }
+
+    /// A copy of `.debug_info` up to the last of `units` (sorted) with
+    /// only those units in it, each at its own offset so that references
+    /// between them hold; each run of units between them is one stand-in
+    /// unit whose abbreviations cannot be read, which addr2line passes
+    /// over. The copy is an anonymous map: pages no unit is copied to
+    /// stay unallocated. `None` where no map can be made.
+    fn masked(&self, info: &[u8], units: &[usize], endian: RunTimeEndian) -> Option<MmapMut> {
+        let end = self.units[*units.last()?].end;
+        let mut masked = MmapMut::map_anon(end).ok()?;
+        let mut at = 0;
+        for &unit in units {
+            let range = self.units[unit].clone();
+            if at < range.start {
+                stand_in(&mut masked[at..range.start], endian);
+            }
+            masked[range.clone()].copy_from_slice(info.get(range.clone())?);
+            at = range.end;
+        }
+        Some(masked)
+    }
+
+    /// The sets of `.debug_aranges` for `units`, with their offsets into
+    /// `.debug_info` made relative to `base`.
+    fn aranges(&self, sets: &[u8], endian: RunTimeEndian, units: &[usize], base: usize) -> Vec<u8> {
         let mut bytes = Vec::new();
-        for (unit, set) in self.aranges[first..]
-            .iter()
-            .take_while(|(u, _)| *u < info.end)
-        {
-            let Some(set_bytes) = sets.get(set.clone()) else {
-                continue;
-            };
-            let at = bytes.len();
-            bytes.extend_from_slice(set_bytes);
-            // The unit's offset follows the length (4 bytes, or 12 in the
-            // 64-bit format) and a 2-byte version.
-            let rebased = (unit - info.start) as u64;
-            let (field, width) = match set_bytes.get(..4) == Some(&[0xff; 4]) {
-                true => (at + 14, 8),
-                false => (at + 6, 4),
-            };
-            let value = match endian {
-                RunTimeEndian::Little => &rebased.to_le_bytes()[..width],
-                RunTimeEndian::Big => &rebased.to_be_bytes()[8 - width..],
-            };
-            if let Some(slot) = bytes.get_mut(field..field + width) {
-                slot.copy_from_slice(value);
+        for &unit in units {
+            let offset = self.units[unit].start;
+            let first = self.aranges.partition_point(|(u, _)| *u < offset);
+            for (_, set) in self.aranges[first..]
+                .iter()
+                .take_while(|(u, _)| *u == offset)
+            {
+                let Some(set_bytes) = sets.get(set.clone()) else {
+                    continue;
+                };
+                let at = bytes.len();
+                bytes.extend_from_slice(set_bytes);
+                // The unit's offset follows the length (4 bytes, or 12 in
+                // the 64-bit format) and a 2-byte version.
+                let rebased = (offset - base) as u64;
+                let (field, width) = match set_bytes.get(..4) == Some(&[0xff; 4]) {
+                    true => (at + 14, 8),
+                    false => (at + 6, 4),
+                };
+                let value = match endian {
+                    RunTimeEndian::Little => &rebased.to_le_bytes()[..width],
+                    RunTimeEndian::Big => &rebased.to_be_bytes()[8 - width..],
+                };
+                if let Some(slot) = bytes.get_mut(field..field + width) {
+                    slot.copy_from_slice(value);
+                }
             }
         }
         bytes
@@ -339,6 +436,71 @@ fn line_ranges(unit: gimli::UnitRef<'_, Slice<'_>>, found: &mut Vec<(u64, u64)>)
     }
 }
 
+/// The largest `.debug_info` whose units can be left out of a group: one
+/// 32-bit unit stands in for any run of them.
+const STAND_IN_MAX: usize = 0xffff_fff0;
+
+/// Writes over `bytes` (at least a header long) a DWARF 4 unit header
+/// spanning them, whose abbreviations lie past any `.debug_abbrev`; the
+/// zeros after it read as no entries.
+fn stand_in(bytes: &mut [u8], endian: RunTimeEndian) {
+    let length = (bytes.len() - 4) as u32;
+    let (length, version, abbrev) = match endian {
+        RunTimeEndian::Little => (
+            length.to_le_bytes(),
+            4u16.to_le_bytes(),
+            u32::MAX.to_le_bytes(),
+        ),
+        RunTimeEndian::Big => (
+            length.to_be_bytes(),
+            4u16.to_be_bytes(),
+            u32::MAX.to_be_bytes(),
+        ),
+    };
+    let header = [&length[..], &version, &abbrev, &[8]].concat();
+    bytes[..header.len()].copy_from_slice(&header);
+}
+
+/// Adds to `offsets` where in `.debug_info` the origins and specifications
+/// of the unit at `offset` refer to, when given as offsets into the whole
+/// section (`DW_FORM_ref_addr`).
+fn refs_in_unit(dwarf: &Dwarf<'_>, offset: usize, offsets: &mut Vec<usize>) -> gimli::Result<()> {
+    let header = dwarf
+        .debug_info
+        .header_from_offset(gimli::DebugInfoOffset(offset))?;
+    let abbreviations = header.abbreviations(&dwarf.debug_abbrev)?;
+    let mut entries = header.entries_raw(&abbreviations, None)?;
+    while !entries.is_empty() {
+        let Some(abbrev) = entries.read_abbreviation()? else {
+            continue;
+        };
+        let specs = abbrev.attributes();
+        let mut skip_from = 0;
+        for (at, spec) in specs.iter().enumerate() {
+            let names = matches!(
+                spec.name(),
+                gimli::DW_AT_abstract_origin | gimli::DW_AT_specification
+            );
+            if names
+                && matches!(
+                    spec.form(),
+                    gimli::DW_FORM_ref_addr | gimli::DW_FORM_indirect
+                )
+            {
+                entries.skip_attributes(&specs[skip_from..at])?;
+                skip_from = at + 1;
+                if let gimli::AttributeValue::DebugInfoRef(to) =
+                    entries.read_attribute(*spec)?.value()
+                {
+                    offsets.push(to.0);
+                }
+            }
+        }
+        entries.skip_attributes(&specs[skip_from..])?;
+    }
+    Ok(())
+}
+
 /// Whether any abbreviation in `.debug_abbrev` has an attribute that may
 /// refer into another unit (`DW_FORM_ref_addr`, or a form given in the
 /// entry itself); `None` where the section cannot be read.
@@ -407,9 +569,9 @@ mod tests {
         ),
     ];
 
-    /// Builds the C program in `dir`; `None` (having skipped the test)
-    /// where no C compiler builds it.
-    fn build(dir: &Path) -> Option<std::path::PathBuf> {
+    /// Builds the C program in `dir` with `flags`; `None` (having skipped
+    /// the test) where no C compiler builds it.
+    fn build(dir: &Path, flags: &[&str]) -> Option<std::path::PathBuf> {
         std::fs::create_dir_all(dir).unwrap();
         for (name, text) in SOURCES {
             std::fs::write(dir.join(name), text).unwrap();
@@ -418,6 +580,7 @@ mod tests {
         let built = Command::new("cc")
             .current_dir(dir)
             .args(["-O2", "-g", "-o", "program", "a.c", "b.c", "c.c"])
+            .args(flags)
             .status();
         match built {
             Ok(status) if status.success() => Some(exe),
@@ -428,16 +591,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn groups_of_units_name_every_address_as_the_whole_debug_info_does() {
-        let dir = std::env::temp_dir().join(format!("dwarf-units-{}", std::process::id()));
-        let Some(exe) = build(&dir) else {
+    /// Names every byte of the program's code (and a few addresses no unit
+    /// covers) a group of units at a time and over the whole debug info,
+    /// and requires the same chains; then calls `check` with the index.
+    fn names_as_the_whole_debug_info_does(
+        flags: &[&str],
+        check: impl Fn(&UnitIndex, &Dwarf<'_>, &[u64]),
+    ) {
+        let name = format!("dwarf-units-{}{}", std::process::id(), flags.concat());
+        let dir = std::env::temp_dir().join(name);
+        let Some(exe) = build(&dir, flags) else {
             return;
         };
         let files = ModuleFiles::open(&exe, &[]).unwrap();
         let module = ElfModule::parse(&files).unwrap();
         let text = module.image.object.section_by_name(".text").unwrap();
-        // Every byte of the code, and a few addresses no unit covers.
         let mut addresses: Vec<u64> = (text.address()..text.address() + text.size()).collect();
         addresses.extend([0, 1, u64::MAX - 1, u64::MAX]);
         addresses.reverse();
@@ -446,7 +614,7 @@ mod tests {
         let endian = dwarf::endian(&module.image);
         let whole = sections.borrow(|section| EndianSlice::new(section, endian));
         let release = || files.release_pages();
-        let index = UnitIndex::new(&whole, &release).expect("C units refer into no other");
+        let index = UnitIndex::new(&whole, &release).expect("an index of the units");
         assert!(index.units.len() >= 3, "{} units", index.units.len());
         let grouped = index.frames(&sections, endian, &addresses, 2, false, &release);
 
@@ -463,7 +631,29 @@ mod tests {
         // The comparison covers inline chains, not only empty answers.
         let inlined = grouped.iter().filter(|chain| chain.len() >= 2).count();
         assert!(inlined > 10, "{inlined} addresses in inlined code");
+        check(&index, &whole, &addresses);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn groups_of_units_name_every_address_as_the_whole_debug_info_does() {
+        names_as_the_whole_debug_info_does(&[], |index, _, _| {
+            assert!(index.refs.is_empty(), "C units refer into no other");
+        });
+    }
+
+    #[test]
+    fn groups_with_the_units_they_refer_into_name_as_the_whole_debug_info_does() {
+        // Link-time optimization puts the abstract entries of inlined
+        // functions in units of their own, which the code's units refer to.
+        names_as_the_whole_debug_info_does(&["-flto"], |index, whole, addresses| {
+            assert!(!index.refs.is_empty(), "units refer into others");
+            let groups = index.groups(addresses);
+            let reaching = (groups.iter())
+                .filter(|g| index.closure(whole, g.units.clone()).len() > g.units.len())
+                .count();
+            assert!(reaching > 0, "no group needs a unit outside its run");
+        });
     }
 
     #[test]

@@ -274,7 +274,7 @@ pub(crate) fn whole_frames(
                 let built = built.clone();
                 scope.spawn(move || {
                     let mut names = FunctionNames::new(naming.full_signatures);
-                    let finder = FrameFinder::new(dwarf, &mut names);
+                    let finder = FrameFinder::new(dwarf, &mut names, 0..0);
                     let _ = built.send(());
                     let Some(mut finder) = finder else {
                         return vec![Vec::new(); part.len()];
