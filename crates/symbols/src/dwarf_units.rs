@@ -15,8 +15,6 @@
 //! its own offset in a copy of `.debug_info` where the units left out are
 //! stand-ins that addr2line passes over.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -24,20 +22,21 @@ use std::sync::{Arc, OnceLock};
 use gimli::{EndianSlice, Reader, RunTimeEndian, Section};
 use memmap2::MmapMut;
 use profiler_model::Frame;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use crate::dwarf::{Dwarf, FrameFinder, FunctionNames, Sections, Slice};
 
 /// The file pages read are handed back each time this many bytes of
 /// `.debug_info` have been read past.
-const RELEASE_EVERY: usize = 1 << 20;
+const RELEASE_EVERY: usize = 256 << 10;
 
-/// Where a module's compilation units lie, and the addresses each covers.
+/// Where a module's compilation units lie, and which of them cover the
+/// addresses asked about.
 pub(crate) struct UnitIndex {
     /// Each unit's bytes in `.debug_info`, header included, in file order.
     units: Vec<Range<usize>>,
-    /// The address ranges of the units, as (begin, end, unit), sorted.
-    ranges: Vec<(u64, u64, usize)>,
+    /// The addresses in groups of the units that cover them.
+    groups: Vec<Group>,
     /// `.debug_aranges`' sets, as (unit offset, bytes of the set).
     aranges: Vec<(usize, Range<usize>)>,
     /// Where units refer into others: for each unit, the units its
@@ -54,39 +53,46 @@ struct Group {
 }
 
 impl UnitIndex {
-    /// The index of `dwarf`'s units; `None` where units refer into each
-    /// other, or the units cannot be read as addr2line reads them (it then
-    /// fails the same way over the whole file). `release` hands back the
-    /// file pages read so far.
-    pub fn new(dwarf: &Dwarf<'_>, release: &(dyn Fn() + Sync)) -> Option<UnitIndex> {
+    /// The index of `dwarf`'s units for `addresses`; `None` where the
+    /// units cannot be read as addr2line reads them (it then fails the
+    /// same way over the whole file), or are too many bytes to leave some
+    /// out. `release` hands back the file pages read so far.
+    pub fn new(
+        dwarf: &Dwarf<'_>,
+        addresses: &[u64],
+        release: &(dyn Fn() + Sync),
+    ) -> Option<UnitIndex> {
         let across = refers_across_units(dwarf.debug_abbrev.reader().slice())?;
         // A stand-in for units left out of a group is one 32-bit unit.
         if across && dwarf.debug_info.reader().len() > STAND_IN_MAX {
             return None;
         }
         let mut aranges = Vec::new();
-        let mut arange_ranges: FxHashMap<usize, Vec<(u64, u64)>> = FxHashMap::default();
         let mut headers = dwarf.debug_aranges.headers();
         while let Some(header) = headers.next().ok()? {
             let at = header.offset().0;
-            let info = header.debug_info_offset().0;
             let size = usize::from(header.encoding().format.initial_length_size());
-            aranges.push((
-                info,
-                at..at.checked_add(size)?.checked_add(header.length())?,
-            ));
-            let mut entries = header.entries();
-            while let Some(entry) = entries.next().transpose() {
-                if let Ok(entry) = entry
-                    && entry.length() != 0
-                {
-                    let range = entry.range();
-                    (arange_ranges.entry(info).or_default()).push((range.begin, range.end));
-                }
-            }
+            let end = at.checked_add(size)?.checked_add(header.length())?;
+            aranges.push((header.debug_info_offset().0, at..end));
         }
+        aranges.sort_unstable_by_key(|(info, _)| *info);
+        let mut order: Vec<usize> = (0..addresses.len()).collect();
+        order.sort_unstable_by_key(|&i| addresses[i]);
+        let sorted: Vec<u64> = order.iter().map(|&i| addresses[i]).collect();
+        // The first and last unit covering each address, by its place in
+        // `order`.
+        let mut spans: Vec<Option<(usize, usize)>> = vec![None; addresses.len()];
+        let mut cover = |(begin, end): (u64, u64), unit: usize| {
+            let first = sorted.partition_point(|&a| a < begin);
+            let past = first + sorted[first..].partition_point(|&a| a < end);
+            for span in &mut spans[first..past] {
+                *span = Some(span.map_or((unit, unit), |(f, l)| (f.min(unit), l.max(unit))));
+            }
+        };
         let mut units = Vec::new();
-        let mut ranges = Vec::new();
+        // Whether addr2line reads each unit's ranges: not those of type and
+        // partial units, nor of units it cannot read.
+        let mut ranged = Vec::new();
         let mut read_past = 0;
         let mut iter = dwarf.units();
         while let Some(header) = iter.next().ok()? {
@@ -94,6 +100,7 @@ impl UnitIndex {
             let end = start.checked_add(header.length_including_self())?;
             let id = units.len();
             units.push(start..end);
+            ranged.push(false);
             if end - read_past > RELEASE_EVERY {
                 release();
                 read_past = end;
@@ -118,38 +125,42 @@ impl UnitIndex {
             if !found.iter().any(|(begin, end)| begin < end) {
                 line_ranges(unit, &mut found);
             }
-            found.extend(arange_ranges.get(&start).into_iter().flatten());
-            found.retain(|(begin, end)| begin < end);
-            // Ranges that meet or overlap are kept as one: the addresses
-            // they cover are the same (a debug build states one per
-            // function, twice over).
-            found.sort_unstable();
-            let mut merged: Option<(u64, u64)> = None;
-            for (begin, end) in found {
-                match &mut merged {
-                    Some(last) if begin <= last.1 => last.1 = last.1.max(end),
-                    _ => ranges.extend(merged.replace((begin, end)).map(|(b, e)| (b, e, id))),
-                }
-            }
-            ranges.extend(merged.map(|(begin, end)| (begin, end, id)));
+            found.into_iter().for_each(|range| cover(range, id));
+            ranged[id] = true;
         }
         release();
-        ranges.sort_unstable();
-        aranges.sort_unstable_by_key(|(info, _)| *info);
+        for (info, set) in &aranges {
+            let Ok(id) = units.binary_search_by_key(info, |unit| unit.start) else {
+                continue;
+            };
+            if !ranged[id] {
+                continue;
+            }
+            let offset = gimli::DebugArangesOffset(set.start);
+            let Ok(header) = dwarf.debug_aranges.header(offset) else {
+                continue;
+            };
+            let mut entries = header.entries();
+            while let Some(entry) = entries.next().transpose() {
+                if let Ok(entry) = entry {
+                    cover((entry.range().begin, entry.range().end), id);
+                }
+            }
+        }
         let refs = match across {
             true => units.iter().map(|_| OnceLock::new()).collect(),
             false => Vec::new(),
         };
         Some(UnitIndex {
             units,
-            ranges,
+            groups: groups(spans, &order),
             aranges,
             refs,
         })
     }
 
-    /// The inline chain of each of `addresses`, read on at most `threads`
-    /// threads, a group of units at a time.
+    /// The inline chain of each of `addresses` (those the index was made
+    /// for), read on at most `threads` threads, a group of units at a time.
     pub fn frames(
         &self,
         sections: &Sections<'_>,
@@ -159,7 +170,7 @@ impl UnitIndex {
         full_signatures: bool,
         release: &(dyn Fn() + Sync),
     ) -> Vec<Vec<Frame>> {
-        let groups = self.groups(addresses);
+        let groups = &self.groups;
         let next = AtomicUsize::new(0);
         let read_since_release = AtomicUsize::new(0);
         let threads = threads.min(groups.len()).max(1);
@@ -332,50 +343,32 @@ impl UnitIndex {
         }
         bytes
     }
+}
 
-    /// The addresses in groups of the units that cover them, in file
-    /// order: each address with every unit whose ranges hold it, and
-    /// groups that would share a unit merged. Addresses no unit covers are
-    /// left out (nothing names them).
-    fn groups(&self, addresses: &[u64]) -> Vec<Group> {
-        let mut order: Vec<usize> = (0..addresses.len()).collect();
-        order.sort_unstable_by_key(|&i| addresses[i]);
-        // (first unit, last unit, address index)
-        let mut spans = Vec::new();
-        let mut open: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
-        let mut next_range = 0;
-        for index in order {
-            let address = addresses[index];
-            while let Some(&(begin, end, unit)) = self.ranges.get(next_range)
-                && begin <= address
-            {
-                open.push(Reverse((end, unit)));
-                next_range += 1;
+/// The addresses in groups of the units that cover them, in file order,
+/// from the first and last unit covering each address (by its place in
+/// `order`): each address with every unit from its first to its last, and
+/// groups that would share a unit merged. Addresses no unit covers are left
+/// out (nothing names them).
+fn groups(spans: Vec<Option<(usize, usize)>>, order: &[usize]) -> Vec<Group> {
+    let mut spans: Vec<(usize, usize, usize)> = (spans.into_iter().zip(order))
+        .filter_map(|(span, &index)| span.map(|(first, last)| (first, last, index)))
+        .collect();
+    spans.sort_unstable();
+    let mut groups: Vec<Group> = Vec::new();
+    for (first, last, index) in spans {
+        match groups.last_mut() {
+            Some(group) if first < group.units.end => {
+                group.units.end = group.units.end.max(last + 1);
+                group.addresses.push(index);
             }
-            while open.peek().is_some_and(|Reverse((end, _))| *end <= address) {
-                open.pop();
-            }
-            let units = open.iter().map(|Reverse((_, unit))| *unit);
-            if let (Some(first), Some(last)) = (units.clone().min(), units.max()) {
-                spans.push((first, last, index));
-            }
+            _ => groups.push(Group {
+                units: first..last + 1,
+                addresses: vec![index],
+            }),
         }
-        spans.sort_unstable();
-        let mut groups: Vec<Group> = Vec::new();
-        for (first, last, index) in spans {
-            match groups.last_mut() {
-                Some(group) if first < group.units.end => {
-                    group.units.end = group.units.end.max(last + 1);
-                    group.addresses.push(index);
-                }
-                _ => groups.push(Group {
-                    units: first..last + 1,
-                    addresses: vec![index],
-                }),
-            }
-        }
-        groups
     }
+    groups
 }
 
 /// Adds the ranges the root entry of `unit` states (`DW_AT_ranges`, or
@@ -594,10 +587,7 @@ mod tests {
     /// Names every byte of the program's code (and a few addresses no unit
     /// covers) a group of units at a time and over the whole debug info,
     /// and requires the same chains; then calls `check` with the index.
-    fn names_as_the_whole_debug_info_does(
-        flags: &[&str],
-        check: impl Fn(&UnitIndex, &Dwarf<'_>, &[u64]),
-    ) {
+    fn names_as_the_whole_debug_info_does(flags: &[&str], check: impl Fn(&UnitIndex, &Dwarf<'_>)) {
         let name = format!("dwarf-units-{}{}", std::process::id(), flags.concat());
         let dir = std::env::temp_dir().join(name);
         let Some(exe) = build(&dir, flags) else {
@@ -614,7 +604,7 @@ mod tests {
         let endian = dwarf::endian(&module.image);
         let whole = sections.borrow(|section| EndianSlice::new(section, endian));
         let release = || files.release_pages();
-        let index = UnitIndex::new(&whole, &release).expect("an index of the units");
+        let index = UnitIndex::new(&whole, &addresses, &release).expect("an index of the units");
         assert!(index.units.len() >= 3, "{} units", index.units.len());
         let grouped = index.frames(&sections, endian, &addresses, 2, false, &release);
 
@@ -631,13 +621,13 @@ mod tests {
         // The comparison covers inline chains, not only empty answers.
         let inlined = grouped.iter().filter(|chain| chain.len() >= 2).count();
         assert!(inlined > 10, "{inlined} addresses in inlined code");
-        check(&index, &whole, &addresses);
+        check(&index, &whole);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn groups_of_units_name_every_address_as_the_whole_debug_info_does() {
-        names_as_the_whole_debug_info_does(&[], |index, _, _| {
+        names_as_the_whole_debug_info_does(&[], |index, _| {
             assert!(index.refs.is_empty(), "C units refer into no other");
         });
     }
@@ -646,10 +636,9 @@ mod tests {
     fn groups_with_the_units_they_refer_into_name_as_the_whole_debug_info_does() {
         // Link-time optimization puts the abstract entries of inlined
         // functions in units of their own, which the code's units refer to.
-        names_as_the_whole_debug_info_does(&["-flto"], |index, whole, addresses| {
+        names_as_the_whole_debug_info_does(&["-flto"], |index, whole| {
             assert!(!index.refs.is_empty(), "units refer into others");
-            let groups = index.groups(addresses);
-            let reaching = (groups.iter())
+            let reaching = (index.groups.iter())
                 .filter(|g| index.closure(whole, g.units.clone()).len() > g.units.len())
                 .count();
             assert!(reaching > 0, "no group needs a unit outside its run");

@@ -204,15 +204,11 @@ impl<'a> ElfModule<'a> {
         // The symbol tables are read on a thread of their own while the
         // inline chains are read on others.
         let (functions, frames) = std::thread::scope(|scope| {
-            let table = scope.spawn(|| {
-                let functions = self.functions();
-                release();
-                functions
-            });
+            let table = scope.spawn(|| self.functions());
             let whole = sections.borrow(|section| EndianSlice::new(section, endian));
-            let frames = match UnitIndex::new(&whole, &release) {
+            let svmas: Vec<u64> = addresses.iter().map(|a| a.0).collect();
+            let frames = match UnitIndex::new(&whole, &svmas, &release) {
                 Some(index) => {
-                    let svmas: Vec<u64> = addresses.iter().map(|a| a.0).collect();
                     let full = naming.full_signatures;
                     index.frames(&sections, endian, &svmas, naming.threads, full, &release)
                 }
@@ -228,7 +224,9 @@ impl<'a> ElfModule<'a> {
 
     /// The function table, read on first use.
     fn functions(&self) -> &FunctionTable<'a> {
-        (self.functions).get_or_init(|| FunctionTable::new(&self.image, self.debug.as_ref()))
+        let release = || self.files.release_pages();
+        (self.functions)
+            .get_or_init(|| FunctionTable::new(&self.image, self.debug.as_ref(), &release))
     }
 }
 

@@ -28,7 +28,7 @@ pub(crate) struct FunctionTable<'data> {
 /// A text symbol before duplicates at one address are resolved.
 struct Candidate<'data> {
     address: u64,
-    rank: (u8, usize),
+    rank: (u8, u8),
     /// Zero when the symbol table does not say.
     size: u64,
     name: Cow<'data, str>,
@@ -36,13 +36,13 @@ struct Candidate<'data> {
     section_end: u64,
     /// Where it was met: of equally preferred symbols, the first names
     /// the address.
-    seq: usize,
+    seq: u32,
 }
 
 /// Which of several symbols at one address names it: global over weak over
 /// local, then the name with fewer leading underscores (`memcpy` over
 /// `__memcpy`).
-fn preference<'data>(symbol: &object::Symbol<'data, '_, &'data [u8]>, name: &str) -> (u8, usize) {
+fn preference<'data>(symbol: &object::Symbol<'data, '_, &'data [u8]>, name: &str) -> (u8, u8) {
     let binding = if symbol.is_global() && !symbol.is_weak() {
         0
     } else if symbol.is_weak() {
@@ -50,16 +50,24 @@ fn preference<'data>(symbol: &object::Symbol<'data, '_, &'data [u8]>, name: &str
     } else {
         2
     };
-    (binding, name.len() - name.trim_start_matches('_').len())
+    let underscores = name.len() - name.trim_start_matches('_').len();
+    (binding, u8::try_from(underscores).unwrap_or(u8::MAX))
 }
 
 impl<'data> FunctionTable<'data> {
     /// The functions of `image`, named also from `debug`'s symbol table
     /// (a file stripped of `.symtab` keeps it in its debug file).
-    pub fn new(image: &Image<'data>, debug: Option<&Image<'data>>) -> FunctionTable<'data> {
+    /// `release` hands back the file pages read so far: each table's, once
+    /// read (the names are read again only for code that is sampled).
+    pub fn new(
+        image: &Image<'data>,
+        debug: Option<&Image<'data>>,
+        release: &dyn Fn(),
+    ) -> FunctionTable<'data> {
         let mut candidates: Vec<Candidate<'data>> = Vec::new();
         for object in std::iter::once(&image.object).chain(debug.map(|d| &d.object)) {
             collect_symbols(object, &mut candidates);
+            release();
         }
         for (address, end, name) in plt_entries(&image.object) {
             let name = Cow::Owned(name);
@@ -73,30 +81,34 @@ impl<'data> FunctionTable<'data> {
             });
         }
         for (seq, candidate) in candidates.iter_mut().enumerate() {
-            candidate.seq = seq;
+            candidate.seq = u32::try_from(seq).unwrap_or(u32::MAX);
         }
         // Unstable but ordered as a stable sort: the keys are distinct.
         candidates.sort_unstable_by_key(|c| (c.address, c.rank, c.seq));
         candidates.dedup_by_key(|c| c.address);
 
-        let mut functions: Vec<Function<'data>> = Vec::with_capacity(candidates.len());
-        let mut candidates = candidates.into_iter().peekable();
-        while let Some(c) = candidates.next() {
-            let next = candidates.peek().map_or(u64::MAX, |n| n.address);
+        // Each function ends where its symbol says, or else at the next.
+        for at in 0..candidates.len() {
+            let next = candidates.get(at + 1).map_or(u64::MAX, |n| n.address);
+            let c = &mut candidates[at];
             // A symbol may claim more than the address space has left.
-            let end = if c.size > 0 {
-                c.address.saturating_add(c.size)
-            } else {
-                next.min(c.section_end)
+            c.section_end = match c.size > 0 {
+                true => c.address.saturating_add(c.size),
+                false => next.min(c.section_end),
             };
-            functions.push(Function {
-                start: c.address,
-                end,
-                name: Some(c.name),
-            });
         }
+        // Made in the candidates' own memory.
+        let functions = (candidates.into_iter())
+            .map(|c| Function {
+                start: c.address,
+                end: c.section_end,
+                name: Some(c.name),
+            })
+            .collect();
         let mut table = FunctionTable { functions };
         table.add_unnamed(unwind_ranges(image));
+        table.functions.shrink_to_fit();
+        release();
         table
     }
 

@@ -187,14 +187,20 @@ fn symbolize_offsets(
     let elf = parse_recorded(module, files)?;
     let svmas = elf.svmas(offsets);
     let known: Vec<Svma> = svmas.iter().flatten().copied().collect();
-    let mut resolved = elf.resolve(&known, detail, options.naming()).into_iter();
-    let addresses = svmas
-        .iter()
-        .map(|svma| match svma {
-            Some(_) => resolved.next().unwrap_or_default(),
-            None => AddressSymbol::default(),
-        })
-        .collect();
+    let resolved = elf.resolve(&known, detail, options.naming());
+    // Offsets the file does not load leave gaps to fill; most often none.
+    let addresses = match known.len() == svmas.len() {
+        true => resolved,
+        false => {
+            let mut resolved = resolved.into_iter();
+            (svmas.iter())
+                .map(|svma| match svma {
+                    Some(_) => resolved.next().unwrap_or_default(),
+                    None => AddressSymbol::default(),
+                })
+                .collect()
+        }
+    };
     Ok(ModuleSymbols {
         problem: None,
         addresses,
