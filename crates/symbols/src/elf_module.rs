@@ -231,9 +231,10 @@ impl<'a> ElfModule<'a> {
 }
 
 /// The inline chain of each of `addresses`, from addr2line over the whole
-/// of the DWARF in `sections`: for a module whose units refer into each
-/// other. Large modules are read on up to `naming.threads` threads, each
-/// over a share of the addresses.
+/// of the DWARF in `sections`: for a module whose units cannot be read a
+/// group at a time (`.debug_abbrev` unreadable from end to end, or units
+/// that refer into each other past 4 GB). Large modules are read on up to
+/// `naming.threads` threads, each over a share of the addresses.
 pub(crate) fn whole_frames(
     sections: &dwarf::Sections<'_>,
     endian: gimli::RunTimeEndian,
