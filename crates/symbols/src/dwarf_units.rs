@@ -43,6 +43,9 @@ pub(crate) struct UnitIndex {
     /// entries' origins and specifications lie in, read when first needed.
     /// Empty where no unit refers into another.
     refs: Vec<OnceLock<Box<[usize]>>>,
+    /// Where each table of abbreviations starts, and whether its entries
+    /// may refer into other units (empty with `refs`).
+    tables: Vec<(usize, bool)>,
 }
 
 /// Addresses to name from one run of units.
@@ -62,7 +65,8 @@ impl UnitIndex {
         addresses: &[u64],
         release: &(dyn Fn() + Sync),
     ) -> Option<UnitIndex> {
-        let across = refers_across_units(dwarf.debug_abbrev.reader().slice())?;
+        let tables = tables_referring_across(dwarf.debug_abbrev.reader().slice())?;
+        let across = tables.iter().any(|(_, refers)| *refers);
         // A stand-in for units left out of a group is one 32-bit unit.
         if across && dwarf.debug_info.reader().len() > STAND_IN_MAX {
             return None;
@@ -147,15 +151,16 @@ impl UnitIndex {
                 }
             }
         }
-        let refs = match across {
-            true => units.iter().map(|_| OnceLock::new()).collect(),
-            false => Vec::new(),
+        let (refs, tables) = match across {
+            true => (units.iter().map(|_| OnceLock::new()).collect(), tables),
+            false => (Vec::new(), Vec::new()),
         };
         Some(UnitIndex {
             units,
             groups: groups(spans, &order),
             aranges,
             refs,
+            tables,
         })
     }
 
@@ -277,7 +282,7 @@ impl UnitIndex {
     /// addr2line reads no function there either.
     fn read_refs(&self, whole: &Dwarf<'_>, unit: usize) -> Box<[usize]> {
         let mut offsets = Vec::new();
-        let _ = refs_in_unit(whole, self.units[unit].start, &mut offsets);
+        let _ = refs_in_unit(whole, self.units[unit].start, &self.tables, &mut offsets);
         let mut refs: Vec<usize> = (offsets.into_iter())
             .map(|offset| self.units.partition_point(|u| u.start <= offset))
             .filter_map(|after| after.checked_sub(1))
@@ -457,10 +462,24 @@ fn stand_in(bytes: &mut [u8], endian: RunTimeEndian) {
 /// Adds to `offsets` where in `.debug_info` the origins and specifications
 /// of the unit at `offset` refer to, when given as offsets into the whole
 /// section (`DW_FORM_ref_addr`).
-fn refs_in_unit(dwarf: &Dwarf<'_>, offset: usize, offsets: &mut Vec<usize>) -> gimli::Result<()> {
+fn refs_in_unit(
+    dwarf: &Dwarf<'_>,
+    offset: usize,
+    tables: &[(usize, bool)],
+    offsets: &mut Vec<usize>,
+) -> gimli::Result<()> {
     let header = dwarf
         .debug_info
         .header_from_offset(gimli::DebugInfoOffset(offset))?;
+    // A unit whose table of abbreviations has no attribute that may refer
+    // across has no entry that does (a table not found where it starts is
+    // read through).
+    let table = header.debug_abbrev_offset().0;
+    if let Ok(at) = tables.binary_search_by_key(&table, |(start, _)| *start)
+        && !tables[at].1
+    {
+        return Ok(());
+    }
     let abbreviations = header.abbreviations(&dwarf.debug_abbrev)?;
     let mut entries = header.entries_raw(&abbreviations, None)?;
     while !entries.is_empty() {
@@ -470,16 +489,7 @@ fn refs_in_unit(dwarf: &Dwarf<'_>, offset: usize, offsets: &mut Vec<usize>) -> g
         let specs = abbrev.attributes();
         let mut skip_from = 0;
         for (at, spec) in specs.iter().enumerate() {
-            let names = matches!(
-                spec.name(),
-                gimli::DW_AT_abstract_origin | gimli::DW_AT_specification
-            );
-            if names
-                && matches!(
-                    spec.form(),
-                    gimli::DW_FORM_ref_addr | gimli::DW_FORM_indirect
-                )
-            {
+            if may_refer_across(spec.name(), spec.form()) {
                 entries.skip_attributes(&specs[skip_from..at])?;
                 skip_from = at + 1;
                 if let gimli::AttributeValue::DebugInfoRef(to) =
@@ -494,14 +504,27 @@ fn refs_in_unit(dwarf: &Dwarf<'_>, offset: usize, offsets: &mut Vec<usize>) -> g
     Ok(())
 }
 
-/// Whether any abbreviation in `.debug_abbrev` has an attribute that may
-/// refer into another unit (`DW_FORM_ref_addr`, or a form given in the
-/// entry itself); `None` where the section cannot be read.
-fn refers_across_units(abbrev: &[u8]) -> Option<bool> {
-    let mut abbrev = EndianSlice::new(abbrev, gimli::LittleEndian);
+/// Whether addr2line may follow an attribute into another unit: a
+/// function's origin or specification given as an offset into the whole of
+/// `.debug_info` (`DW_FORM_ref_addr`, or a form the entry itself gives).
+/// Other references across units (types) it does not follow.
+fn may_refer_across(name: gimli::DwAt, form: gimli::DwForm) -> bool {
+    matches!(
+        name,
+        gimli::DW_AT_abstract_origin | gimli::DW_AT_specification
+    ) && matches!(form, gimli::DW_FORM_ref_addr | gimli::DW_FORM_indirect)
+}
+
+/// Where each table of abbreviations in `.debug_abbrev` starts, and
+/// whether it has an attribute addr2line may follow into another unit;
+/// `None` where the section cannot be read from end to end.
+fn tables_referring_across(section: &[u8]) -> Option<Vec<(usize, bool)>> {
+    let mut abbrev = EndianSlice::new(section, gimli::LittleEndian);
+    let mut tables = vec![(0, false)];
     while !abbrev.is_empty() {
         // A table: abbreviations up to a zero code; then the next table.
         if abbrev.read_uleb128().ok()? == 0 {
+            tables.push((section.len() - abbrev.len(), false));
             continue;
         }
         let _tag = abbrev.read_uleb128().ok()?;
@@ -512,14 +535,18 @@ fn refers_across_units(abbrev: &[u8]) -> Option<bool> {
             if (name, form) == (0, 0) {
                 break;
             }
-            match gimli::DwForm(form as u16) {
-                gimli::DW_FORM_ref_addr | gimli::DW_FORM_indirect => return Some(true),
-                gimli::DW_FORM_implicit_const => _ = abbrev.read_sleb128().ok()?,
-                _ => {}
+            let (name, form) = (gimli::DwAt(name as u16), gimli::DwForm(form as u16));
+            if may_refer_across(name, form)
+                && let Some(table) = tables.last_mut()
+            {
+                table.1 = true;
+            }
+            if form == gimli::DW_FORM_implicit_const {
+                abbrev.read_sleb128().ok()?;
             }
         }
     }
-    Some(false)
+    Some(tables)
 }
 
 #[cfg(test)]
@@ -649,16 +676,23 @@ mod tests {
     fn cross_unit_references_are_found_in_the_abbreviations() {
         // code 1, DW_TAG_compile_unit, children; DW_AT_name strp; end; end of table.
         let plain = [1, 0x11, 1, 0x03, 0x0e, 0, 0, 0];
-        assert_eq!(refers_across_units(&plain), Some(false));
+        let refers = |section: &[u8]| {
+            tables_referring_across(section).map(|t| t.iter().any(|(_, refers)| *refers))
+        };
+        assert_eq!(refers(&plain), Some(false));
         // code 1, DW_TAG_subprogram, no children; DW_AT_abstract_origin ref_addr.
         let across = [1, 0x2e, 0, 0x31, 0x10, 0, 0, 0];
-        assert_eq!(
-            refers_across_units(&[&plain[..], &across[..]].concat()),
-            Some(true)
-        );
+        let both = [&plain[..], &across[..]].concat();
+        assert_eq!(refers(&both), Some(true));
+        // Only the second table's units are read for references.
+        let tables = tables_referring_across(&both).unwrap();
+        assert_eq!(tables[..2], [(0, false), (plain.len(), true)]);
+        // Nor is a type given across units: addr2line reads no names there.
+        let type_across = [1, 0x34, 0, 0x49, 0x10, 0, 0, 0];
+        assert_eq!(refers(&type_across), Some(false));
         // An implicit constant whose value looks like ref_addr is no reference.
         let constant = [1, 0x2e, 0, 0x3a, 0x21, 0x10, 0, 0, 0];
-        assert_eq!(refers_across_units(&constant), Some(false));
-        assert_eq!(refers_across_units(&[1, 0x2e]), None);
+        assert_eq!(refers(&constant), Some(false));
+        assert_eq!(refers(&[1, 0x2e]), None);
     }
 }
