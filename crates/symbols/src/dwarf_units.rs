@@ -56,13 +56,15 @@ struct Group {
 }
 
 impl UnitIndex {
-    /// The index of `dwarf`'s units for `addresses`; `None` where the
-    /// units cannot be read as addr2line reads them (it then fails the
-    /// same way over the whole file), or are too many bytes to leave some
-    /// out. `release` hands back the file pages read so far.
+    /// The index of `dwarf`'s units for `addresses`, read on at most
+    /// `threads` threads; `None` where the units cannot be read as
+    /// addr2line reads them (it then fails the same way over the whole
+    /// file), or are too many bytes to leave some out. `release` hands back
+    /// the file pages read so far.
     pub fn new(
         dwarf: &Dwarf<'_>,
         addresses: &[u64],
+        threads: usize,
         release: &(dyn Fn() + Sync),
     ) -> Option<UnitIndex> {
         let tables = tables_referring_across(dwarf.debug_abbrev.reader().slice())?;
@@ -80,59 +82,25 @@ impl UnitIndex {
             aranges.push((header.debug_info_offset().0, at..end));
         }
         aranges.sort_unstable_by_key(|(info, _)| *info);
-        let mut order: Vec<usize> = (0..addresses.len()).collect();
-        order.sort_unstable_by_key(|&i| addresses[i]);
-        let sorted: Vec<u64> = order.iter().map(|&i| addresses[i]).collect();
-        // The first and last unit covering each address, by its place in
-        // `order`.
-        let mut spans: Vec<Option<(usize, usize)>> = vec![None; addresses.len()];
-        let mut cover = |(begin, end): (u64, u64), unit: usize| {
-            let first = sorted.partition_point(|&a| a < begin);
-            let past = first + sorted[first..].partition_point(|&a| a < end);
-            for span in &mut spans[first..past] {
-                *span = Some(span.map_or((unit, unit), |(f, l)| (f.min(unit), l.max(unit))));
-            }
-        };
         let mut units = Vec::new();
-        // Whether addr2line reads each unit's ranges: not those of type and
-        // partial units, nor of units it cannot read.
-        let mut ranged = Vec::new();
+        let mut headers = Vec::new();
         let mut read_past = 0;
         let mut iter = dwarf.units();
         while let Some(header) = iter.next().ok()? {
             let start = header.debug_info_offset()?.0;
             let end = start.checked_add(header.length_including_self())?;
-            let id = units.len();
             units.push(start..end);
-            ranged.push(false);
+            headers.push(header);
             if end - read_past > RELEASE_EVERY {
                 release();
                 read_past = end;
             }
-            if matches!(
-                header.type_(),
-                gimli::UnitType::Type { .. }
-                    | gimli::UnitType::SplitType { .. }
-                    | gimli::UnitType::Partial
-            ) {
-                continue;
-            }
-            let Ok(unit) = dwarf.unit(header) else {
-                continue;
-            };
-            // Every range addr2line might take the unit's from, whichever
-            // it prefers: a group may hold more units than it needs, never
-            // fewer.
-            let unit = gimli::UnitRef::new(dwarf, &unit);
-            let mut found = Vec::new();
-            root_ranges(unit, &mut found)?;
-            if !found.iter().any(|(begin, end)| begin < end) {
-                line_ranges(unit, &mut found);
-            }
-            found.into_iter().for_each(|range| cover(range, id));
-            ranged[id] = true;
         }
-        release();
+        let mut order: Vec<usize> = (0..addresses.len()).collect();
+        order.sort_unstable_by_key(|&i| addresses[i]);
+        let sorted: Vec<u64> = order.iter().map(|&i| addresses[i]).collect();
+        let (mut spans, ranged) = unit_ranges(dwarf, &headers, &sorted, threads, release)?;
+        drop(headers);
         for (info, set) in &aranges {
             let Ok(id) = units.binary_search_by_key(info, |unit| unit.start) else {
                 continue;
@@ -147,7 +115,7 @@ impl UnitIndex {
             let mut entries = header.entries();
             while let Some(entry) = entries.next().transpose() {
                 if let Ok(entry) = entry {
-                    cover((entry.range().begin, entry.range().end), id);
+                    spans.cover(&sorted, entry.range().begin..entry.range().end, id);
                 }
             }
         }
@@ -350,14 +318,121 @@ impl UnitIndex {
     }
 }
 
+/// The first and last unit covering each of a sorted list of addresses.
+struct Spans(Vec<(usize, usize)>);
+
+impl Spans {
+    /// No unit covers any of `len` addresses.
+    fn new(len: usize) -> Spans {
+        Spans(vec![(usize::MAX, 0); len])
+    }
+
+    /// Notes that `unit` covers `range` of the addresses `sorted`.
+    fn cover(&mut self, sorted: &[u64], range: Range<u64>, unit: usize) {
+        let first = sorted.partition_point(|&a| a < range.start);
+        let past = first + sorted[first..].partition_point(|&a| a < range.end);
+        for (f, l) in &mut self.0[first..past] {
+            (*f, *l) = ((*f).min(unit), (*l).max(unit));
+        }
+    }
+
+    /// The spans of both.
+    fn merge(mut self, other: &Spans) -> Spans {
+        for ((f, l), (of, ol)) in self.0.iter_mut().zip(&other.0) {
+            (*f, *l) = ((*f).min(*of), (*l).max(*ol));
+        }
+        self
+    }
+}
+
+/// Each address's first and last covering unit, and which units addr2line
+/// reads the ranges of (not type or partial units, nor those it cannot
+/// read), from every range addr2line might take a unit's from, whichever
+/// it prefers: a group may hold more units than it needs, never fewer.
+/// Read on `threads` threads, a few units at a time; `None` where a unit's
+/// root cannot be read as addr2line reads it.
+fn unit_ranges(
+    dwarf: &Dwarf<'_>,
+    headers: &[gimli::UnitHeader<Slice<'_>>],
+    sorted: &[u64],
+    threads: usize,
+    release: &(dyn Fn() + Sync),
+) -> Option<(Spans, Vec<bool>)> {
+    const UNITS_AT_ONCE: usize = 16;
+    let next = AtomicUsize::new(0);
+    let read_since_release = AtomicUsize::new(0);
+    // Reads the units from `first` on; returns how many bytes they span.
+    let read = |first: usize, spans: &mut Spans, ranged: &mut Vec<usize>| {
+        let some = &headers[first..(first + UNITS_AT_ONCE).min(headers.len())];
+        for (id, header) in (first..).zip(some) {
+            if matches!(
+                header.type_(),
+                gimli::UnitType::Type { .. }
+                    | gimli::UnitType::SplitType { .. }
+                    | gimli::UnitType::Partial
+            ) {
+                continue;
+            }
+            let Ok(unit) = dwarf.unit(*header) else {
+                continue;
+            };
+            let unit = gimli::UnitRef::new(dwarf, &unit);
+            let mut found = Vec::new();
+            root_ranges(unit, &mut found)?;
+            if !found.iter().any(|(begin, end)| begin < end) {
+                line_ranges(unit, &mut found);
+            }
+            for (begin, end) in found {
+                spans.cover(sorted, begin..end, id);
+            }
+            ranged.push(id);
+        }
+        Some(
+            some.iter()
+                .map(|h| h.length_including_self())
+                .sum::<usize>(),
+        )
+    };
+    let worker = || {
+        let mut spans = Spans::new(sorted.len());
+        let mut ranged = Vec::new();
+        while let first = next.fetch_add(UNITS_AT_ONCE, Ordering::Relaxed)
+            && first < headers.len()
+        {
+            let bytes = read(first, &mut spans, &mut ranged)?;
+            if read_since_release.fetch_add(bytes, Ordering::Relaxed) + bytes > RELEASE_EVERY {
+                read_since_release.store(0, Ordering::Relaxed);
+                release();
+            }
+        }
+        Some((spans, ranged))
+    };
+    let found: Vec<Option<(Spans, Vec<usize>)>> = std::thread::scope(|scope| {
+        let threads = threads.min(headers.len().div_ceil(UNITS_AT_ONCE)).max(1);
+        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
+        (workers.into_iter())
+            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    release();
+    let mut spans = Spans::new(sorted.len());
+    let mut ranged = vec![false; headers.len()];
+    for (found, ids) in found.into_iter().collect::<Option<Vec<_>>>()? {
+        spans = spans.merge(&found);
+        ids.into_iter().for_each(|id| ranged[id] = true);
+    }
+    Some((spans, ranged))
+}
+
 /// The addresses in groups of the units that cover them, in file order,
 /// from the first and last unit covering each address (by its place in
 /// `order`): each address with every unit from its first to its last, and
 /// groups that would share a unit merged. Addresses no unit covers are left
 /// out (nothing names them).
-fn groups(spans: Vec<Option<(usize, usize)>>, order: &[usize]) -> Vec<Group> {
-    let mut spans: Vec<(usize, usize, usize)> = (spans.into_iter().zip(order))
-        .filter_map(|(span, &index)| span.map(|(first, last)| (first, last, index)))
+fn groups(spans: Spans, order: &[usize]) -> Vec<Group> {
+    let mut spans: Vec<(usize, usize, usize)> = (spans.0.into_iter().zip(order))
+        .filter(|((first, _), _)| *first != usize::MAX)
+        .map(|((first, last), &index)| (first, last, index))
         .collect();
     spans.sort_unstable();
     let mut groups: Vec<Group> = Vec::new();
@@ -631,7 +706,7 @@ mod tests {
         let endian = dwarf::endian(&module.image);
         let whole = sections.borrow(|section| EndianSlice::new(section, endian));
         let release = || files.release_pages();
-        let index = UnitIndex::new(&whole, &addresses, &release).expect("an index of the units");
+        let index = UnitIndex::new(&whole, &addresses, 2, &release).expect("an index of the units");
         assert!(index.units.len() >= 3, "{} units", index.units.len());
         let grouped = index.frames(&sections, endian, &addresses, 2, false, &release);
 

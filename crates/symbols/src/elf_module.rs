@@ -207,7 +207,7 @@ impl<'a> ElfModule<'a> {
             let table = scope.spawn(|| self.functions());
             let whole = sections.borrow(|section| EndianSlice::new(section, endian));
             let svmas: Vec<u64> = addresses.iter().map(|a| a.0).collect();
-            let frames = match UnitIndex::new(&whole, &svmas, &release) {
+            let frames = match UnitIndex::new(&whole, &svmas, naming.threads, &release) {
                 Some(index) => {
                     let full = naming.full_signatures;
                     index.frames(&sections, endian, &svmas, naming.threads, full, &release)
