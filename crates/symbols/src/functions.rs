@@ -87,7 +87,8 @@ impl<'data> FunctionTable<'data> {
         candidates.sort_unstable_by_key(|c| (c.address, c.rank, c.seq));
         candidates.dedup_by_key(|c| c.address);
 
-        // Each function ends where its symbol says, or else at the next.
+        // Each function ends where its symbol says, or else at the next
+        // (or its section's end): noted in `section_end`, no longer needed.
         for at in 0..candidates.len() {
             let next = candidates.get(at + 1).map_or(u64::MAX, |n| n.address);
             let c = &mut candidates[at];
