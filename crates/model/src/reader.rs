@@ -213,6 +213,7 @@ impl Recording {
             skipped: self.skipped.clone(),
             next_skipped: 0,
             payload: Vec::new(),
+            payload_len: 0,
             payload_offset: 0,
             cursor: 0,
             skip_samples,
@@ -280,9 +281,12 @@ pub struct Records {
     skipped: Vec<Range<u64>>,
     /// The first of `skipped` not yet passed.
     next_skipped: usize,
-    /// The current chunk's records, where they start in the file, and the
-    /// next one's offset in them.
+    /// The current chunk's records (the first `payload_len` bytes: the
+    /// buffer keeps its length from chunk to chunk, so that only its growth
+    /// is zeroed before a read overwrites it), where they start in the
+    /// file, and the next one's offset in them.
     payload: Vec<u8>,
+    payload_len: usize,
     payload_offset: u64,
     cursor: usize,
     /// Step over samples without decoding them.
@@ -294,7 +298,7 @@ impl Iterator for Records {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if self.cursor < self.payload.len() {
+            if self.cursor < self.payload_len {
                 match self.next_record() {
                     Ok(Some(record)) => return Some(Ok(record)),
                     Ok(None) => continue,
@@ -320,7 +324,7 @@ impl Records {
             offset: self.payload_offset + start as u64,
             what: what.to_owned(),
         };
-        let rest = &self.payload[start..];
+        let rest = &self.payload[start..self.payload_len];
         let Some(frame) = rest.first_chunk::<FRAME_HEADER_LEN>() else {
             return Err(corrupt("a record frame runs past the end of its chunk"));
         };
@@ -339,7 +343,7 @@ impl Records {
     /// Loads the next good chunk of records, stepping over damaged ranges
     /// and chunks of other kinds.
     fn next_chunk(&mut self) -> Result<(), RecordingError> {
-        self.payload.clear();
+        self.payload_len = 0;
         self.cursor = 0;
         if let Some(range) = self.skipped.get(self.next_skipped)
             && range.start == self.position
@@ -361,15 +365,20 @@ impl Records {
             .filter(|h| h.total_len() <= self.end - self.position)
             .ok_or_else(changed)?;
         let payload_offset = self.position + CHUNK_HEADER_LEN as u64;
+        let len = header.len as usize;
+        if self.payload.len() < len {
+            self.payload.resize(len, 0);
+        }
         let mut payload = std::mem::take(&mut self.payload);
-        payload.resize(header.len as usize, 0);
-        self.read_at(&mut payload, payload_offset)?;
-        if !header.verifies(&payload) {
+        self.read_at(&mut payload[..len], payload_offset)?;
+        let verified = header.verifies(&payload[..len]);
+        self.payload = payload;
+        if !verified {
             return Err(changed());
         }
         self.position += header.total_len();
         if header.kind == ChunkKind::Records {
-            self.payload = payload;
+            self.payload_len = len;
             self.payload_offset = payload_offset;
         }
         Ok(())
@@ -387,7 +396,7 @@ impl Records {
     /// Ends the iteration after an error.
     fn stop(&mut self, error: RecordingError) -> RecordingError {
         self.position = self.end;
-        self.payload.clear();
+        self.payload_len = 0;
         self.cursor = 0;
         error
     }
