@@ -34,10 +34,10 @@ use crate::image::{self, Bytes, Image, Layout};
 /// 0.40 s on one, for 10% more memory.
 const ADDRESSES_PER_THREAD: usize = 8192;
 
-/// Each thread reading the whole DWARF hands back the file pages read
-/// after this many addresses: a debug build of this profiler touches some
-/// 80 MB of its file, and more often costs time in faults for no less
-/// memory.
+/// The file pages read are handed back after this many addresses, by each
+/// thread reading the whole DWARF and while the addresses are named: a
+/// debug build of this profiler touches some 80 MB of its file, and more
+/// often costs time in faults for no less memory.
 const RELEASE_EVERY: usize = 4096;
 
 /// How often the pages read are handed back while the threads that read
@@ -123,6 +123,8 @@ struct Lookup<'s> {
     layout: &'s Layout,
     detail: Detail,
     full_signatures: bool,
+    /// Hands back the file pages read so far: the symbol names read.
+    release: &'s dyn Fn(),
 }
 
 impl<'a> ElfModule<'a> {
@@ -172,10 +174,12 @@ impl<'a> ElfModule<'a> {
         naming: Naming,
     ) -> Vec<AddressSymbol> {
         let dwarf_image = self.debug.as_ref().unwrap_or(&self.image);
+        let release = || self.files.release_pages();
         let lookup = Lookup {
             layout: &self.image.layout,
             detail,
             full_signatures: naming.full_signatures,
+            release: &release,
         };
         // Without addresses, nothing is read: start-up costs no DWARF.
         if addresses.is_empty() {
@@ -200,7 +204,6 @@ impl<'a> ElfModule<'a> {
             return lookup.name(addresses, self.functions(), Vec::new());
         };
         let endian = dwarf::endian(dwarf_image);
-        let release = || self.files.release_pages();
         // The symbol tables are read on a thread of their own while the
         // inline chains are read on others.
         let (functions, frames) = std::thread::scope(|scope| {
@@ -307,9 +310,11 @@ impl Lookup<'_> {
         // Demangled names, and the raw ones where they differ.
         let mut names: FxHashMap<&str, dwarf::Names> = FxHashMap::default();
         let mut frames = frames.into_iter();
-        addresses
-            .iter()
-            .map(|&svma| {
+        let mut named = Vec::with_capacity(addresses.len());
+        // The names of a large module's functions are spread over megabytes
+        // of its string table.
+        for part in addresses.chunks(RELEASE_EVERY) {
+            named.extend(part.iter().map(|&svma| {
                 let function = functions.find(svma.0);
                 let symbol_names = function.and_then(|f| f.name.as_deref()).map(|raw| {
                     names
@@ -354,7 +359,9 @@ impl Lookup<'_> {
                     function,
                     frames,
                 }
-            })
-            .collect()
+            }));
+            (self.release)();
+        }
+        named
     }
 }
