@@ -625,7 +625,7 @@ fn tables_referring_across(section: &[u8]) -> Option<Vec<(usize, bool)>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::path::Path;
     use std::process::Command;
 
@@ -666,7 +666,7 @@ mod tests {
 
     /// Builds the C program in `dir` with `flags`; `None` (having skipped
     /// the test) where no C compiler builds it.
-    fn build(dir: &Path, flags: &[&str]) -> Option<std::path::PathBuf> {
+    pub(crate) fn build(dir: &Path, flags: &[&str]) -> Option<std::path::PathBuf> {
         std::fs::create_dir_all(dir).unwrap();
         for (name, text) in SOURCES {
             std::fs::write(dir.join(name), text).unwrap();
