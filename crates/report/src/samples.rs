@@ -218,8 +218,9 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
 }
 
 /// Below this many samples a recording is counted in one pass: a second
-/// thread would cost more than it saves.
-const SAMPLES_PER_THREAD: u64 = 200_000;
+/// thread would cost more than it saves. On 2 CPUs, two parts already save
+/// 5% at 107k samples, and 16% at 301k.
+const SAMPLES_PER_THREAD: u64 = 50_000;
 
 fn count_sample_records(
     recording: &Recording,
