@@ -6,8 +6,11 @@
 
 use std::borrow::Cow;
 
-use gimli::{BaseAddresses, CieOrFde, EhFrame, RunTimeEndian, UnwindSection};
+use gimli::{
+    BaseAddresses, CieOrFde, CommonInformationEntry, EhFrame, RunTimeEndian, UnwindSection,
+};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+use rustc_hash::FxHashMap;
 
 use crate::image::{Image, ObjectFile};
 use crate::plt::plt_entries;
@@ -196,14 +199,21 @@ fn unwind_ranges(image: &Image<'_>) -> Vec<(u64, u64)> {
         bases = bases.set_got(got.address());
     }
     let mut ranges = Vec::new();
+    // The few CIEs are shared by every FDE: each is parsed once.
+    let mut cies: FxHashMap<_, CommonInformationEntry<_>> = FxHashMap::default();
     let mut entries = eh_frame.entries(&bases);
     while let Ok(Some(entry)) = entries.next() {
         let CieOrFde::Fde(partial) = entry else {
             continue;
         };
-        let Ok(fde) =
-            partial.parse(|section, bases, offset| section.cie_from_offset(bases, offset))
-        else {
+        let Ok(fde) = partial.parse(|section, bases, offset| {
+            if let Some(cie) = cies.get(&offset) {
+                return Ok(cie.clone());
+            }
+            let cie = section.cie_from_offset(bases, offset)?;
+            cies.insert(offset, cie.clone());
+            Ok(cie)
+        }) else {
             continue;
         };
         if fde.len() > 0 && fde.initial_address() != 0 {
