@@ -6,12 +6,18 @@
 //! `c++filt -i` spells them (`std::string`, as perf and gdb print it), or
 //! `c++filt -i -p` without argument lists.
 
+use std::fmt::Write;
+
 /// Demangles `name` if it is a Rust or C++ symbol; returns it unchanged
 /// otherwise. C++ names lose their argument lists unless `full_signatures`.
 pub fn demangle(name: &str, full_signatures: bool) -> String {
     if let Ok(rust) = rustc_demangle::try_demangle(name) {
-        // The alternate form drops the `::h0123456789abcdef` hash.
-        return format!("{rust:#}");
+        // The alternate form drops the `::h0123456789abcdef` hash. The
+        // demangler writes a piece at a time: a name seldom outgrows its
+        // mangled form, which saves the string growing at each.
+        let mut text = String::with_capacity(name.len());
+        let _ = write!(text, "{rust:#}");
+        return text;
     }
     // Mangled names are ASCII; anything else is left alone rather than
     // risk text that is not UTF-8 coming back.
