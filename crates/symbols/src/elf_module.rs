@@ -40,6 +40,9 @@ const ADDRESSES_PER_THREAD: usize = 8192;
 /// often costs time in faults for no less memory.
 const RELEASE_EVERY: usize = 4096;
 
+/// Below this many addresses per thread, fewer threads name them.
+const NAMES_PER_THREAD: usize = 8192;
+
 /// How often the pages read are handed back while the threads that read
 /// the whole DWARF build their contexts.
 const BUILDING_RELEASE_TICK: Duration = Duration::from_millis(5);
@@ -124,7 +127,9 @@ struct Lookup<'s> {
     detail: Detail,
     full_signatures: bool,
     /// Hands back the file pages read so far: the symbol names read.
-    release: &'s dyn Fn(),
+    release: &'s (dyn Fn() + Sync),
+    /// At most this many threads.
+    threads: usize,
 }
 
 impl<'a> ElfModule<'a> {
@@ -180,6 +185,7 @@ impl<'a> ElfModule<'a> {
             detail,
             full_signatures: naming.full_signatures,
             release: &release,
+            threads: naming.threads,
         };
         // Without addresses, nothing is read: start-up costs no DWARF.
         if addresses.is_empty() {
@@ -300,8 +306,38 @@ pub(crate) fn whole_frames(
 impl Lookup<'_> {
     /// Names each address from `functions`, with its inline chain from
     /// `frames` (the same length as `addresses`, or empty when DWARF was
-    /// not read).
+    /// not read). Many addresses are named in parts side by side: sorted,
+    /// each part has functions of its own to demangle.
     fn name(
+        &self,
+        addresses: &[Svma],
+        functions: &FunctionTable<'_>,
+        mut frames: Vec<Vec<Frame>>,
+    ) -> Vec<AddressSymbol> {
+        let parts = (self.threads)
+            .min(addresses.len() / NAMES_PER_THREAD)
+            .max(1);
+        if parts == 1 {
+            return self.name_part(addresses, functions, frames);
+        }
+        let chunk = addresses.len().div_ceil(parts);
+        let mut frame_parts: Vec<Vec<Vec<Frame>>> = (0..parts)
+            .rev()
+            .map(|part| frames.split_off((part * chunk).min(frames.len())))
+            .collect();
+        frame_parts.reverse();
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (addresses.chunks(chunk).zip(frame_parts))
+                .map(|(part, frames)| scope.spawn(move || self.name_part(part, functions, frames)))
+                .collect();
+            (workers.into_iter())
+                .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    }
+
+    /// [`Lookup::name`] on one thread.
+    fn name_part(
         &self,
         addresses: &[Svma],
         functions: &FunctionTable<'_>,
