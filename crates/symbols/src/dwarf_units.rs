@@ -182,7 +182,7 @@ impl UnitIndex {
     }
 
     /// Names the addresses of `group` into `found`; returns how many bytes
-    /// of `.debug_info` the group spans.
+    /// of `.debug_info` it read.
     fn read_group(
         &self,
         sections: &Sections<'_>,
@@ -482,19 +482,30 @@ fn first_abbreviation(table: &[u8], code: u64) -> Option<&[u8]> {
     if abbrev.read_uleb128().ok()? != code || code == 0 {
         return None;
     }
+    read_abbreviation(&mut abbrev, |_, _| {})?;
+    table.get(..table.len() - abbrev.len())
+}
+
+/// Reads an abbreviation past its code: its tag, whether it has children,
+/// and its attributes, each of which is handed to `each` as (name, form).
+fn read_abbreviation(
+    abbrev: &mut EndianSlice<'_, gimli::LittleEndian>,
+    mut each: impl FnMut(gimli::DwAt, gimli::DwForm),
+) -> Option<()> {
     let _tag = abbrev.read_uleb128().ok()?;
     let _children = abbrev.read_u8().ok()?;
     loop {
         let name = abbrev.read_uleb128().ok()?;
         let form = abbrev.read_uleb128().ok()?;
         if (name, form) == (0, 0) {
-            break;
+            return Some(());
         }
-        if gimli::DwForm(form as u16) == gimli::DW_FORM_implicit_const {
+        let (name, form) = (gimli::DwAt(name as u16), gimli::DwForm(form as u16));
+        each(name, form);
+        if form == gimli::DW_FORM_implicit_const {
             abbrev.read_sleb128().ok()?;
         }
     }
-    table.get(..table.len() - abbrev.len())
 }
 
 /// Adds the ranges the root entry of `unit` states (`DW_AT_ranges`, or
@@ -648,23 +659,12 @@ fn tables_referring_across(section: &[u8]) -> Option<Vec<(usize, bool)>> {
             tables.push((section.len() - abbrev.len(), false));
             continue;
         }
-        let _tag = abbrev.read_uleb128().ok()?;
-        let _children = abbrev.read_u8().ok()?;
-        loop {
-            let name = abbrev.read_uleb128().ok()?;
-            let form = abbrev.read_uleb128().ok()?;
-            if (name, form) == (0, 0) {
-                break;
-            }
-            let (name, form) = (gimli::DwAt(name as u16), gimli::DwForm(form as u16));
-            if may_refer_across(name, form)
-                && let Some(table) = tables.last_mut()
-            {
-                table.1 = true;
-            }
-            if form == gimli::DW_FORM_implicit_const {
-                abbrev.read_sleb128().ok()?;
-            }
+        let mut refers = false;
+        read_abbreviation(&mut abbrev, |name, form| {
+            refers |= may_refer_across(name, form);
+        })?;
+        if let Some(table) = tables.last_mut() {
+            table.1 |= refers;
         }
     }
     Some(tables)
