@@ -220,6 +220,12 @@ mod tests {
         let liveness = Liveness::new(&attachment);
         assert!(liveness.any_running());
         worker.end();
+        // The kernel lets the joining thread go a moment before the ended
+        // one stops running.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while liveness.any_running() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         assert!(!liveness.any_running());
         assert!(
             Liveness::new(&Attachment {
