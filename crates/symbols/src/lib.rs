@@ -33,6 +33,7 @@ mod debug_file;
 mod demangle;
 mod disassemble;
 mod dwarf;
+mod dwarf_abbrev;
 mod dwarf_units;
 mod elf_module;
 mod error;
