@@ -26,6 +26,7 @@ use rustc_hash::FxHashSet;
 
 use crate::dwarf::{Dwarf, FrameFinder, FunctionNames, Sections, Slice};
 use crate::dwarf_abbrev::{first_abbreviation, may_refer_across, tables_referring_across};
+use crate::threads::on_threads;
 
 /// The file pages read are handed back each time this many bytes of
 /// `.debug_info` have been read past.
@@ -85,17 +86,14 @@ impl UnitIndex {
         aranges.sort_unstable_by_key(|(info, _)| *info);
         let mut units = Vec::new();
         let mut headers = Vec::new();
-        let mut read_past = 0;
+        let pages = Pages::new(release);
         let mut iter = dwarf.units();
         while let Some(header) = iter.next().ok()? {
             let start = header.debug_info_offset()?.0;
             let end = start.checked_add(header.length_including_self())?;
             units.push(start..end);
             headers.push(header);
-            if end - read_past > RELEASE_EVERY {
-                release();
-                read_past = end;
-            }
+            pages.read(end - start);
         }
         let mut order: Vec<usize> = (0..addresses.len()).collect();
         order.sort_unstable_by_key(|&i| addresses[i]);
@@ -146,33 +144,17 @@ impl UnitIndex {
     ) -> Vec<Vec<Frame>> {
         let groups = &self.groups;
         let next = AtomicUsize::new(0);
-        let read_since_release = AtomicUsize::new(0);
+        let pages = Pages::new(release);
         let threads = threads.min(groups.len()).max(1);
-        let found: Vec<Vec<(usize, Vec<Frame>)>> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut names = FunctionNames::new(full_signatures);
-                        let mut found = Vec::new();
-                        let next_group = || groups.get(next.fetch_add(1, Ordering::Relaxed));
-                        while let Some(group) = next_group() {
-                            let bytes = self.read_group(
-                                sections, endian, group, addresses, &mut names, &mut found,
-                            );
-                            if read_since_release.fetch_add(bytes, Ordering::Relaxed) + bytes
-                                > RELEASE_EVERY
-                            {
-                                read_since_release.store(0, Ordering::Relaxed);
-                                release();
-                            }
-                        }
-                        found
-                    })
-                })
-                .collect();
-            (workers.into_iter())
-                .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
+        let found = on_threads(0..threads, |_| {
+            let mut names = FunctionNames::new(full_signatures);
+            let mut found = Vec::new();
+            while let Some(group) = groups.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let bytes =
+                    self.read_group(sections, endian, group, addresses, &mut names, &mut found);
+                pages.read(bytes);
+            }
+            found
         });
         release();
         let mut frames = vec![Vec::new(); addresses.len()];
@@ -319,6 +301,30 @@ impl UnitIndex {
     }
 }
 
+/// Hands back the file pages read each time `RELEASE_EVERY` bytes of
+/// units have been read, by any thread.
+struct Pages<'r> {
+    since_release: AtomicUsize,
+    release: &'r (dyn Fn() + Sync),
+}
+
+impl<'r> Pages<'r> {
+    fn new(release: &'r (dyn Fn() + Sync)) -> Pages<'r> {
+        Pages {
+            since_release: AtomicUsize::new(0),
+            release,
+        }
+    }
+
+    /// Notes `bytes` more read.
+    fn read(&self, bytes: usize) {
+        if self.since_release.fetch_add(bytes, Ordering::Relaxed) + bytes > RELEASE_EVERY {
+            self.since_release.store(0, Ordering::Relaxed);
+            (self.release)();
+        }
+    }
+}
+
 /// The first and last unit covering each of a sorted list of addresses.
 struct Spans(Vec<(usize, usize)>);
 
@@ -361,7 +367,7 @@ fn unit_ranges(
 ) -> Option<(Spans, Vec<bool>)> {
     const UNITS_AT_ONCE: usize = 16;
     let next = AtomicUsize::new(0);
-    let read_since_release = AtomicUsize::new(0);
+    let pages = Pages::new(release);
     // Reads the units from `first` on; returns how many bytes they span.
     let read = |first: usize, spans: &mut Spans, ranged: &mut Vec<usize>| {
         let some = &headers[first..(first + UNITS_AT_ONCE).min(headers.len())];
@@ -388,11 +394,7 @@ fn unit_ranges(
             }
             ranged.push(id);
         }
-        Some(
-            some.iter()
-                .map(|h| h.length_including_self())
-                .sum::<usize>(),
-        )
+        Some(some.iter().map(|h| h.length_including_self()).sum())
     };
     let worker = || {
         let mut spans = Spans::new(sorted.len());
@@ -400,21 +402,12 @@ fn unit_ranges(
         while let first = next.fetch_add(UNITS_AT_ONCE, Ordering::Relaxed)
             && first < headers.len()
         {
-            let bytes = read(first, &mut spans, &mut ranged)?;
-            if read_since_release.fetch_add(bytes, Ordering::Relaxed) + bytes > RELEASE_EVERY {
-                read_since_release.store(0, Ordering::Relaxed);
-                release();
-            }
+            pages.read(read(first, &mut spans, &mut ranged)?);
         }
         Some((spans, ranged))
     };
-    let found: Vec<Option<(Spans, Vec<usize>)>> = std::thread::scope(|scope| {
-        let threads = threads.min(headers.len().div_ceil(UNITS_AT_ONCE)).max(1);
-        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
-        (workers.into_iter())
-            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
+    let threads = threads.min(headers.len().div_ceil(UNITS_AT_ONCE)).max(1);
+    let found = on_threads(0..threads, |_| worker());
     release();
     let mut spans = Spans::new(sorted.len());
     let mut ranged = vec![false; headers.len()];

@@ -11,9 +11,7 @@
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use gimli::EndianSlice;
 use object::Object;
@@ -26,6 +24,7 @@ use crate::dwarf_units::UnitIndex;
 use crate::error::SymbolsError;
 use crate::functions::{Function, FunctionTable};
 use crate::image::{self, Bytes, Image, Layout};
+use crate::threads::on_threads;
 
 /// Below this many addresses per thread, fewer threads do the work: each
 /// thread pays for parsing the compilation units' headers again (some
@@ -42,10 +41,6 @@ const RELEASE_EVERY: usize = 4096;
 
 /// Below this many addresses per thread, fewer threads name them.
 const NAMES_PER_THREAD: usize = 8192;
-
-/// How often the pages read are handed back while the threads that read
-/// the whole DWARF build their contexts.
-const BUILDING_RELEASE_TICK: Duration = Duration::from_millis(5);
 
 /// A module's files, opened.
 pub(crate) struct ModuleFiles {
@@ -255,52 +250,20 @@ pub(crate) fn whole_frames(
         .min(addresses.len().div_ceil(ADDRESSES_PER_THREAD))
         .max(1);
     let chunk = addresses.len().div_ceil(threads);
-    // Until each thread has its context, a watcher hands back the pages
-    // read: building one reads every unit's header, line program header
-    // and name, which with the kernel's fault-around maps most of the
-    // debug info (some 70 MB of a debug build of this profiler).
-    let contexts = addresses.chunks(chunk).len();
-    let (built, built_rx) = mpsc::channel::<()>();
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            let mut left = contexts;
-            while left > 0 {
-                match built_rx.recv_timeout(BUILDING_RELEASE_TICK) {
-                    Ok(()) => left -= 1,
-                    Err(RecvTimeoutError::Timeout) => release(),
-                    // The threads are gone, having built or not.
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
-            }
+    let dwarf = dwarf::shared(sections, endian);
+    let frames = on_threads(addresses.chunks(chunk), |part| {
+        let mut names = FunctionNames::new(naming.full_signatures);
+        let Some(mut finder) = FrameFinder::new(dwarf.clone(), &mut names, 0..0) else {
+            return vec![Vec::new(); part.len()];
+        };
+        let mut frames = Vec::with_capacity(part.len());
+        for addresses in part.chunks(RELEASE_EVERY) {
+            frames.extend(addresses.iter().map(|a| finder.frames(a.0)));
             release();
-        });
-        let dwarf = dwarf::shared(sections, endian);
-        let workers: Vec<_> = addresses
-            .chunks(chunk)
-            .map(|part| {
-                let dwarf = dwarf.clone();
-                let built = built.clone();
-                scope.spawn(move || {
-                    let mut names = FunctionNames::new(naming.full_signatures);
-                    let finder = FrameFinder::new(dwarf, &mut names, 0..0);
-                    let _ = built.send(());
-                    let Some(mut finder) = finder else {
-                        return vec![Vec::new(); part.len()];
-                    };
-                    let mut frames = Vec::with_capacity(part.len());
-                    for addresses in part.chunks(RELEASE_EVERY) {
-                        frames.extend(addresses.iter().map(|a| finder.frames(a.0)));
-                        release();
-                    }
-                    frames
-                })
-            })
-            .collect();
-        drop(built);
-        (workers.into_iter())
-            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+        }
+        frames
+    });
+    frames.into_iter().flatten().collect()
 }
 
 impl Lookup<'_> {
@@ -312,7 +275,7 @@ impl Lookup<'_> {
         &self,
         addresses: &[Svma],
         functions: &FunctionTable<'_>,
-        mut frames: Vec<Vec<Frame>>,
+        frames: Vec<Vec<Frame>>,
     ) -> Vec<AddressSymbol> {
         let parts = (self.threads)
             .min(addresses.len() / NAMES_PER_THREAD)
@@ -321,19 +284,14 @@ impl Lookup<'_> {
             return self.name_part(addresses, functions, frames);
         }
         let chunk = addresses.len().div_ceil(parts);
-        let mut frame_parts: Vec<Vec<Vec<Frame>>> = (0..parts)
-            .rev()
-            .map(|part| frames.split_off((part * chunk).min(frames.len())))
+        let mut frames = frames.into_iter();
+        let parts: Vec<_> = (addresses.chunks(chunk))
+            .map(|part| (part, frames.by_ref().take(part.len()).collect()))
             .collect();
-        frame_parts.reverse();
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = (addresses.chunks(chunk).zip(frame_parts))
-                .map(|(part, frames)| scope.spawn(move || self.name_part(part, functions, frames)))
-                .collect();
-            (workers.into_iter())
-                .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        })
+        let named = on_threads(parts, |(part, frames)| {
+            self.name_part(part, functions, frames)
+        });
+        named.into_iter().flatten().collect()
     }
 
     /// [`Lookup::name`] on one thread.

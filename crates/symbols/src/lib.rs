@@ -23,8 +23,9 @@
 //! function's x86 code, each instruction with its inline chain and line),
 //! and [`SourceFiles`] reads the sources the debug info names.
 //!
-//! Files are read through a cache, only the parts used, rather than mapped:
-//! a mapping would turn another process truncating the file into a crash.
+//! Binaries and debug files are mapped read-only: only the pages used are
+//! loaded, and handed back once read (see `image`); a file truncated while
+//! it is read ends the process with SIGBUS, as it would perf or gdb.
 
 mod archive;
 mod archived;
@@ -45,6 +46,7 @@ mod plt;
 mod regions;
 mod sources;
 mod symbolizer;
+mod threads;
 mod unwind;
 mod vdso;
 
