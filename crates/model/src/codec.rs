@@ -123,24 +123,40 @@ pub(crate) fn frame_header(bytes: [u8; FRAME_HEADER_LEN]) -> (u8, u32) {
     )
 }
 
+/// The bytes of a sample's fixed fields, before its stacks.
+const SAMPLE_FIXED_LEN: usize = 39;
+
+/// Decodes a sample's payload into `sample`, whose lists' memory is
+/// reused: a report decodes millions of samples into one.
+pub(crate) fn decode_sample(payload: &[u8], sample: &mut Sample) -> Result<(), &'static str> {
+    let (fixed, rest) = payload
+        .split_first_chunk::<SAMPLE_FIXED_LEN>()
+        .ok_or(SHORT)?;
+    let mut c = Cursor { buf: fixed };
+    sample.time = c.u64()?;
+    sample.pid = c.u32()?;
+    sample.tid = c.u32()?;
+    sample.cpu = c.u32()?;
+    sample.event = c.u16()?;
+    sample.mode = decode_mode(c.u8()?);
+    sample.ip = Avma(c.u64()?);
+    sample.period = c.u64()?;
+    let mut c = Cursor { buf: rest };
+    c.callchain(&mut sample.callchain)?;
+    c.user_stack(&mut sample.user_stack)?;
+    c.read(&mut sample.read)
+}
+
 /// Decodes one payload. `Ok(None)` means a tag this version does not know,
 /// which the reader skips.
 pub(crate) fn decode(tag: u8, payload: &[u8]) -> Result<Option<Record>, &'static str> {
     let mut c = Cursor { buf: payload };
     let record = match tag {
-        TAG_SAMPLE => Record::Sample(Sample {
-            time: c.u64()?,
-            pid: c.u32()?,
-            tid: c.u32()?,
-            cpu: c.u32()?,
-            event: c.u16()?,
-            mode: decode_mode(c.u8()?),
-            ip: Avma(c.u64()?),
-            period: c.u64()?,
-            callchain: c.callchain()?,
-            user_stack: c.user_stack()?,
-            read: c.read()?,
-        }),
+        TAG_SAMPLE => {
+            let mut sample = Sample::default();
+            decode_sample(payload, &mut sample)?;
+            Record::Sample(sample)
+        }
         TAG_MMAP => Record::Mmap(Mmap {
             time: c.u64()?,
             pid: c.u32()?,
@@ -336,37 +352,42 @@ impl<'a> Cursor<'a> {
     fn array<const N: usize>(&mut self) -> Result<[u8; N], &'static str> {
         self.bytes(N)?.try_into().map_err(|_| SHORT)
     }
-    fn callchain(&mut self) -> Result<Vec<CallchainEntry>, &'static str> {
+    fn callchain(&mut self, callchain: &mut Vec<CallchainEntry>) -> Result<(), &'static str> {
+        callchain.clear();
         if self.buf.is_empty() {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let len = self.u32()? as usize;
         let bytes = self.bytes(len.checked_mul(8).ok_or(SHORT)?)?;
-        Ok(bytes
-            .chunks_exact(8)
-            .map(|b| CallchainEntry::from_raw(u64::from_le_bytes(b.try_into().unwrap_or_default())))
-            .collect())
+        callchain.extend(bytes.chunks_exact(8).map(|b| {
+            CallchainEntry::from_raw(u64::from_le_bytes(b.try_into().unwrap_or_default()))
+        }));
+        Ok(())
     }
-    fn user_stack(&mut self) -> Result<Option<UserStack>, &'static str> {
+    fn user_stack(&mut self, user_stack: &mut Option<UserStack>) -> Result<(), &'static str> {
         if self.buf.is_empty() || self.u8()? == 0 {
-            return Ok(None);
+            *user_stack = None;
+            return Ok(());
         }
-        Ok(Some(UserStack {
-            ip: Avma(self.u64()?),
-            sp: Avma(self.u64()?),
-            bp: Avma(self.u64()?),
-            bytes: {
-                let len = self.u32()? as usize;
-                self.bytes(len)?.to_vec()
-            },
-        }))
+        let (ip, sp, bp) = (Avma(self.u64()?), Avma(self.u64()?), Avma(self.u64()?));
+        let len = self.u32()? as usize;
+        let bytes = self.bytes(len)?;
+        let stack = user_stack.get_or_insert_with(UserStack::default);
+        (stack.ip, stack.sp, stack.bp) = (ip, sp, bp);
+        stack.bytes.clear();
+        stack.bytes.extend_from_slice(bytes);
+        Ok(())
     }
-    fn read(&mut self) -> Result<Vec<(EventIndex, u64)>, &'static str> {
+    fn read(&mut self, read: &mut Vec<(EventIndex, u64)>) -> Result<(), &'static str> {
+        read.clear();
         if self.buf.is_empty() {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let len = self.u16()?;
-        (0..len).map(|_| Ok((self.u16()?, self.u64()?))).collect()
+        for _ in 0..len {
+            read.push((self.u16()?, self.u64()?));
+        }
+        Ok(())
     }
     fn u8(&mut self) -> Result<u8, &'static str> {
         Ok(self.array::<1>()?[0])
@@ -428,6 +449,51 @@ mod tests {
         assert_eq!(len as usize, buf.len() - FRAME_HEADER_LEN);
         let decoded = decode(tag, &buf[FRAME_HEADER_LEN..]).unwrap().unwrap();
         assert_eq!(decoded, record);
+    }
+
+    #[test]
+    fn samples_decoded_into_one_are_each_as_decoded_alone() {
+        let full = Sample {
+            time: 1,
+            pid: 2,
+            tid: 3,
+            cpu: 4,
+            event: 0,
+            mode: CpuMode::User,
+            ip: Avma(0x40_1000),
+            period: 7,
+            callchain: [u64::MAX - 511, 0x40_1000]
+                .map(CallchainEntry::from_raw)
+                .to_vec(),
+            user_stack: Some(UserStack {
+                ip: Avma(0x40_1000),
+                sp: Avma(0x7ffe_0000),
+                bp: Avma(0x7ffe_0040),
+                bytes: vec![9; 64],
+            }),
+            read: vec![(1, 17)],
+        };
+        let bare = Sample {
+            time: 5,
+            ip: Avma(0x40_2000),
+            ..Sample::default()
+        };
+        let stack_only = Sample {
+            user_stack: Some(UserStack {
+                bytes: vec![1; 8],
+                ..UserStack::default()
+            }),
+            ..bare.clone()
+        };
+        let mut into = Sample::default();
+        for sample in [full.clone(), bare, stack_only, full] {
+            let mut buf = Vec::new();
+            encode(&Record::Sample(sample.clone()), &mut buf);
+            decode_sample(&buf[FRAME_HEADER_LEN..], &mut into).unwrap();
+            assert_eq!(into, sample);
+        }
+        // A payload cut short is an error, not a sample.
+        assert!(decode_sample(&[0; SAMPLE_FIXED_LEN - 1], &mut into).is_err());
     }
 
     #[test]

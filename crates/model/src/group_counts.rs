@@ -16,6 +16,9 @@ pub struct MemberDeltas {
 impl MemberDeltas {
     /// Each member's count since the previous sample of the same counter.
     pub fn of(&mut self, sample: &Sample) -> Vec<(EventIndex, u64)> {
+        if sample.read.is_empty() {
+            return Vec::new();
+        }
         sample
             .read
             .iter()

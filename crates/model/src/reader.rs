@@ -18,7 +18,7 @@ use crate::damage::{Damage, Recount};
 use crate::error::RecordingError;
 use crate::header::{RecordingHeader, Trailer};
 use crate::layout::{END_MAGIC, FOOTER_LEN, FORMAT_VERSION, MAGIC, MAX_METADATA_LEN, PREAMBLE_LEN};
-use crate::record::Record;
+use crate::record::{Record, Sample};
 use crate::regular_file::open_regular;
 use crate::scan::{ChunkMap, scan};
 use crate::source::{RecordSource, SourceRecords};
@@ -298,13 +298,43 @@ impl Iterator for Records {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if self.cursor < self.payload_len {
-                match self.next_record() {
-                    Ok(Some(record)) => return Some(Ok(record)),
-                    Ok(None) => continue,
-                    Err(e) => return Some(Err(self.stop(e))),
-                }
+            let (tag, body) = match self.next_frame()? {
+                Ok(frame) => frame,
+                Err(e) => return Some(Err(e)),
+            };
+            if self.skip_samples && codec::is_sample(tag) {
+                continue;
             }
+            match codec::decode(tag, &self.payload[body.clone()]) {
+                Ok(Some(record)) => return Some(Ok(record)),
+                Ok(None) => continue,
+                Err(what) => return Some(Err(self.corrupt(body.start - FRAME_HEADER_LEN, what))),
+            }
+        }
+    }
+}
+
+impl Records {
+    /// The next sample, decoded into `sample` (whose lists' memory is
+    /// reused); other records are passed over.
+    pub fn next_sample(&mut self, sample: &mut Sample) -> Option<Result<(), RecordingError>> {
+        loop {
+            let (tag, body) = match self.next_frame()? {
+                Ok(frame) => frame,
+                Err(e) => return Some(Err(e)),
+            };
+            if codec::is_sample(tag) {
+                let decoded = codec::decode_sample(&self.payload[body.clone()], sample);
+                return Some(
+                    decoded.map_err(|what| self.corrupt(body.start - FRAME_HEADER_LEN, what)),
+                );
+            }
+        }
+    }
+
+    /// The next record's tag, and where its body lies in the chunk.
+    fn next_frame(&mut self) -> Option<Result<(u8, Range<usize>), RecordingError>> {
+        while self.cursor >= self.payload_len {
             if self.position >= self.end {
                 return None;
             }
@@ -312,32 +342,31 @@ impl Iterator for Records {
                 return Some(Err(self.stop(e)));
             }
         }
-    }
-}
-
-impl Records {
-    /// The record at the cursor; `None` for a kind this version skips.
-    fn next_record(&mut self) -> Result<Option<Record>, RecordingError> {
         let start = self.cursor;
-        let corrupt = |what: &str| RecordingError::Corrupt {
+        let rest = &self.payload[start..self.payload_len];
+        let Some(frame) = rest.first_chunk::<FRAME_HEADER_LEN>() else {
+            let e = self.corrupt(start, "a record frame runs past the end of its chunk");
+            return Some(Err(e));
+        };
+        let (tag, len) = codec::frame_header(*frame);
+        let body = start + FRAME_HEADER_LEN..start + FRAME_HEADER_LEN + len as usize;
+        if body.end > self.payload_len {
+            let e = self.corrupt(start, "a record runs past the end of its chunk");
+            return Some(Err(e));
+        }
+        self.cursor = body.end;
+        Some(Ok((tag, body)))
+    }
+
+    /// The error of the damaged record whose frame is at `start`, which
+    /// ends the iteration.
+    fn corrupt(&mut self, start: usize, what: &str) -> RecordingError {
+        let error = RecordingError::Corrupt {
             path: self.path.clone(),
             offset: self.payload_offset + start as u64,
             what: what.to_owned(),
         };
-        let rest = &self.payload[start..self.payload_len];
-        let Some(frame) = rest.first_chunk::<FRAME_HEADER_LEN>() else {
-            return Err(corrupt("a record frame runs past the end of its chunk"));
-        };
-        let (tag, len) = codec::frame_header(*frame);
-        let Some(body) = rest[FRAME_HEADER_LEN..].get(..len as usize) else {
-            return Err(corrupt("a record runs past the end of its chunk"));
-        };
-        let record = match self.skip_samples && codec::is_sample(tag) {
-            true => None,
-            false => codec::decode(tag, body).map_err(corrupt)?,
-        };
-        self.cursor = start + FRAME_HEADER_LEN + len as usize;
-        Ok(record)
+        self.stop(error)
     }
 
     /// Loads the next good chunk of records, stepping over damaged ranges

@@ -24,8 +24,9 @@ pub enum Record {
 
 /// Where the CPU was executing when a sample was taken
 /// (`PERF_RECORD_MISC_CPUMODE_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CpuMode {
+    #[default]
     Unknown,
     Kernel,
     User,
@@ -35,7 +36,7 @@ pub enum CpuMode {
 }
 
 /// A program-counter sample, taken when an event's counter overflowed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Sample {
     pub time: u64,
     pub pid: u32,
@@ -67,7 +68,7 @@ pub struct Sample {
 
 /// What the unwinder of a `--call-graph dwarf` sample starts from: the
 /// registers it needs and a copy of the top of the user stack.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UserStack {
     pub ip: Avma,
     pub sp: Avma,

@@ -27,6 +27,17 @@ impl Iterator for Samples {
     }
 }
 
+impl Samples {
+    /// The next sample, decoded into `sample`: where a recording's samples
+    /// are only looked at one at a time, one sample's memory serves all.
+    pub fn next_into(&mut self, sample: &mut Sample) -> Option<Result<(), RecordingError>> {
+        match &mut self.records {
+            RecordStream::Chunks(records) => records.next_sample(sample),
+            RecordStream::Source(_) => Some(self.next()?.map(|next| *sample = next)),
+        }
+    }
+}
+
 impl Recording {
     /// The process model of the whole recording, and its samples to read
     /// against it: two streaming passes over the records, the second as

@@ -407,8 +407,9 @@ impl Counting<'_> {
         let mut walker = StackWalker::new(model, self.unwinder);
         let mut members = MemberDeltas::default();
         let mut run: Option<ThreadRun> = None;
-        for sample in samples {
-            let sample = sample?;
+        let (mut samples, mut sample) = (samples, Sample::default());
+        while let Some(read) = samples.next_into(&mut sample) {
+            read?;
             let event = usize::from(sample.event);
             let deltas = members.of(&sample);
             if !self.wanted.get(event).copied().unwrap_or(false) {
