@@ -275,40 +275,46 @@ impl Lookup<'_> {
         &self,
         addresses: &[Svma],
         functions: &FunctionTable<'_>,
-        frames: Vec<Vec<Frame>>,
+        mut frames: Vec<Vec<Frame>>,
     ) -> Vec<AddressSymbol> {
         let parts = (self.threads)
             .min(addresses.len() / NAMES_PER_THREAD)
             .max(1);
+        // Each part names into its share of one list: joining lists made
+        // for the parts held the answer twice over.
+        let mut named = vec![AddressSymbol::default(); addresses.len()];
         if parts == 1 {
-            return self.name_part(addresses, functions, frames);
+            self.name_part(addresses, functions, &mut frames, &mut named);
+            return named;
         }
         let chunk = addresses.len().div_ceil(parts);
-        let mut frames = frames.into_iter();
-        let parts: Vec<_> = (addresses.chunks(chunk))
-            .map(|part| (part, frames.by_ref().take(part.len()).collect()))
+        let mut frames = frames.chunks_mut(chunk);
+        let parts: Vec<_> = (addresses.chunks(chunk).zip(named.chunks_mut(chunk)))
+            .map(|(part, out)| (part, out, frames.next().unwrap_or_default()))
             .collect();
-        let named = on_threads(parts, |(part, frames)| {
-            self.name_part(part, functions, frames)
+        on_threads(parts, |(part, out, frames)| {
+            self.name_part(part, functions, frames, out)
         });
-        named.into_iter().flatten().collect()
+        named
     }
 
-    /// [`Lookup::name`] on one thread.
+    /// [`Lookup::name`] on one thread, into `named`, taking the chains out
+    /// of `frames` (as long as `addresses`, or empty).
     fn name_part(
         &self,
         addresses: &[Svma],
         functions: &FunctionTable<'_>,
-        frames: Vec<Vec<Frame>>,
-    ) -> Vec<AddressSymbol> {
+        frames: &mut [Vec<Frame>],
+        named: &mut [AddressSymbol],
+    ) {
         // Demangled names, and the raw ones where they differ.
         let mut names: FxHashMap<&str, dwarf::Names> = FxHashMap::default();
-        let mut frames = frames.into_iter();
-        let mut named = Vec::with_capacity(addresses.len());
+        let mut frames = frames.iter_mut().map(std::mem::take);
         // The names of a large module's functions are spread over megabytes
         // of its string table.
-        for part in addresses.chunks(RELEASE_EVERY) {
-            named.extend(part.iter().map(|&svma| {
+        let named = named.chunks_mut(RELEASE_EVERY);
+        for (part, named) in addresses.chunks(RELEASE_EVERY).zip(named) {
+            for (&svma, named) in part.iter().zip(named) {
                 let function = functions.find(svma.0);
                 let symbol_names = function.and_then(|f| f.name.as_deref()).map(|raw| {
                     names
@@ -347,15 +353,14 @@ impl Lookup<'_> {
                     linkage_name,
                     start,
                 });
-                AddressSymbol {
+                *named = AddressSymbol {
                     svma: Some(svma),
                     relative: Some(self.layout.relative(svma)),
                     function,
                     frames,
-                }
-            }));
+                };
+            }
             (self.release)();
         }
-        named
     }
 }
