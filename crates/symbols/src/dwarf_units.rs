@@ -380,14 +380,20 @@ fn unit_ranges(
             ) {
                 continue;
             }
-            let Ok(unit) = root_unit(dwarf, *header) else {
+            let Ok(abbreviations) = root_abbreviations(dwarf, header) else {
                 continue;
             };
-            let unit = gimli::UnitRef::new(dwarf, &unit);
+            let Ok(unit) = bare_unit(dwarf, *header, abbreviations.clone()) else {
+                continue;
+            };
             let mut found = Vec::new();
-            root_ranges(unit, &mut found)?;
+            root_ranges(gimli::UnitRef::new(dwarf, &unit), &mut found)?;
             if !found.iter().any(|(begin, end)| begin < end) {
-                line_ranges(unit, &mut found);
+                let Ok(unit) = gimli::Unit::new_with_abbreviations(dwarf, *header, abbreviations)
+                else {
+                    continue;
+                };
+                line_ranges(gimli::UnitRef::new(dwarf, &unit), &mut found);
             }
             for (begin, end) in found {
                 spans.cover(sorted, begin..end, id);
@@ -445,14 +451,14 @@ fn groups(spans: Spans, order: &[usize]) -> Vec<Group> {
     groups
 }
 
-/// The unit of `header`, for its root entry alone: with only the root's
-/// abbreviation parsed where it is the first of its table, as compilers
-/// write it (a unit's table holds some 40 on a debug build of this
-/// profiler, whose parse was a fifth of reading the index), else with all.
-fn root_unit<'a>(
-    dwarf: &Dwarf<'a>,
-    header: gimli::UnitHeader<Slice<'a>>,
-) -> gimli::Result<gimli::Unit<Slice<'a>>> {
+/// The abbreviations of `header`'s unit for its root entry: only the
+/// root's where it is the first of its table, as compilers write it (a
+/// unit's table holds some 40 on a debug build of this profiler, whose
+/// parse was a fifth of reading the index), else all.
+fn root_abbreviations(
+    dwarf: &Dwarf<'_>,
+    header: &gimli::UnitHeader<Slice<'_>>,
+) -> gimli::Result<Arc<gimli::Abbreviations>> {
     let section = dwarf.debug_abbrev.reader();
     let table = header.debug_abbrev_offset().0;
     let root_code = (header.range_from(gimli::UnitOffset(header.header_size())..))
@@ -463,10 +469,62 @@ fn root_unit<'a>(
         let mut table = bytes.to_vec();
         table.push(0);
         let debug_abbrev = gimli::DebugAbbrev::new(&table, section.endian());
-        let root = debug_abbrev.abbreviations(gimli::DebugAbbrevOffset(0))?;
-        return gimli::Unit::new_with_abbreviations(dwarf, header, Arc::new(root));
+        return Ok(Arc::new(
+            debug_abbrev.abbreviations(gimli::DebugAbbrevOffset(0))?,
+        ));
     }
-    dwarf.unit(header)
+    dwarf.abbreviations(header)
+}
+
+/// The unit of `header` as [`gimli::Unit::new`] makes it, but for its name,
+/// directory and line program, which its ranges do not need: reading them
+/// touched a page of `.debug_str` and of `.debug_line` per unit, and parsed
+/// the line program's table of files.
+fn bare_unit<'a>(
+    dwarf: &Dwarf<'a>,
+    header: gimli::UnitHeader<Slice<'a>>,
+    abbreviations: Arc<gimli::Abbreviations>,
+) -> gimli::Result<gimli::Unit<Slice<'a>>> {
+    let (encoding, file) = (header.encoding(), dwarf.file_type);
+    let mut unit = gimli::Unit {
+        header,
+        abbreviations,
+        name: None,
+        comp_dir: None,
+        low_pc: 0,
+        str_offsets_base: gimli::DebugStrOffsetsBase::default_for_encoding_and_file(encoding, file),
+        addr_base: gimli::DebugAddrBase(0),
+        loclists_base: gimli::DebugLocListsBase::default_for_encoding_and_file(encoding, file),
+        rnglists_base: gimli::DebugRngListsBase::default_for_encoding_and_file(encoding, file),
+        line_program: None,
+        dwo_id: None,
+    };
+    let mut low_pc = None;
+    let mut entries = unit.header.entries_raw(&unit.abbreviations, None)?;
+    let root = entries
+        .read_abbreviation()?
+        .ok_or(gimli::Error::MissingUnitDie)?;
+    for spec in root.attributes() {
+        let attr = entries.read_attribute(*spec)?;
+        match (attr.name(), attr.value()) {
+            (gimli::DW_AT_low_pc, value) => low_pc = Some(value),
+            (
+                gimli::DW_AT_addr_base | gimli::DW_AT_GNU_addr_base,
+                gimli::AttributeValue::DebugAddrBase(base),
+            ) => unit.addr_base = base,
+            (
+                gimli::DW_AT_rnglists_base | gimli::DW_AT_GNU_ranges_base,
+                gimli::AttributeValue::DebugRngListsBase(base),
+            ) => unit.rnglists_base = base,
+            _ => {}
+        }
+    }
+    if let Some(value) = low_pc
+        && let Some(address) = dwarf.attr_address(&unit, value)?
+    {
+        unit.low_pc = address;
+    }
+    Ok(unit)
 }
 
 /// Adds the ranges the root entry of `unit` states (`DW_AT_ranges`, or
