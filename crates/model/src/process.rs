@@ -330,7 +330,7 @@ impl ProcessModel {
         self.resolve_address_after(pid, ip, time, &mut LastMapping::default())
     }
 
-    /// [`ProcessModel::resolve_address`], trying first the mapping `last`
+    /// [`ProcessModel::resolve_address`], trying first the mappings `last`
     /// holds, and leaving there the one found: a stack's frames mostly lie
     /// in one or two mappings. Live mappings of a process never overlap, so
     /// one live at `time` and holding `ip` is the one a search would find.
@@ -341,15 +341,22 @@ impl ProcessModel {
         time: u64,
         last: &mut LastMapping,
     ) -> Location {
-        if let Some((last_pid, m)) = &last.0
-            && *last_pid == pid
-            && m.holds(ip.0, time)
-        {
-            return m.location(ip.0);
+        let holds = |last: &Option<(u32, Interval)>| {
+            last.as_ref()
+                .filter(|(last_pid, m)| *last_pid == pid && m.holds(ip.0, time))
+                .map(|(_, m)| m.location(ip.0))
+        };
+        if let Some(location) = holds(&last.0[0]) {
+            return location;
+        }
+        if let Some(location) = holds(&last.0[1]) {
+            last.0.swap(0, 1);
+            return location;
         }
         match self.timelines.get(&pid).and_then(|t| t.find(ip.0, time)) {
             Some(m) => {
-                last.0 = Some((pid, *m));
+                last.0[1] = last.0[0];
+                last.0[0] = Some((pid, *m));
                 m.location(ip.0)
             }
             None => Location::Unmapped,
@@ -448,9 +455,11 @@ impl Interval {
     }
 }
 
-/// The mapping [`ProcessModel::resolve_address_after`] last found.
+/// The mappings [`ProcessModel::resolve_address_after`] last found, the
+/// latest first: two, as a program's samples and stacks alternate between
+/// its own code and its libraries'.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct LastMapping(Option<(u32, Interval)>);
+pub struct LastMapping([Option<(u32, Interval)>; 2]);
 
 /// The mappings of one process over time, sorted by start address, with the
 /// running maximum of their ends so that a lookup stops scanning early.
