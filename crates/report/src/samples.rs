@@ -4,7 +4,7 @@
 //! or from the buckets of a histogram recording (each bucket's count at its
 //! first address).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -16,7 +16,7 @@ use profiler_model::{
 
 use crate::error::ReportError;
 use crate::histograms::recording_histograms;
-use crate::stack_ids::{FrameLists, StackId};
+use crate::stack_ids::{FrameLists, StackId, StackWeights};
 use crate::timeline::Timeline;
 use crate::walk::StackWalker;
 
@@ -291,9 +291,11 @@ fn count_sample_records(
         Some(timeline) => timeline.finish(&lists),
         None => (by_id.into_iter())
             .map(|stacks| {
-                (stacks.into_iter())
-                    .map(|(id, weight)| (id.stack(&lists), weight))
-                    .collect()
+                // Made at its size: see `StackWeights`.
+                let mut by_stack = FxHashMap::with_capacity_and_hasher(stacks.len(), FxBuildHasher);
+                by_stack
+                    .extend((stacks.into_iter()).map(|(id, weight)| (id.stack(&lists), weight)));
+                by_stack
             })
             .collect(),
     };
@@ -345,7 +347,7 @@ struct Counting<'a> {
 /// What a stretch of samples adds up to.
 struct Tally {
     /// Per event: weight per stack.
-    by_id: Vec<FxHashMap<StackId, Weight>>,
+    by_id: Vec<StackWeights>,
     lists: FrameLists,
     /// Per thread: samples, and the time of the last.
     threads: FxHashMap<(u32, u32), (u64, u64)>,
@@ -357,7 +359,7 @@ struct Tally {
 impl Tally {
     fn new(events: usize, timeline: Option<Timeline>) -> Tally {
         Tally {
-            by_id: vec![FxHashMap::default(); events],
+            by_id: (0..events).map(|_| StackWeights::default()).collect(),
             lists: FrameLists::default(),
             threads: FxHashMap::default(),
             commands: Commands::default(),
@@ -387,7 +389,7 @@ impl Tally {
         for (mine, stacks) in self.by_id.iter_mut().zip(later.by_id) {
             for (stack, weight) in stacks {
                 let stack = stack.renumbered(&commands, &lists);
-                mine.entry(stack).or_default().add(weight);
+                mine.entry(stack).add(weight);
             }
         }
         for (thread, (count, last_time)) in later.threads {
@@ -456,11 +458,11 @@ impl Counting<'_> {
             // Group members count where their leader's sample was taken.
             for (member, delta) in deltas {
                 if let Some(stacks) = tally.by_id.get_mut(usize::from(member)) {
-                    let weight: &mut Weight = stacks.entry(stack).or_default();
+                    let weight: &mut Weight = stacks.entry(stack);
                     weight.period = weight.period.saturating_add(delta);
                 }
             }
-            tally.by_id[event].entry(stack).or_default().add(weight);
+            tally.by_id[event].entry(stack).add(weight);
         }
         if let Some(ended) = run {
             tally.add_run(ended);

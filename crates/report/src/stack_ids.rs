@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use profiler_model::Location;
 
-use crate::samples::{CommandId, ThreadStack};
+use crate::samples::{CommandId, ThreadStack, Weight};
 
 /// A stack while samples are counted: its thread and command, its leaf,
 /// and its callers as an id among [`FrameLists`] (if it has any). Small
@@ -86,6 +86,18 @@ impl StackId {
         }
     }
 
+    /// Which of [`StackWeights`]' maps holds the stack: from its leaf's
+    /// address bits and its callers, which cost nothing to mix, where a
+    /// hash of all of it was 9% of counting.
+    fn shard(&self) -> usize {
+        let address = match self.leaf {
+            Some(Location::Module { offset, .. }) => offset.0,
+            Some(Location::Kernel { address }) => address.0,
+            Some(Location::Unmapped) | None => 0,
+        };
+        ((address >> 2) as usize ^ self.callers as usize) % SHARDS
+    }
+
     pub fn stack(self, lists: &[Box<[Location]>]) -> ThreadStack {
         let callers = match self.callers {
             NO_CALLERS => &[][..],
@@ -97,5 +109,46 @@ impl StackId {
             command: self.command,
             frames: self.leaf.iter().chain(callers).copied().collect(),
         }
+    }
+}
+
+/// The weight of each stack while samples are counted, spread over maps
+/// small enough to come from the allocator's heap. One map of all was
+/// megabytes, and each of its doublings freed the last from a mapping of
+/// glibc's own, which raises the size glibc maps afresh and with it how
+/// much freed memory each thread's heap keeps: a report of a recording
+/// with 38k stacks held 1.8 MB more to its end.
+pub(crate) struct StackWeights {
+    shards: Vec<FxHashMap<StackId, Weight>>,
+}
+
+/// How many maps [`StackWeights`] spreads its stacks over.
+const SHARDS: usize = 64;
+
+impl Default for StackWeights {
+    fn default() -> StackWeights {
+        StackWeights {
+            shards: vec![FxHashMap::default(); SHARDS],
+        }
+    }
+}
+
+impl StackWeights {
+    /// The weight of `stack`, zero if new.
+    pub fn entry(&mut self, stack: StackId) -> &mut Weight {
+        self.shards[stack.shard()].entry(stack).or_default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(FxHashMap::len).sum()
+    }
+}
+
+impl IntoIterator for StackWeights {
+    type Item = (StackId, Weight);
+    type IntoIter = std::iter::Flatten<std::vec::IntoIter<FxHashMap<StackId, Weight>>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.shards.into_iter().flatten()
     }
 }
