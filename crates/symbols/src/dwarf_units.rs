@@ -62,12 +62,14 @@ impl UnitIndex {
     /// `threads` threads; `None` where the units cannot be read as
     /// addr2line reads them (it then fails the same way over the whole
     /// file), or are too many bytes to leave some out. `release` hands back
-    /// the file pages read so far.
+    /// the file pages read so far; `read_info` reads bytes of `.debug_info`
+    /// at an offset without mapping its pages (see [`unit_bounds`]).
     pub fn new(
         dwarf: &Dwarf<'_>,
         addresses: &[u64],
         threads: usize,
         release: &(dyn Fn() + Sync),
+        read_info: &dyn Fn(usize, &mut [u8]) -> Option<()>,
     ) -> Option<UnitIndex> {
         let tables = tables_referring_across(dwarf.debug_abbrev.reader().slice())?;
         let across = tables.iter().any(|(_, refers)| *refers);
@@ -84,22 +86,11 @@ impl UnitIndex {
             aranges.push((header.debug_info_offset().0, at..end));
         }
         aranges.sort_unstable_by_key(|(info, _)| *info);
-        let mut units = Vec::new();
-        let mut headers = Vec::new();
-        let pages = Pages::new(release);
-        let mut iter = dwarf.units();
-        while let Some(header) = iter.next().ok()? {
-            let start = header.debug_info_offset()?.0;
-            let end = start.checked_add(header.length_including_self())?;
-            units.push(start..end);
-            headers.push(header);
-            pages.read(end - start);
-        }
+        let units = unit_bounds(*dwarf.debug_info.reader(), read_info)?;
         let mut order: Vec<usize> = (0..addresses.len()).collect();
         order.sort_unstable_by_key(|&i| addresses[i]);
         let sorted: Vec<u64> = order.iter().map(|&i| addresses[i]).collect();
-        let (mut spans, ranged) = unit_ranges(dwarf, &headers, &sorted, threads, release)?;
-        drop(headers);
+        let (mut spans, ranged) = unit_ranges(dwarf, &units, &sorted, threads, release)?;
         for (info, set) in &aranges {
             let Ok(id) = units.binary_search_by_key(info, |unit| unit.start) else {
                 continue;
@@ -360,7 +351,7 @@ impl Spans {
 /// root cannot be read as addr2line reads it.
 fn unit_ranges(
     dwarf: &Dwarf<'_>,
-    headers: &[gimli::UnitHeader<Slice<'_>>],
+    units: &[Range<usize>],
     sorted: &[u64],
     threads: usize,
     release: &(dyn Fn() + Sync),
@@ -370,8 +361,10 @@ fn unit_ranges(
     let pages = Pages::new(release);
     // Reads the units from `first` on; returns how many bytes they span.
     let read = |first: usize, spans: &mut Spans, ranged: &mut Vec<usize>| {
-        let some = &headers[first..(first + UNITS_AT_ONCE).min(headers.len())];
-        for (id, header) in (first..).zip(some) {
+        let some = &units[first..(first + UNITS_AT_ONCE).min(units.len())];
+        for (id, unit) in (first..).zip(some) {
+            let offset = gimli::DebugInfoOffset(unit.start);
+            let header = dwarf.debug_info.header_from_offset(offset).ok()?;
             if matches!(
                 header.type_(),
                 gimli::UnitType::Type { .. }
@@ -380,16 +373,16 @@ fn unit_ranges(
             ) {
                 continue;
             }
-            let Ok(abbreviations) = root_abbreviations(dwarf, header) else {
+            let Ok(abbreviations) = root_abbreviations(dwarf, &header) else {
                 continue;
             };
-            let Ok(unit) = bare_unit(dwarf, *header, abbreviations.clone()) else {
+            let Ok(unit) = bare_unit(dwarf, header, abbreviations.clone()) else {
                 continue;
             };
             let mut found = Vec::new();
             root_ranges(gimli::UnitRef::new(dwarf, &unit), &mut found)?;
             if !found.iter().any(|(begin, end)| begin < end) {
-                let Ok(unit) = gimli::Unit::new_with_abbreviations(dwarf, *header, abbreviations)
+                let Ok(unit) = gimli::Unit::new_with_abbreviations(dwarf, header, abbreviations)
                 else {
                     continue;
                 };
@@ -400,28 +393,59 @@ fn unit_ranges(
             }
             ranged.push(id);
         }
-        Some(some.iter().map(|h| h.length_including_self()).sum())
+        Some(some.iter().map(|unit| unit.len()).sum())
     };
     let worker = || {
         let mut spans = Spans::new(sorted.len());
         let mut ranged = Vec::new();
         while let first = next.fetch_add(UNITS_AT_ONCE, Ordering::Relaxed)
-            && first < headers.len()
+            && first < units.len()
         {
             pages.read(read(first, &mut spans, &mut ranged)?);
         }
         Some((spans, ranged))
     };
-    let threads = threads.min(headers.len().div_ceil(UNITS_AT_ONCE)).max(1);
+    let threads = threads.min(units.len().div_ceil(UNITS_AT_ONCE)).max(1);
     let found = on_threads(0..threads, |_| worker());
     release();
     let mut spans = Spans::new(sorted.len());
-    let mut ranged = vec![false; headers.len()];
+    let mut ranged = vec![false; units.len()];
     for (found, ids) in found.into_iter().collect::<Option<Vec<_>>>()? {
         spans = spans.merge(&found);
         ids.into_iter().for_each(|id| ranged[id] = true);
     }
     Some((spans, ranged))
+}
+
+/// Where each unit of `info` lies, from the lengths its headers start
+/// with, read by `read_info`, a positioned read of the file where the
+/// section is mapped: the 1924 units of the debug build lie on as many
+/// pages, each of which a read through the map faulted in with its
+/// neighbours (to be handed back and faulted in again when the unit's root
+/// is read). `None` where a length runs past the section's end.
+fn unit_bounds(
+    info: Slice<'_>,
+    read_info: &dyn Fn(usize, &mut [u8]) -> Option<()>,
+) -> Option<Vec<Range<usize>>> {
+    let mut units = Vec::new();
+    let mut at = 0;
+    while at < info.len() {
+        // A 32-bit length, or all ones and a 64-bit one.
+        let mut bytes = [0; 12];
+        let read = &mut bytes[..(info.len() - at).min(12)];
+        read_info(at, read)?;
+        let mut length = EndianSlice::new(read, info.endian());
+        let (length, format) = length.read_initial_length().ok()?;
+        let start = at;
+        at = at
+            .checked_add(usize::from(format.initial_length_size()))?
+            .checked_add(length)?;
+        if at > info.len() {
+            return None;
+        }
+        units.push(start..at);
+    }
+    Some(units)
 }
 
 /// The addresses in groups of the units that cover them, in file order,
@@ -737,7 +761,10 @@ pub(crate) mod tests {
         let endian = dwarf::endian(&module.image);
         let whole = sections.borrow(|section| EndianSlice::new(section, endian));
         let release = || files.release_pages();
-        let index = UnitIndex::new(&whole, &addresses, 2, &release).expect("an index of the units");
+        let info = whole.debug_info.reader().slice();
+        let read_info = |offset: usize, buf: &mut [u8]| files.read_at(info, offset, buf);
+        let index = UnitIndex::new(&whole, &addresses, 2, &release, &read_info)
+            .expect("an index of the units");
         assert!(index.units.len() >= 3, "{} units", index.units.len());
         let grouped = index.frames(&sections, endian, &addresses, 2, false, &release);
 
@@ -756,6 +783,24 @@ pub(crate) mod tests {
         assert!(inlined > 10, "{inlined} addresses in inlined code");
         check(&index, &whole);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn units_are_bounded_by_their_32_and_64_bit_lengths() {
+        let bounds = |bytes: &[u8]| {
+            let read = |at: usize, buf: &mut [u8]| {
+                buf.copy_from_slice(bytes.get(at..at + buf.len())?);
+                Some(())
+            };
+            unit_bounds(EndianSlice::new(bytes, RunTimeEndian::Little), &read)
+        };
+        let mut info = [&8u32.to_le_bytes()[..], &[0; 8]].concat();
+        info.extend([&u32::MAX.to_le_bytes()[..], &4u64.to_le_bytes(), &[0; 4]].concat());
+        assert_eq!(bounds(&info), Some(vec![0..12, 12..28]));
+        assert_eq!(bounds(&[]), Some(Vec::new()));
+        // A length past the end, and one cut short.
+        assert_eq!(bounds(&info[..27]), None);
+        assert_eq!(bounds(&info[..14]), None);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use gimli::EndianSlice;
+use gimli::{EndianSlice, Section};
 use object::Object;
 use profiler_model::{AddressSymbol, BuildId, Detail, FileOffset, Frame, FunctionSymbol, Svma};
 
@@ -83,6 +83,30 @@ impl ModuleFiles {
         if let Some(debug) = &self.debug {
             debug.bytes.release_pages();
         }
+    }
+
+    /// Starts reading `part` from the file where it is mapped, for
+    /// [`ModuleFiles::read_at`] to come.
+    pub fn prefetch(&self, part: &[u8]) {
+        self.mapped().for_each(|bytes| bytes.prefetch(part));
+    }
+
+    /// Copies into `buf` the bytes at `offset` in `part`, a slice of these
+    /// files or of memory: read from the file where it is mapped, which
+    /// maps no page. `None` past the end of `part`.
+    pub fn read_at(&self, part: &[u8], offset: usize, buf: &mut [u8]) -> Option<()> {
+        (self
+            .mapped()
+            .find_map(|bytes| bytes.read_at(part, offset, buf)))
+        .or_else(|| {
+            buf.copy_from_slice(part.get(offset..offset.checked_add(buf.len())?)?);
+            Some(())
+        })
+    }
+
+    fn mapped(&self) -> impl Iterator<Item = &Bytes> {
+        let debug = self.debug.as_ref().map(|debug| &debug.bytes);
+        [Some(&self.bytes), debug].into_iter().flatten()
     }
 
     /// A module held in memory (the vdso).
@@ -211,7 +235,11 @@ impl<'a> ElfModule<'a> {
             let table = scope.spawn(|| self.functions());
             let whole = sections.borrow(|section| EndianSlice::new(section, endian));
             let svmas: Vec<u64> = addresses.iter().map(|a| a.0).collect();
-            let frames = match UnitIndex::new(&whole, &svmas, naming.threads, &release) {
+            let info = whole.debug_info.reader().slice();
+            self.files.prefetch(info);
+            let read_info = |offset: usize, buf: &mut [u8]| self.files.read_at(info, offset, buf);
+            let frames = match UnitIndex::new(&whole, &svmas, naming.threads, &release, &read_info)
+            {
                 Some(index) => {
                     let full = naming.full_signatures;
                     index.frames(&sections, endian, &svmas, naming.threads, full, &release)

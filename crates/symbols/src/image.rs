@@ -13,7 +13,7 @@ use profiler_model::{BuildId, FileOffset, RelativeAddress, Svma, open_regular};
 /// A module's bytes: a file mapped read-only, or memory (the vdso, and
 /// debug files checked by a CRC of all their bytes).
 pub(crate) enum Bytes {
-    Mapped(memmap2::Mmap),
+    Mapped { map: memmap2::Mmap, file: File },
     Memory(Vec<u8>),
 }
 
@@ -22,7 +22,7 @@ impl Deref for Bytes {
 
     fn deref(&self) -> &[u8] {
         match self {
-            Bytes::Mapped(map) => map,
+            Bytes::Mapped { map, .. } => map,
             Bytes::Memory(data) => data,
         }
     }
@@ -32,9 +32,44 @@ impl Bytes {
     /// Hands back the pages of a mapped file read so far, to keep a large
     /// module's memory to what is being read now.
     pub fn release_pages(&self) {
-        if let Bytes::Mapped(map) = self {
+        if let Bytes::Mapped { map, .. } = self {
             release(map);
         }
+    }
+
+    /// Starts reading `part`, a slice of these bytes, from the file into the
+    /// page cache where it is mapped, for positioned reads to come: without,
+    /// each such read of a file not yet cached waits for its own page.
+    /// Maps no page.
+    pub fn prefetch(&self, part: &[u8]) {
+        if let (Bytes::Mapped { map, .. }, Some(at)) = (self, self.offset_of(part)) {
+            let _ = map.advise_range(memmap2::Advice::WillNeed, at, part.len());
+        }
+    }
+
+    /// Copies into `buf` the bytes at `offset` in `part`, a slice of these
+    /// bytes: from the file where they are mapped, which maps no page (a
+    /// page faulted in maps its neighbours too, 64 kB in all); `None` past
+    /// the end, or where `part` is not of these bytes.
+    pub fn read_at(&self, part: &[u8], offset: usize, buf: &mut [u8]) -> Option<()> {
+        let at = self.offset_of(part)?;
+        let bytes = part.get(offset..offset.checked_add(buf.len())?)?;
+        match self {
+            Bytes::Mapped { file, .. } => {
+                use std::os::unix::fs::FileExt;
+                file.read_exact_at(buf, (at + offset) as u64).ok()
+            }
+            Bytes::Memory(_) => {
+                buf.copy_from_slice(bytes);
+                Some(())
+            }
+        }
+    }
+
+    /// Where `part` starts in these bytes, if it is a slice of them.
+    fn offset_of(&self, part: &[u8]) -> Option<usize> {
+        let at = (part.as_ptr() as usize).checked_sub(self.as_ptr() as usize)?;
+        (at.checked_add(part.len())? <= self.len()).then_some(at)
     }
 }
 
@@ -134,7 +169,9 @@ impl Layout {
 
 /// Maps the regular file at `path` read-only.
 pub(crate) fn open(path: &std::path::Path) -> io::Result<Bytes> {
-    map(&open_regular(path)?).map(Bytes::Mapped)
+    let file = open_regular(path)?;
+    let map = map(&file)?;
+    Ok(Bytes::Mapped { map, file })
 }
 
 /// Bytes held in memory.
