@@ -234,18 +234,17 @@ impl<'a> ElfModule<'a> {
         let (functions, frames) = std::thread::scope(|scope| {
             let table = scope.spawn(|| self.functions());
             let whole = sections.borrow(|section| EndianSlice::new(section, endian));
-            let svmas: Vec<u64> = addresses.iter().map(|a| a.0).collect();
             let info = whole.debug_info.reader().slice();
             self.files.prefetch(info);
             let read_info = |offset: usize, buf: &mut [u8]| self.files.read_at(info, offset, buf);
-            let frames = match UnitIndex::new(&whole, &svmas, naming.threads, &release, &read_info)
-            {
-                Some(index) => {
-                    let full = naming.full_signatures;
-                    index.frames(&sections, endian, &svmas, naming.threads, full, &release)
-                }
-                None => whole_frames(&sections, endian, addresses, naming, &release),
-            };
+            let frames =
+                match UnitIndex::new(&whole, addresses, naming.threads, &release, &read_info) {
+                    Some(index) => {
+                        let full = naming.full_signatures;
+                        index.frames(&sections, endian, addresses, naming.threads, full, &release)
+                    }
+                    None => whole_frames(&sections, endian, addresses, naming, &release),
+                };
             let functions = table
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));

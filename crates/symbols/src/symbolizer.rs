@@ -187,11 +187,12 @@ fn symbolize_offsets(
     let elf = parse_recorded(module, files)?;
     let svmas = elf.svmas(offsets);
     let known: Vec<Svma> = svmas.iter().flatten().copied().collect();
-    let resolved = elf.resolve(&known, detail, options.naming());
     // Offsets the file does not load leave gaps to fill; most often none.
-    let addresses = match known.len() == svmas.len() {
-        true => resolved,
-        false => {
+    let gaps = (known.len() < svmas.len()).then_some(svmas);
+    let resolved = elf.resolve(&known, detail, options.naming());
+    let addresses = match gaps {
+        None => resolved,
+        Some(svmas) => {
             let mut resolved = resolved.into_iter();
             (svmas.iter())
                 .map(|svma| match svma {
