@@ -9,8 +9,7 @@
 //! below functions (by source line, by address, annotated listings), each
 //! location also keeps its place: its address and source line.
 
-use rustc_hash::FxHashMap;
-use std::collections::BTreeSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::{Arc, Mutex, mpsc};
 
 use profiler_model::{
@@ -183,15 +182,17 @@ pub(crate) fn name_locations<'a>(
     lines: bool,
 ) -> Names {
     let mut names = Names::default();
-    let mut by_module: FxHashMap<ModuleId, BTreeSet<FileOffset>> = FxHashMap::default();
-    let mut kernel: BTreeSet<Avma> = BTreeSet::new();
-    for &location in locations {
+    let mut by_module: FxHashMap<ModuleId, Vec<FileOffset>> = FxHashMap::default();
+    let mut kernel: Vec<Avma> = Vec::new();
+    // Each location once: stacks share most of their frames.
+    let locations: FxHashSet<Location> = locations.copied().collect();
+    for location in locations {
         match location {
             Location::Module { module, offset } => {
-                by_module.entry(module).or_default().insert(offset);
+                by_module.entry(module).or_default().push(offset);
             }
             Location::Kernel { address } => {
-                kernel.insert(address);
+                kernel.push(address);
             }
             Location::Unmapped => {
                 names.insert(
@@ -205,7 +206,8 @@ pub(crate) fn name_locations<'a>(
             }
         }
     }
-    names.add_kernel(&kernel.into_iter().collect::<Vec<_>>(), symbolizer);
+    kernel.sort_unstable();
+    names.add_kernel(&kernel, symbolizer);
     let detail = if inline || lines || places == Places::Lines {
         Detail::Frames
     } else {
@@ -363,15 +365,14 @@ fn reordered<T>(items: Vec<T>, order: &[usize]) -> Vec<T> {
 /// first, handing each answer to `take` as soon as it is ready.
 fn symbolize_modules(
     modules: &ModuleTable,
-    by_module: FxHashMap<ModuleId, BTreeSet<FileOffset>>,
+    by_module: FxHashMap<ModuleId, Vec<FileOffset>>,
     symbolizer: &dyn Symbolizer,
     detail: Detail,
     mut take: impl FnMut(ModuleId, &[FileOffset], ModuleSymbols),
 ) {
-    let mut work: Vec<(ModuleId, Vec<FileOffset>)> = by_module
-        .into_iter()
-        .map(|(id, offsets)| (id, offsets.into_iter().collect()))
-        .collect();
+    let mut work: Vec<(ModuleId, Vec<FileOffset>)> = by_module.into_iter().collect();
+    work.iter_mut()
+        .for_each(|(_, offsets)| offsets.sort_unstable());
     work.sort_by_key(|(id, offsets)| (std::cmp::Reverse(offsets.len()), *id));
     let queue = Mutex::new(work.into_iter());
     let workers = symbolizer.threads().max(1);
