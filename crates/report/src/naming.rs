@@ -87,13 +87,20 @@ impl FunctionId {
     }
 }
 
+/// The functions of a location.
+enum Frames {
+    /// The function holding its code.
+    Holder(FunctionId),
+    /// Where code was inlined (and inline frames were asked for): the whole
+    /// chain, innermost first, the holder last.
+    Inlined(Box<[FunctionId]>),
+}
+
 /// The function of every location.
 #[derive(Default)]
 pub(crate) struct Names {
-    of_location: FxHashMap<Location, FunctionId>,
-    /// Where code was inlined (and inline frames were asked for): the whole
-    /// chain, innermost first, the containing function last.
-    chains: FxHashMap<Location, Box<[FunctionId]>>,
+    /// One map for both kinds: every frame of every stack is looked up.
+    of_location: FxHashMap<Location, Frames>,
     /// When asked for: the source line of each of a location's frames
     /// (0 where unknown), as [`Names::frames`] lists them.
     lines: FxHashMap<Location, Box<[u32]>>,
@@ -111,9 +118,9 @@ impl Names {
     /// The functions of `location` as frames, innermost first: the
     /// function alone, or the chain of inlined calls leading to the code.
     pub fn frames(&self, location: &Location) -> &[FunctionId] {
-        match self.chains.get(location) {
-            Some(chain) => chain,
-            None => std::slice::from_ref(&self.of_location[location]),
+        match &self.of_location[location] {
+            Frames::Holder(id) => std::slice::from_ref(id),
+            Frames::Inlined(chain) => chain,
         }
     }
 
@@ -160,7 +167,7 @@ impl Names {
 
     fn insert(&mut self, location: Location, key: FunctionKey) {
         let id = self.intern(key);
-        self.of_location.insert(location, id);
+        self.of_location.insert(location, Frames::Holder(id));
     }
 }
 
@@ -312,7 +319,7 @@ impl Names {
             chain_lines.push(frame.line.unwrap_or(0));
             holder_frame = symbol.frames.get(index + 1);
         }
-        let holder_id = self.intern(holder.clone());
+        let holder_id = self.intern(holder);
         let linkage_name = (symbol.function.as_ref()).and_then(|f| f.linkage_name.as_ref());
         self.note(
             holder_id,
@@ -323,11 +330,14 @@ impl Names {
             chain_lines.push(holder_frame.and_then(|f| f.line).unwrap_or(0));
             self.lines.insert(location, chain_lines.into());
         }
-        if !chain.is_empty() {
-            chain.push(holder_id);
-            self.chains.insert(location, chain.into());
-        }
-        self.insert(location, holder);
+        let frames = match chain.is_empty() {
+            true => Frames::Holder(holder_id),
+            false => {
+                chain.push(holder_id);
+                Frames::Inlined(chain.into())
+            }
+        };
+        self.of_location.insert(location, frames);
     }
 
     /// Gives the functions ids in their own order (module, name, inlined),
@@ -343,10 +353,10 @@ impl Names {
             new_id[old] = FunctionId::new(new);
         }
         let renumbered = |id: &mut FunctionId| *id = new_id[id.index()];
-        self.of_location.values_mut().for_each(renumbered);
-        (self.chains.values_mut())
-            .flat_map(|chain| chain.iter_mut())
-            .for_each(renumbered);
+        (self.of_location.values_mut()).for_each(|frames| match frames {
+            Frames::Holder(id) => renumbered(id),
+            Frames::Inlined(chain) => chain.iter_mut().for_each(renumbered),
+        });
         self.interned.values_mut().for_each(renumbered);
         self.functions = reordered(std::mem::take(&mut self.functions), &order);
         self.details = reordered(std::mem::take(&mut self.details), &order);
