@@ -107,11 +107,13 @@ impl UnitIndex {
                 continue;
             };
             let mut entries = header.entries();
+            let mut ranges = Vec::new();
             while let Some(entry) = entries.next().transpose() {
                 if let Ok(entry) = entry {
-                    spans.cover(&sorted, entry.range().begin..entry.range().end, id);
+                    ranges.push((entry.range().begin, entry.range().end));
                 }
             }
+            spans.cover(&sorted, &mut ranges, id);
         }
         let (refs, tables) = match across {
             true => (units.iter().map(|_| OnceLock::new()).collect(), tables),
@@ -329,12 +331,24 @@ impl Spans {
         Spans(vec![(usize::MAX, 0); len])
     }
 
-    /// Notes that `unit` covers `range` of the addresses `sorted`.
-    fn cover(&mut self, sorted: &[u64], range: Range<u64>, unit: usize) {
-        let first = sorted.partition_point(|&a| a < range.start);
-        let past = first + sorted[first..].partition_point(|&a| a < range.end);
-        for (f, l) in &mut self.0[first..past] {
-            (*f, *l) = ((*f).min(unit), (*l).max(unit));
+    /// Notes that `unit` covers the addresses `sorted` that `ranges` (begin
+    /// and end; sorted here) hold. A unit states hundreds of ranges, few
+    /// of which hold an address asked about: with the ranges in order, one
+    /// that ends before the next address costs a comparison, not a search.
+    fn cover(&mut self, sorted: &[u64], ranges: &mut [(u64, u64)], unit: usize) {
+        ranges.sort_unstable();
+        let mut first = 0;
+        for &(begin, end) in ranges.iter() {
+            if sorted.get(first).is_some_and(|&a| a < begin) {
+                first += sorted[first..].partition_point(|&a| a < begin);
+            }
+            if sorted.get(first).is_none_or(|&a| a >= end) {
+                continue;
+            }
+            let past = first + sorted[first..].partition_point(|&a| a < end);
+            for (f, l) in &mut self.0[first..past] {
+                (*f, *l) = ((*f).min(unit), (*l).max(unit));
+            }
         }
     }
 
@@ -392,9 +406,7 @@ fn unit_ranges(
                 };
                 line_ranges(gimli::UnitRef::new(dwarf, &unit), &mut found);
             }
-            for (begin, end) in found {
-                spans.cover(sorted, begin..end, id);
-            }
+            spans.cover(sorted, &mut found, id);
             ranged.push(id);
         }
         Some(some.iter().map(|unit| unit.len()).sum())
