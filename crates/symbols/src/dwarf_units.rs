@@ -13,7 +13,8 @@
 //! generics inlined across codegen units, LTO, dwz), a group also holds
 //! every unit its functions' origins and specifications lead to, each at
 //! its own offset in a copy of `.debug_info` where the units left out are
-//! stand-ins that addr2line passes over.
+//! stand-ins that addr2line passes over. A group none of whose units refers
+//! that way is read in place, as where no unit does.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -45,9 +46,9 @@ pub(crate) struct UnitIndex {
     groups: Vec<Group>,
     /// `.debug_aranges`' sets, as (unit offset, bytes of the set).
     aranges: Vec<(usize, Range<usize>)>,
-    /// Where units refer into others: for each unit, the units its
-    /// entries' origins and specifications lie in, read when first needed.
-    /// Empty where no unit refers into another.
+    /// Where units refer into others: for each unit, the units (itself
+    /// among them) its entries' origins and specifications lie in, read
+    /// when first needed. Empty where no unit refers into another.
     refs: Vec<OnceLock<Box<[usize]>>>,
     /// Where each table of abbreviations starts, and whether its entries
     /// may refer into other units (empty with `refs`).
@@ -176,21 +177,23 @@ impl UnitIndex {
         let whole_info = dwarf.debug_info.reader().slice();
         let sets = dwarf.debug_aranges.reader().slice();
         let masked;
-        let (info, units, base): (&[u8], Vec<usize>, usize) = if self.refs.is_empty() {
-            let span = self.units[group.units.start].start..self.units[group.units.end - 1].end;
-            (
-                &whole_info[span.clone()],
-                group.units.clone().collect(),
-                span.start,
-            )
-        } else {
-            let units = self.closure(&dwarf, group.units.clone());
-            masked = self.masked(whole_info, &units, endian);
-            match &masked {
-                Some(masked) => (&masked[..], units, 0),
-                None => (&[][..], Vec::new(), 0),
-            }
-        };
+        let refers = |unit| !self.unit_refs(&dwarf, unit).is_empty();
+        let (info, units, base): (&[u8], Vec<usize>, usize) =
+            if self.refs.is_empty() || !group.units.clone().any(refers) {
+                let span = self.units[group.units.start].start..self.units[group.units.end - 1].end;
+                (
+                    &whole_info[span.clone()],
+                    group.units.clone().collect(),
+                    span.start,
+                )
+            } else {
+                let units = self.closure(&dwarf, group.units.clone());
+                masked = self.masked(whole_info, &units, endian);
+                match &masked {
+                    Some(masked) => (&masked[..], units, 0),
+                    None => (&[][..], Vec::new(), 0),
+                }
+            };
         let aranges = self.aranges(sets, endian, &units, base);
         dwarf.debug_info = EndianSlice::new(info, endian).into();
         dwarf.debug_aranges = EndianSlice::new(&aranges, endian).into();
@@ -217,7 +220,7 @@ impl UnitIndex {
         let mut seen: FxHashSet<usize> = run.clone().collect();
         let mut todo: Vec<usize> = run.collect();
         while let Some(unit) = todo.pop() {
-            let refs = self.refs[unit].get_or_init(|| self.read_refs(whole, unit));
+            let refs = self.unit_refs(whole, unit);
             todo.extend(refs.iter().filter(|&&other| seen.insert(other)));
         }
         let mut units: Vec<usize> = seen.into_iter().collect();
@@ -225,16 +228,21 @@ impl UnitIndex {
         units
     }
 
-    /// The other units that `unit`'s origins and specifications refer
-    /// into. Entries past one that cannot be read are not read, as
-    /// addr2line reads no function there either.
+    /// The units, itself among them, that `unit`'s origins and
+    /// specifications refer into by offset in the whole `.debug_info`;
+    /// read once.
+    fn unit_refs(&self, whole: &Dwarf<'_>, unit: usize) -> &[usize] {
+        self.refs[unit].get_or_init(|| self.read_refs(whole, unit))
+    }
+
+    /// [`UnitIndex::unit_refs`] read. Entries past one that cannot be read
+    /// are not read, as addr2line reads no function there either.
     fn read_refs(&self, whole: &Dwarf<'_>, unit: usize) -> Box<[usize]> {
         let mut offsets = Vec::new();
         let _ = refs_in_unit(whole, self.units[unit].start, &self.tables, &mut offsets);
         let mut refs: Vec<usize> = (offsets.into_iter())
             .map(|offset| self.units.partition_point(|u| u.start <= offset))
             .filter_map(|after| after.checked_sub(1))
-            .filter(|&other| other != unit)
             .collect();
         refs.sort_unstable();
         refs.dedup();
