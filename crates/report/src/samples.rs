@@ -4,7 +4,7 @@
 //! or from the buckets of a histogram recording (each bucket's count at its
 //! first address).
 
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -16,7 +16,7 @@ use profiler_model::{
 
 use crate::error::ReportError;
 use crate::histograms::recording_histograms;
-use crate::stack_ids::{FrameLists, StackId, StackWeights};
+use crate::stack_ids::{FrameLists, StackId, StackWeights, Stacks};
 use crate::timeline::Timeline;
 use crate::walk::StackWalker;
 
@@ -135,8 +135,9 @@ pub(crate) struct SampleCounts {
     pub modules: ModuleTable,
     /// Per event (indexed like the header's events): weight per stack. A
     /// recording without call graphs has one-frame stacks; a histogram
-    /// recording's have no thread (pid and tid 0).
-    pub by_stack: Vec<FxHashMap<ThreadStack, Weight>>,
+    /// recording's have no thread (pid and tid 0). As counted, but whole
+    /// with a timeline or from histograms.
+    pub stacks: Stacks,
     /// Per thread: samples of every event, and the thread's name.
     pub threads: Vec<ThreadCount>,
     /// The command names samples were taken under ("" where unknown).
@@ -208,7 +209,7 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
     }
     Ok(SampleCounts {
         modules: set.modules,
-        by_stack,
+        stacks: Stacks::Whole(by_stack),
         threads: Vec::new(),
         commands: vec![String::new()],
         excluded: BTreeMap::new(),
@@ -287,19 +288,10 @@ fn count_sample_records(
         mut timeline,
     } = tally;
     let lists = lists.into_lists();
-    let by_stack = match &mut timeline {
-        Some(timeline) => timeline.finish(&lists),
-        None => (by_id.into_iter())
-            .map(|stacks| {
-                // Made at its size: see `StackWeights`.
-                let mut by_stack = FxHashMap::with_capacity_and_hasher(stacks.len(), FxBuildHasher);
-                by_stack
-                    .extend((stacks.into_iter()).map(|(id, weight)| (id.stack(&lists), weight)));
-                by_stack
-            })
-            .collect(),
+    let stacks = match &mut timeline {
+        Some(timeline) => Stacks::Whole(timeline.finish(&lists)),
+        None => Stacks::Counted { by_id, lists },
     };
-    drop(lists);
     let threads = thread_counts(threads, &model);
     let commands = commands.names;
     let mappings = match keep.mappings {
@@ -310,7 +302,7 @@ fn count_sample_records(
     };
     Ok(SampleCounts {
         modules: model.into_modules(),
-        by_stack,
+        stacks,
         threads,
         commands,
         excluded,
@@ -678,18 +670,20 @@ mod tests {
             };
             let whole = count(1);
             assert_eq!(whole.commands, ["", "renamed"]);
-            let stacks: u64 = whole.by_stack[0].values().map(|w| w.samples).sum();
-            assert_eq!(stacks, 598);
+            let stacks = |c: SampleCounts| c.stacks.into_whole();
+            let one_pass = stacks(count(1));
+            let samples: u64 = one_pass[0].values().map(|w| w.samples).sum();
+            assert_eq!(samples, 598);
             for parts in [2, 3, 7] {
                 let counted = count(parts);
                 assert_eq!(counted.commands, whole.commands, "{parts} parts");
-                assert_eq!(counted.by_stack, whole.by_stack, "{parts} parts");
                 let threads = |c: &SampleCounts| -> Vec<(u32, u32, u64, String)> {
                     (c.threads.iter())
                         .map(|t| (t.pid, t.tid, t.samples, t.name.clone()))
                         .collect()
                 };
                 assert_eq!(threads(&counted), threads(&whole), "{parts} parts");
+                assert_eq!(stacks(counted), one_pass, "{parts} parts");
             }
         }
     }

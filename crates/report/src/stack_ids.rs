@@ -3,10 +3,11 @@
 //! sample is counted with one lookup and its frames are copied once per
 //! distinct list.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use profiler_model::Location;
 
+use crate::naming::FunctionId;
 use crate::samples::{CommandId, ThreadStack, Weight};
 
 /// A stack while samples are counted: its thread and command, its leaf,
@@ -98,6 +99,26 @@ impl StackId {
         ((address >> 2) as usize ^ self.callers as usize) % SHARDS
     }
 
+    /// The stack's thread and command.
+    pub fn task(&self) -> (u32, u32, CommandId) {
+        (self.pid, self.tid, self.command)
+    }
+
+    /// The stack's frames once named: its leaf's (`leaf` names a
+    /// location), then its callers' (`lists`, each list named, by id).
+    pub fn named<'a>(
+        &self,
+        leaf: impl Fn(&Location) -> &'a [FunctionId],
+        lists: &[Box<[FunctionId]>],
+    ) -> Vec<FunctionId> {
+        let callers = match self.callers {
+            NO_CALLERS => &[][..],
+            id => &lists[id as usize][..],
+        };
+        let leaf = self.leaf.as_ref().map_or(&[][..], leaf);
+        [leaf, callers].concat()
+    }
+
     pub fn stack(self, lists: &[Box<[Location]>]) -> ThreadStack {
         let callers = match self.callers {
             NO_CALLERS => &[][..],
@@ -144,11 +165,71 @@ impl StackWeights {
     }
 }
 
+impl StackWeights {
+    fn ids(&self) -> impl Iterator<Item = &StackId> {
+        self.shards.iter().flat_map(FxHashMap::keys)
+    }
+}
+
 impl IntoIterator for StackWeights {
     type Item = (StackId, Weight);
     type IntoIter = std::iter::Flatten<std::vec::IntoIter<FxHashMap<StackId, Weight>>>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.shards.into_iter().flatten()
+    }
+}
+
+/// Each event's weight per stack, the stacks as they were counted or whole.
+pub(crate) enum Stacks {
+    /// As counted: by thread, leaf and callers' list, the lists (indexed by
+    /// id) shared by every event. What most views name, each list once.
+    Counted {
+        by_id: Vec<StackWeights>,
+        lists: Vec<Box<[Location]>>,
+    },
+    /// Whole: each stack's frames its own.
+    Whole(Vec<FxHashMap<ThreadStack, Weight>>),
+}
+
+impl Stacks {
+    /// Whether no event has a stack.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Stacks::Counted { by_id, .. } => by_id.iter().all(|w| w.len() == 0),
+            Stacks::Whole(by_stack) => by_stack.iter().all(FxHashMap::is_empty),
+        }
+    }
+
+    /// Every location of the stacks (some more than once).
+    pub fn locations(&self) -> Box<dyn Iterator<Item = &Location> + '_> {
+        match self {
+            Stacks::Counted { by_id, lists } => {
+                let leaves = by_id.iter().flat_map(StackWeights::ids);
+                let leaves = leaves.filter_map(|id| id.leaf.as_ref());
+                Box::new(leaves.chain(lists.iter().flat_map(|list| list.iter())))
+            }
+            Stacks::Whole(by_stack) => Box::new(
+                (by_stack.iter())
+                    .flat_map(|stacks| stacks.keys())
+                    .flat_map(|stack| stack.frames.iter()),
+            ),
+        }
+    }
+
+    /// Each event's stacks whole.
+    pub fn into_whole(self) -> Vec<FxHashMap<ThreadStack, Weight>> {
+        match self {
+            Stacks::Counted { by_id, lists } => (by_id.into_iter())
+                .map(|stacks| {
+                    // Made at its size: see `StackWeights`.
+                    let mut whole =
+                        FxHashMap::with_capacity_and_hasher(stacks.len(), FxBuildHasher);
+                    whole.extend((stacks.into_iter()).map(|(id, w)| (id.stack(&lists), w)));
+                    whole
+                })
+                .collect(),
+            Stacks::Whole(by_stack) => by_stack,
+        }
     }
 }

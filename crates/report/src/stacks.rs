@@ -18,6 +18,7 @@ use crate::samples::{
     CommandId, Keep, SampleFilter, TaskDetail, ThreadCount, ThreadStack, Weight, count_samples,
     total,
 };
+use crate::stack_ids::Stacks;
 use crate::timeline::{TimedSample, Timeline};
 
 /// A sampled place: where it lies among a [`StackProfile`]'s places.
@@ -133,37 +134,58 @@ pub fn read_stacks(
     };
     let mut counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
     let filter = &options.filter;
-    if !filter.is_empty() && counts.by_stack.iter().all(FxHashMap::is_empty) {
+    if !filter.is_empty() && counts.stacks.is_empty() {
         return Err(ReportError::NoMatchingSamples {
             filter: filter.describe(),
             available: excluded_list(&counts.excluded, !filter.tids.is_empty()),
         });
     }
-    let locations = counts
-        .by_stack
-        .iter()
-        .flat_map(|stacks| stacks.keys())
-        .flat_map(|stack| stack.frames.iter());
     let names = name_locations(
         &counts.modules,
-        locations,
+        counts.stacks.locations(),
         symbolizer,
         !options.fold_inline,
         options.places,
         options.locations,
     );
-    let located = options.locations.then(|| {
-        let mappings = std::mem::take(&mut counts.mappings);
-        Located::new(&counts.by_stack, &names, mappings)
-    });
-    let (places, place_ids) = leaf_places(&counts.by_stack, &names, options.places);
-    let key_of = |stack: &ThreadStack| stack_key(stack, &names, &place_ids);
-    let events: Vec<Vec<NamedStack>> = (std::mem::take(&mut counts.by_stack).into_iter())
-        .map(|stacks| named_stacks(stacks, key_of))
-        .collect();
-    let timeline = match counts.timeline.take() {
-        Some(timeline) => named_timeline(timeline, &events, key_of),
-        None => vec![Vec::new(); events.len()],
+    let stacks = std::mem::replace(&mut counts.stacks, Stacks::Whole(Vec::new()));
+    let (events, timeline, located, places) = match stacks {
+        // Stacks as counted are named a list of callers at a time.
+        Stacks::Counted { by_id, lists }
+            if !options.locations && options.places == Places::None =>
+        {
+            let lists: Vec<Box<[FunctionId]>> = (lists.iter())
+                .map(|list| list.iter().flat_map(|l| names.frames(l)).copied().collect())
+                .collect();
+            let leaf = |location: &Location| names.frames(location);
+            let events: Vec<Vec<NamedStack>> = (by_id.into_iter())
+                .map(|stacks| {
+                    named_stacks(stacks.into_iter().map(|(id, weight)| {
+                        let (pid, tid, command) = id.task();
+                        ((pid, tid, command, id.named(leaf, &lists), None), weight)
+                    }))
+                })
+                .collect();
+            let timeline = vec![Vec::new(); events.len()];
+            (events, timeline, None, Vec::new())
+        }
+        stacks => {
+            let by_stack = stacks.into_whole();
+            let located = options.locations.then(|| {
+                let mappings = std::mem::take(&mut counts.mappings);
+                Located::new(&by_stack, &names, mappings)
+            });
+            let (places, place_ids) = leaf_places(&by_stack, &names, options.places);
+            let key_of = |stack: &ThreadStack| stack_key(stack, &names, &place_ids);
+            let events: Vec<Vec<NamedStack>> = (by_stack.into_iter())
+                .map(|stacks| named_stacks(stacks.iter().map(|(s, w)| (key_of(s), *w))))
+                .collect();
+            let timeline = match counts.timeline.take() {
+                Some(timeline) => named_timeline(timeline, &events, key_of),
+                None => vec![Vec::new(); events.len()],
+            };
+            (events, timeline, located, places)
+        }
     };
     Ok(StackProfile {
         modules: counts.modules,
@@ -229,15 +251,12 @@ fn stack_key(
     (stack.pid, stack.tid, stack.command, frames, place)
 }
 
-/// An event's stacks of locations as stacks of functions (`key_of` tells
-/// them; the same functions' stacks merged), in a stable order.
-fn named_stacks(
-    stacks: FxHashMap<ThreadStack, Weight>,
-    key_of: impl Fn(&ThreadStack) -> StackKey,
-) -> Vec<NamedStack> {
+/// An event's stacks, each by what it is merged by (the same functions'
+/// stacks merged), in a stable order.
+fn named_stacks(stacks: impl Iterator<Item = (StackKey, Weight)>) -> Vec<NamedStack> {
     let mut merged: FxHashMap<StackKey, Weight> = FxHashMap::default();
-    for (stack, weight) in stacks {
-        merged.entry(key_of(&stack)).or_default().add(weight);
+    for (key, weight) in stacks {
+        merged.entry(key).or_default().add(weight);
     }
     let mut stacks: Vec<NamedStack> = merged
         .into_iter()
