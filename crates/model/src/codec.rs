@@ -451,28 +451,33 @@ mod tests {
         assert_eq!(decoded, record);
     }
 
-    #[test]
-    fn samples_decoded_into_one_are_each_as_decoded_alone() {
-        let full = Sample {
+    /// A sample with every list: a call chain, a stack copy, member counts.
+    fn full_sample() -> Sample {
+        Sample {
             time: 1,
             pid: 2,
             tid: 3,
             cpu: 4,
-            event: 0,
+            event: 5,
             mode: CpuMode::User,
             ip: Avma(0x40_1000),
-            period: 7,
-            callchain: [u64::MAX - 511, 0x40_1000]
+            period: 1,
+            callchain: [u64::MAX - 511, 0x40_1000, 0x40_2345]
                 .map(CallchainEntry::from_raw)
                 .to_vec(),
             user_stack: Some(UserStack {
                 ip: Avma(0x40_1000),
                 sp: Avma(0x7ffe_0000),
                 bp: Avma(0x7ffe_0040),
-                bytes: vec![9; 64],
+                bytes: (0..=255).collect(),
             }),
-            read: vec![(1, 17)],
-        };
+            read: vec![(6, 1)],
+        }
+    }
+
+    #[test]
+    fn samples_decoded_into_one_are_each_as_decoded_alone() {
+        let full = full_sample();
         let bare = Sample {
             time: 5,
             ip: Avma(0x40_2000),
@@ -525,26 +530,7 @@ mod tests {
             user_stack: None,
             read: vec![(1, 17), (2, u64::MAX)],
         }));
-        round_trip(Record::Sample(Sample {
-            time: 1,
-            pid: 2,
-            tid: 3,
-            cpu: 4,
-            event: 5,
-            mode: CpuMode::User,
-            ip: Avma(0x40_1000),
-            period: 1,
-            callchain: [u64::MAX - 511, 0x40_1000, 0x40_2345]
-                .map(CallchainEntry::from_raw)
-                .to_vec(),
-            user_stack: Some(UserStack {
-                ip: Avma(0x40_1000),
-                sp: Avma(0x7ffe_0000),
-                bp: Avma(0x7ffe_0040),
-                bytes: (0..=255).collect(),
-            }),
-            read: vec![(6, 1)],
-        }));
+        round_trip(Record::Sample(full_sample()));
         round_trip(Record::Mmap(Mmap {
             time: 9,
             pid: 10,
