@@ -1,7 +1,7 @@
 //! The stacks of samples while they are counted, each a small flat key:
 //! its thread, command, leaf and an id for its list of callers, so that a
 //! sample is counted with one lookup and its frames are copied once per
-//! distinct list.
+//! distinct list; and the stacks counted, as counting hands them on.
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
@@ -163,9 +163,7 @@ impl StackWeights {
     pub fn len(&self) -> usize {
         self.shards.iter().map(FxHashMap::len).sum()
     }
-}
 
-impl StackWeights {
     fn ids(&self) -> impl Iterator<Item = &StackId> {
         self.shards.iter().flat_map(FxHashMap::keys)
     }

@@ -18,7 +18,7 @@ use crate::samples::{
     CommandId, Keep, SampleFilter, TaskDetail, ThreadCount, ThreadStack, Weight, count_samples,
     total,
 };
-use crate::stack_ids::Stacks;
+use crate::stack_ids::{StackWeights, Stacks};
 use crate::timeline::{TimedSample, Timeline};
 
 /// A sampled place: where it lies among a [`StackProfile`]'s places.
@@ -150,22 +150,10 @@ pub fn read_stacks(
     );
     let stacks = std::mem::replace(&mut counts.stacks, Stacks::Whole(Vec::new()));
     let (events, timeline, located, places) = match stacks {
-        // Stacks as counted are named a list of callers at a time.
         Stacks::Counted { by_id, lists }
             if !options.locations && options.places == Places::None =>
         {
-            let lists: Vec<Box<[FunctionId]>> = (lists.iter())
-                .map(|list| list.iter().flat_map(|l| names.frames(l)).copied().collect())
-                .collect();
-            let leaf = |location: &Location| names.frames(location);
-            let events: Vec<Vec<NamedStack>> = (by_id.into_iter())
-                .map(|stacks| {
-                    named_stacks(stacks.into_iter().map(|(id, weight)| {
-                        let (pid, tid, command) = id.task();
-                        ((pid, tid, command, id.named(leaf, &lists), None), weight)
-                    }))
-                })
-                .collect();
+            let events = named_as_counted(by_id, &lists, &names);
             let timeline = vec![Vec::new(); events.len()];
             (events, timeline, None, Vec::new())
         }
@@ -249,6 +237,27 @@ fn stack_key(
         .first()
         .and_then(|leaf| place_ids.get(leaf).copied());
     (stack.pid, stack.tid, stack.command, frames, place)
+}
+
+/// Each event's stacks as counted, named a list of callers at a time: the
+/// lists are shared by many stacks.
+fn named_as_counted(
+    by_id: Vec<StackWeights>,
+    lists: &[Box<[Location]>],
+    names: &Names,
+) -> Vec<Vec<NamedStack>> {
+    let lists: Vec<Box<[FunctionId]>> = (lists.iter())
+        .map(|list| list.iter().flat_map(|l| names.frames(l)).copied().collect())
+        .collect();
+    let leaf = |location: &Location| names.frames(location);
+    (by_id.into_iter())
+        .map(|stacks| {
+            named_stacks(stacks.into_iter().map(|(id, weight)| {
+                let (pid, tid, command) = id.task();
+                ((pid, tid, command, id.named(leaf, &lists), None), weight)
+            }))
+        })
+        .collect()
 }
 
 /// An event's stacks, each by what it is merged by (the same functions'
