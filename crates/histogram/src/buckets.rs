@@ -106,6 +106,57 @@ impl Buckets {
         (0..self.len()).map(|i| self.get(i))
     }
 
+    // The scans below are over every bucket of a region: a recording may
+    // claim a region of hundreds of millions of them. Each loops over the
+    // slice of its width, and the crate is optimized in test builds too.
+
+    /// The sum of the counts, held at `u64::MAX`.
+    pub fn total(&self) -> u64 {
+        fn sum<T: Copy + Into<u64>>(counts: &[T]) -> u64 {
+            (counts.iter()).fold(0, |sum: u64, &c| sum.saturating_add(c.into()))
+        }
+        match self {
+            Buckets::Bits16(b) => sum(b),
+            Buckets::Bits32(b) => sum(b),
+            Buckets::Bits64(b) => sum(b),
+        }
+    }
+
+    /// Each bucket that counted something, by index, with its count.
+    pub fn nonzero(&self) -> Vec<(usize, u64)> {
+        fn nonzero<T: Copy + Into<u64>>(counts: &[T]) -> Vec<(usize, u64)> {
+            (counts.iter().enumerate())
+                .map(|(index, &count)| (index, count.into()))
+                .filter(|&(_, count)| count > 0)
+                .collect()
+        }
+        match self {
+            Buckets::Bits16(b) => nonzero(b),
+            Buckets::Bits32(b) => nonzero(b),
+            Buckets::Bits64(b) => nonzero(b),
+        }
+    }
+
+    /// The counts as native-endian 16-bit words (gprof's bins), each held
+    /// at 65535, appended to `out`; returns how many were held.
+    pub fn write_u16_ne(&self, out: &mut Vec<u8>) -> usize {
+        fn narrowed<T: Copy + Into<u64>>(counts: &[T], out: &mut Vec<u8>) -> usize {
+            let mut held = 0;
+            out.reserve(2 * counts.len());
+            for &count in counts {
+                let count: u64 = count.into();
+                held += usize::from(count > u64::from(u16::MAX));
+                out.extend_from_slice(&(count.min(u64::from(u16::MAX)) as u16).to_ne_bytes());
+            }
+            held
+        }
+        match self {
+            Buckets::Bits16(b) => narrowed(b, out),
+            Buckets::Bits32(b) => narrowed(b, out),
+            Buckets::Bits64(b) => narrowed(b, out),
+        }
+    }
+
     /// Adds `amount` to bucket `index`. Returns false when the bucket could
     /// not hold it (it saturated or wrapped).
     pub fn add(&mut self, index: usize, amount: u64, on_full: OnFull) -> bool {
@@ -302,5 +353,20 @@ mod tests {
             .write_ne_bytes(&mut words);
         assert_eq!(words[..4], 7_u32.to_ne_bytes());
         assert_eq!(Buckets::from_ne_bytes(BucketWidth::Bits32, &[0; 6]), None);
+    }
+
+    #[test]
+    fn whole_scans_total_find_and_narrow_the_counts() {
+        let buckets = Buckets::Bits64(vec![0, 3, 0, 70_000, u64::MAX]);
+        assert_eq!(buckets.total(), u64::MAX);
+        assert_eq!(buckets.nonzero(), [(1, 3), (3, 70_000), (4, u64::MAX)]);
+        let mut bins = Vec::new();
+        assert_eq!(buckets.write_u16_ne(&mut bins), 2);
+        let bins: Vec<u16> = (bins.chunks_exact(2))
+            .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+            .collect();
+        assert_eq!(bins, [0, 3, 0, u16::MAX, u16::MAX]);
+        let small = Buckets::Bits16(vec![0, 2, 5]);
+        assert_eq!((small.total(), small.nonzero()), (7, vec![(1, 2), (2, 5)]));
     }
 }

@@ -21,7 +21,6 @@ use crate::error::ReportError;
 use crate::events::select_events;
 use crate::hist_table::HistOptions;
 use crate::histograms::recording_histograms;
-use crate::samples::total;
 
 /// What went into a `gmon.out`.
 #[derive(Clone, Debug, PartialEq)]
@@ -97,7 +96,7 @@ pub fn write_gmon(
         capped: 0,
         event_samples: (set.regions.iter())
             .filter(|r| usize::from(r.event) == event)
-            .map(|r| total(r.buckets.counts()))
+            .map(|r| r.buckets.total())
             .fold(0, u64::saturating_add),
         picked: options.module.is_none(),
     };
@@ -122,12 +121,9 @@ pub fn write_gmon(
         out.write_all(&dimension)?;
         out.write_all(&[abbreviation])?;
         // The bins in one write: a large module has millions.
-        let mut bins_bytes = Vec::with_capacity(2 * bins);
-        for count in region.buckets.counts() {
-            summary.samples = summary.samples.saturating_add(count);
-            summary.capped += usize::from(count > u64::from(u16::MAX));
-            bins_bytes.extend_from_slice(&(count.min(u64::from(u16::MAX)) as u16).to_ne_bytes());
-        }
+        let mut bins_bytes = Vec::new();
+        summary.capped += region.buckets.write_u16_ne(&mut bins_bytes);
+        summary.samples = summary.samples.saturating_add(region.buckets.total());
         out.write_all(&bins_bytes)?;
         summary.bins += bins;
     }
@@ -165,7 +161,7 @@ fn pick_module(set: &HistogramSet, event: usize, wanted: Option<&str>) -> Result
             let mut samples: FxHashMap<u32, u64> = FxHashMap::default();
             for r in set.regions.iter().filter(|r| usize::from(r.event) == event) {
                 let count = samples.entry(r.module).or_default();
-                *count = count.saturating_add(total(r.buckets.counts()));
+                *count = count.saturating_add(r.buckets.total());
             }
             (samples.into_iter())
                 .filter(|&(_, n)| n > 0)

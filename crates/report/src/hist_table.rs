@@ -115,7 +115,7 @@ pub fn histogram_table(
         // Most buckets of a large module are empty: only the others are
         // worth a row.
         let used: BTreeSet<usize> = (columns.iter().flatten())
-            .flat_map(|b| b.counts().enumerate().filter(|&(_, c)| c > 0))
+            .flat_map(|b| b.nonzero())
             .map(|(index, _)| index)
             .filter(|&index| index < region.bucket_count())
             .collect();

@@ -188,7 +188,7 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
         if !wanted.get(event).copied().unwrap_or(false) {
             continue;
         }
-        for (index, count) in r.buckets.counts().enumerate().filter(|(_, c)| *c > 0) {
+        for (index, count) in r.buckets.nonzero() {
             let offset = FileOffset(r.region.first_address(index));
             let location = Location::Module {
                 module: r.module,
