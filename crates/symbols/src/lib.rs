@@ -35,6 +35,7 @@ mod demangle;
 mod disassemble;
 mod dwarf;
 mod dwarf_abbrev;
+mod dwarf_roots;
 mod dwarf_units;
 mod elf_module;
 mod error;
