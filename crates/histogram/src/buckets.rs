@@ -138,17 +138,19 @@ impl Buckets {
     }
 
     /// The counts as native-endian 16-bit words (gprof's bins), each held
-    /// at 65535, appended to `out`; returns how many were held.
-    pub fn write_u16_ne(&self, out: &mut Vec<u8>) -> usize {
-        fn narrowed<T: Copy + Into<u64>>(counts: &[T], out: &mut Vec<u8>) -> usize {
-            let mut held = 0;
+    /// at 65535, appended to `out`; returns the sum of the counts (held at
+    /// `u64::MAX`) and how many of them were held.
+    pub fn write_u16_ne(&self, out: &mut Vec<u8>) -> (u64, usize) {
+        fn narrowed<T: Copy + Into<u64>>(counts: &[T], out: &mut Vec<u8>) -> (u64, usize) {
+            let (mut total, mut held) = (0u64, 0);
             out.reserve(2 * counts.len());
             for &count in counts {
                 let count: u64 = count.into();
+                total = total.saturating_add(count);
                 held += usize::from(count > u64::from(u16::MAX));
                 out.extend_from_slice(&(count.min(u64::from(u16::MAX)) as u16).to_ne_bytes());
             }
-            held
+            (total, held)
         }
         match self {
             Buckets::Bits16(b) => narrowed(b, out),
@@ -361,7 +363,7 @@ mod tests {
         assert_eq!(buckets.total(), u64::MAX);
         assert_eq!(buckets.nonzero(), [(1, 3), (3, 70_000), (4, u64::MAX)]);
         let mut bins = Vec::new();
-        assert_eq!(buckets.write_u16_ne(&mut bins), 2);
+        assert_eq!(buckets.write_u16_ne(&mut bins), (u64::MAX, 2));
         let bins: Vec<u16> = (bins.chunks_exact(2))
             .map(|b| u16::from_ne_bytes([b[0], b[1]]))
             .collect();

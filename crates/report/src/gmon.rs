@@ -122,8 +122,9 @@ pub fn write_gmon(
         out.write_all(&[abbreviation])?;
         // The bins in one write: a large module has millions.
         let mut bins_bytes = Vec::new();
-        summary.capped += region.buckets.write_u16_ne(&mut bins_bytes);
-        summary.samples = summary.samples.saturating_add(region.buckets.total());
+        let (samples, capped) = region.buckets.write_u16_ne(&mut bins_bytes);
+        summary.samples = summary.samples.saturating_add(samples);
+        summary.capped += capped;
         out.write_all(&bins_bytes)?;
         summary.bins += bins;
     }
