@@ -9,7 +9,7 @@ use flate2::read::GzDecoder;
 use prost::Message;
 
 #[allow(dead_code)]
-#[path = "../crates/report/src/pprof/proto.rs"]
+#[path = "../crates/report/src/export/pprof/proto.rs"]
 mod proto;
 
 /// `gzipped` (a pprof file) as text; panics if it is not one.

@@ -1,0 +1,191 @@
+//! gprof interop: a recording's histogram of one module as a `gmon.out`,
+//! whose time-histogram records GNU `gprof -p` reads.
+//!
+//! Layout (glibc's `gmon/gmon.c`, binutils' `gprof/hist.c`): the header
+//! `"gmon"`, version 1 and 12 spare bytes; then per region a tag byte 0
+//! (`GMON_TAG_TIME_HIST`), `low_pc` and `high_pc` (pointer-sized), the
+//! number of bins and the sampling rate (4 bytes each), the dimension (15
+//! bytes) and its abbreviation (1 byte), then the bins, 16 bits each, all in
+//! the machine's byte order. Addresses are the module's stated addresses,
+//! which for a PIE are relative to its load address, as glibc writes them.
+
+use rustc_hash::FxHashMap;
+use std::io::Write;
+
+use profiler_histogram::{BucketWidth, Scale};
+use profiler_model::{
+    Detail, EventDescription, FileOffset, HistogramSet, Recording, Sampling, Symbolizer,
+};
+
+use crate::error::ReportError;
+use crate::read::events::select_events;
+use crate::read::histograms::recording_histograms;
+use crate::views::hist::HistOptions;
+
+/// What went into a `gmon.out`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GmonSummary {
+    pub module: String,
+    /// The module's file, which gprof needs beside the `gmon.out`.
+    pub path: String,
+    pub event: String,
+    pub bins: usize,
+    /// Samples in the bins.
+    pub samples: u64,
+    /// Bins that held more than 16 bits can and were capped at 65535.
+    pub capped: usize,
+    /// Samples of the event in every module's histograms.
+    pub event_samples: u64,
+    /// The module was chosen as the one with the most samples, not named.
+    pub picked: bool,
+}
+
+/// Writes the histogram of one module (`options.module`, or the one with
+/// the most samples) for one event (`options.event`, or the first) as a `gmon.out`.
+/// The scale must give every bin the same whole number of bytes (a power of
+/// two: 65536 by default).
+pub fn write_gmon(
+    recording: &Recording,
+    symbolizer: &dyn Symbolizer,
+    options: &HistOptions,
+    out: &mut impl Write,
+) -> Result<GmonSummary, ReportError> {
+    let events = &recording.header.events;
+    let wanted = select_events(events, options.event.as_deref())?;
+    let event = wanted.iter().position(|&w| w).unwrap_or(0);
+    let description = events
+        .get(event)
+        .ok_or_else(|| ReportError::Options("the recording has no events".into()))?;
+    let scale = options.scale.unwrap_or(Scale::FULL);
+    if recording.header.histogram.is_some() && options.scale.is_some() {
+        return Err(ReportError::Options(
+            "a histogram recording is exported at the scale it was recorded at; leave out --scale"
+                .into(),
+        ));
+    }
+    let set = recording_histograms(recording, BucketWidth::Bits16, scale)?;
+    let module = pick_module(&set, event, options.module.as_deref())?;
+    let info = set.modules.get(module);
+
+    let regions: Vec<_> = set
+        .regions
+        .iter()
+        .filter(|r| r.module == module && usize::from(r.event) == event)
+        .collect();
+    let starts: Vec<FileOffset> = regions
+        .iter()
+        .map(|r| FileOffset(r.region.offset))
+        .collect();
+    let symbols = symbolizer.symbolize(info, &starts, Detail::Functions);
+    if let Some(problem) = symbols.problem {
+        return Err(ReportError::Options(format!(
+            "cannot place {} in gprof's addresses: {problem}",
+            info.name()
+        )));
+    }
+
+    out.write_all(b"gmon")?;
+    out.write_all(&1u32.to_ne_bytes())?;
+    out.write_all(&[0; 12])?;
+    let mut summary = GmonSummary {
+        module: info.name().to_owned(),
+        path: info.path.clone(),
+        event: description.name.clone(),
+        bins: 0,
+        samples: 0,
+        capped: 0,
+        event_samples: (set.regions.iter())
+            .filter(|r| usize::from(r.event) == event)
+            .map(|r| r.buckets.total())
+            .fold(0, u64::saturating_add),
+        picked: options.module.is_none(),
+    };
+    let (rate, dimension, abbreviation) = rate_and_dimension(description);
+    for (region, symbol) in regions.iter().zip(&symbols.addresses) {
+        if !region.region.scale.is_uniform() {
+            return Err(ReportError::Options(format!(
+                "gprof needs bins of a whole number of bytes, and scale {} does not give them; use \
+                 a power of two such as 65536",
+                region.region.scale.value()
+            )));
+        }
+        let low = symbol.svma.map_or(region.region.offset, |s| s.0);
+        let span = region.region.end() - region.region.offset;
+        let bins = region.buckets.len();
+        out.write_all(&[0])?;
+        out.write_all(&low.to_ne_bytes())?;
+        // Code stated at the end of the address space ends there.
+        out.write_all(&low.saturating_add(span).to_ne_bytes())?;
+        out.write_all(&(bins as u32).to_ne_bytes())?;
+        out.write_all(&rate.to_ne_bytes())?;
+        out.write_all(&dimension)?;
+        out.write_all(&[abbreviation])?;
+        // The bins in one write: a large module has millions.
+        let mut bins_bytes = Vec::new();
+        let (samples, capped) = region.buckets.write_u16_ne(&mut bins_bytes);
+        summary.samples = summary.samples.saturating_add(samples);
+        summary.capped += capped;
+        out.write_all(&bins_bytes)?;
+        summary.bins += bins;
+    }
+    Ok(summary)
+}
+
+/// gprof divides a bin's count by the rate to get its time: for a clock,
+/// samples per second of it (`seconds`); for another event, 1 (`samples`).
+fn rate_and_dimension(event: &EventDescription) -> (u32, [u8; 15], u8) {
+    let per_second = match (event.unit.as_str(), event.sampling) {
+        ("ns", Sampling::Frequency(hz)) => Some(hz),
+        ("ns", Sampling::Period(ns)) => Some((1_000_000_000 / ns.max(1)).max(1)),
+        _ => None,
+    };
+    let (rate, name) = match per_second {
+        Some(rate) => (rate.min(u64::from(u32::MAX)) as u32, "seconds"),
+        None => (1, "samples"),
+    };
+    let mut dimension = [0u8; 15];
+    dimension[..name.len()].copy_from_slice(name.as_bytes());
+    (rate, dimension, name.as_bytes()[0])
+}
+
+/// The module named, or the one with the most samples of `event` (a
+/// program that is a script shim, or that spends its time in a library,
+/// has few or none).
+fn pick_module(set: &HistogramSet, event: usize, wanted: Option<&str>) -> Result<u32, ReportError> {
+    let with_regions = || set.regions.iter().map(|r| r.module);
+    let found = match wanted {
+        Some(wanted) => with_regions().find(|&id| {
+            let module = set.modules.get(id);
+            module.name() == wanted || module.path == wanted
+        }),
+        None => {
+            let mut samples: FxHashMap<u32, u64> = FxHashMap::default();
+            for r in set.regions.iter().filter(|r| usize::from(r.event) == event) {
+                let count = samples.entry(r.module).or_default();
+                *count = count.saturating_add(r.buckets.total());
+            }
+            (samples.into_iter())
+                .filter(|&(_, n)| n > 0)
+                .max_by_key(|&(id, n)| (n, std::cmp::Reverse(id)))
+                .map(|(id, _)| id)
+        }
+    };
+    found.ok_or_else(|| {
+        if wanted.is_none() {
+            return ReportError::Options(
+                "the recording has no samples of the event to write as a gmon.out; \
+                 record longer or more often"
+                    .to_owned(),
+            );
+        }
+        let mut names: Vec<&str> = with_regions()
+            .map(|id| set.modules.get(id).name())
+            .collect();
+        names.sort();
+        names.dedup();
+        ReportError::UnknownModule {
+            requested: wanted.unwrap_or_default().to_owned(),
+            available: names.join(", "),
+        }
+    })
+}

@@ -1,0 +1,9 @@
+//! Exports: the stacks in the formats of other tools (flame graphs, pprof,
+//! the Firefox Profiler, speedscope) and histograms as gprof's `gmon.out`.
+
+pub(crate) mod firefox;
+pub(crate) mod flamegraph;
+pub(crate) mod gmon;
+pub(crate) mod pprof;
+pub(crate) mod replay;
+pub(crate) mod speedscope;

@@ -1,0 +1,14 @@
+//! Reading a recording: its samples placed in modules, walked into call
+//! stacks, counted per event and thread, and named by the symbolizer; or
+//! its histograms. Every view starts from what this stage hands on.
+
+pub(crate) mod completeness;
+pub(crate) mod events;
+pub(crate) mod histograms;
+pub(crate) mod located;
+pub(crate) mod naming;
+pub(crate) mod samples;
+pub(crate) mod stack_ids;
+pub(crate) mod stacks;
+pub(crate) mod timeline;
+pub(crate) mod walk;

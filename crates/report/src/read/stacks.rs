@@ -1,0 +1,520 @@
+//! Samples as named call stacks: every view with call graphs (inclusive
+//! time, the call tree, folded stacks and flame graphs, diffs) starts here.
+
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+use profiler_model::{Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
+
+use crate::error::ReportError;
+use crate::read::completeness::ROOTS;
+use crate::read::events::select_events;
+use crate::read::located::Located;
+use crate::read::naming::{
+    FunctionDetail, FunctionId, FunctionKey, ModuleKey, Names, Place, Places, name_locations,
+};
+use crate::read::samples::{
+    CommandId, Keep, SampleFilter, TaskDetail, ThreadCount, ThreadStack, Weight, count_samples,
+    total,
+};
+use crate::read::stack_ids::{StackWeights, Stacks};
+use crate::read::timeline::{TimedSample, Timeline};
+use crate::views::folded::{FoldedFrame, FoldedStacks, FrameKind};
+
+/// A sampled place: where it lies among a [`StackProfile`]'s places.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct PlaceId(u32);
+
+impl PlaceId {
+    pub fn new(index: usize) -> PlaceId {
+        PlaceId(index as u32)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A stack of named frames, leaf first, in one thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NamedStack {
+    pub pid: u32,
+    pub tid: u32,
+    /// The command name the samples were taken under, an index into
+    /// [`StackProfile::commands`].
+    pub command: CommandId,
+    /// Leaf first: inlined functions as frames of their own, before the
+    /// function holding them.
+    pub frames: Vec<FunctionId>,
+    /// With [`StackOptions::places`]: the leaf's place.
+    pub place: Option<PlaceId>,
+    pub weight: Weight,
+}
+
+/// The samples of a recording as named stacks, per event: read once, then
+/// turned into any view ([`flat_profile`](crate::flat_profile),
+/// [`StackProfile::folded`]).
+pub struct StackProfile {
+    pub(crate) modules: ModuleTable,
+    pub(crate) functions: Vec<FunctionKey>,
+    /// Indexed like `functions`.
+    pub(crate) details: Vec<FunctionDetail>,
+    /// With [`StackOptions::places`]: every sampled leaf location and where
+    /// it is.
+    pub(crate) places: Vec<(Location, Place)>,
+    /// Per event of the header: its stacks (empty for events not wanted).
+    pub(crate) events: Vec<Vec<NamedStack>>,
+    /// With [`StackOptions::timeline`], per event: its samples in time
+    /// order, each referring to one of its stacks.
+    pub(crate) timeline: Vec<Vec<TimedSample>>,
+    /// With [`StackOptions::locations`].
+    pub(crate) located: Option<Located>,
+    pub(crate) wanted: Vec<bool>,
+    pub(crate) threads: Vec<ThreadCount>,
+    /// The command names samples were taken under.
+    pub(crate) commands: Vec<String>,
+    /// `threads` by `(pid, tid)`.
+    thread_index: FxHashMap<(u32, u32), usize>,
+    /// Why some modules' code is unnamed.
+    pub(crate) problems: Vec<String>,
+    /// The program's path, to tell its frames from libraries'.
+    pub(crate) program: Option<String>,
+}
+
+/// What to read of a recording, and how to name it.
+#[derive(Clone, Debug, Default)]
+pub struct StackOptions {
+    /// Only this event (by name or index); `None`: every event.
+    pub event: Option<String>,
+    /// Leave out the frames of inlined functions: each location is only
+    /// the function holding its code (cheaper: no inline chains to read).
+    pub fold_inline: bool,
+    /// Keep each sample's address (and source line), for views below
+    /// functions (by line, by address, annotated listings).
+    pub places: Places,
+    pub filter: SampleFilter,
+    /// Keep what exports that list addresses need (pprof): each frame's
+    /// location, the source line of each function of its inline chain, and
+    /// the mappings of each process.
+    pub locations: bool,
+    /// Keep each sample's time (exports with a timeline: the Firefox
+    /// Profiler, speedscope).
+    pub timeline: bool,
+    /// Which tasks the stacks tell apart: the stacks of a view that shows
+    /// no process or thread are merged across them.
+    pub tasks: TaskDetail,
+}
+
+/// What samples are merged by: process, thread, command, frames, place.
+type StackKey = (u32, u32, CommandId, Vec<FunctionId>, Option<PlaceId>);
+type StackKeyRef<'a> = (u32, u32, CommandId, &'a [FunctionId], Option<PlaceId>);
+
+/// Extra root frames naming where each stack was sampled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadFrames {
+    /// `command-PID`
+    pub process: bool,
+    /// `command-PID/TID`
+    pub thread: bool,
+}
+
+/// Reads the samples of `recording` that `options` selects, unwinding
+/// stack copies with `unwinder` and naming code with `symbolizer`.
+pub fn read_stacks(
+    recording: &Recording,
+    symbolizer: &dyn Symbolizer,
+    unwinder: &dyn StackUnwinder,
+    options: &StackOptions,
+) -> Result<StackProfile, ReportError> {
+    let wanted = select_events(&recording.header.events, options.event.as_deref())?;
+    let keep = Keep {
+        timeline: options.timeline,
+        mappings: options.locations,
+        tasks: options.tasks,
+    };
+    let mut counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
+    let filter = &options.filter;
+    if !filter.is_empty() && counts.stacks.is_empty() {
+        return Err(ReportError::NoMatchingSamples {
+            filter: filter.describe(),
+            available: excluded_list(&counts.excluded, !filter.tids.is_empty()),
+        });
+    }
+    let names = name_locations(
+        &counts.modules,
+        counts.stacks.locations(),
+        symbolizer,
+        !options.fold_inline,
+        options.places,
+        options.locations,
+    );
+    let stacks = std::mem::replace(&mut counts.stacks, Stacks::Whole(Vec::new()));
+    let (events, timeline, located, places) = match stacks {
+        Stacks::Counted { by_id, lists }
+            if !options.locations && options.places == Places::None =>
+        {
+            let events = named_as_counted(by_id, &lists, &names);
+            let timeline = vec![Vec::new(); events.len()];
+            (events, timeline, None, Vec::new())
+        }
+        stacks => {
+            let by_stack = stacks.into_whole();
+            let located = options.locations.then(|| {
+                let mappings = std::mem::take(&mut counts.mappings);
+                Located::new(&by_stack, &names, mappings)
+            });
+            let (places, place_ids) = leaf_places(&by_stack, &names, options.places);
+            let key_of = |stack: &ThreadStack| stack_key(stack, &names, &place_ids);
+            let events: Vec<Vec<NamedStack>> = (by_stack.into_iter())
+                .map(|stacks| named_stacks(stacks.iter().map(|(s, w)| (key_of(s), *w))))
+                .collect();
+            let timeline = match counts.timeline.take() {
+                Some(timeline) => named_timeline(timeline, &events, key_of),
+                None => vec![Vec::new(); events.len()],
+            };
+            (events, timeline, located, places)
+        }
+    };
+    Ok(StackProfile {
+        modules: counts.modules,
+        functions: names.functions().to_vec(),
+        details: names.details().to_vec(),
+        places,
+        events,
+        timeline,
+        located,
+        wanted,
+        thread_index: (counts.threads.iter().enumerate())
+            .map(|(i, t)| ((t.pid, t.tid), i))
+            .collect(),
+        threads: counts.threads,
+        commands: counts.commands,
+        problems: names.problems,
+        program: recording.header.program.clone(),
+    })
+}
+
+/// With `places`, every sampled leaf's place, in the order of the
+/// locations, and their ids.
+fn leaf_places(
+    by_stack: &[FxHashMap<ThreadStack, Weight>],
+    names: &Names,
+    places: Places,
+) -> (Vec<(Location, Place)>, FxHashMap<Location, PlaceId>) {
+    let mut leaves: Vec<Location> = match places {
+        Places::None => Vec::new(),
+        Places::Addresses | Places::Lines => (by_stack.iter())
+            .flat_map(|stacks| stacks.keys())
+            .filter_map(|stack| stack.frames.first().copied())
+            .collect(),
+    };
+    leaves.sort_unstable();
+    leaves.dedup();
+    let place_ids: FxHashMap<Location, PlaceId> = (leaves.iter().enumerate())
+        .map(|(index, &location)| (location, PlaceId::new(index)))
+        .collect();
+    let places = (leaves.into_iter())
+        .map(|location| {
+            let place = names.places.get(&location).cloned().unwrap_or_default();
+            (location, place)
+        })
+        .collect();
+    (places, place_ids)
+}
+
+/// What `stack` is merged by: its locations as functions, and its leaf's
+/// place if `place_ids` has one.
+fn stack_key(
+    stack: &ThreadStack,
+    names: &Names,
+    place_ids: &FxHashMap<Location, PlaceId>,
+) -> StackKey {
+    let frames = (stack.frames.iter())
+        .flat_map(|location| names.frames(location).iter().copied())
+        .collect();
+    let place = stack
+        .frames
+        .first()
+        .and_then(|leaf| place_ids.get(leaf).copied());
+    (stack.pid, stack.tid, stack.command, frames, place)
+}
+
+/// Each event's stacks as counted, named a list of callers at a time: the
+/// lists are shared by many stacks.
+fn named_as_counted(
+    by_id: Vec<StackWeights>,
+    lists: &[Box<[Location]>],
+    names: &Names,
+) -> Vec<Vec<NamedStack>> {
+    let lists: Vec<Box<[FunctionId]>> = (lists.iter())
+        .map(|list| list.iter().flat_map(|l| names.frames(l)).copied().collect())
+        .collect();
+    let leaf = |location: &Location| names.frames(location);
+    (by_id.into_iter())
+        .map(|stacks| {
+            named_stacks(stacks.into_iter().map(|(id, weight)| {
+                let (pid, tid, command) = id.task();
+                ((pid, tid, command, id.named(leaf, &lists), None), weight)
+            }))
+        })
+        .collect()
+}
+
+/// An event's stacks, each by what it is merged by (the same functions'
+/// stacks merged), in a stable order.
+fn named_stacks(stacks: impl Iterator<Item = (StackKey, Weight)>) -> Vec<NamedStack> {
+    let mut merged: FxHashMap<StackKey, Weight> = FxHashMap::default();
+    for (key, weight) in stacks {
+        merged.entry(key).or_default().add(weight);
+    }
+    let mut stacks: Vec<NamedStack> = merged
+        .into_iter()
+        .map(|((pid, tid, command, frames, place), weight)| NamedStack {
+            pid,
+            tid,
+            command,
+            frames,
+            place,
+            weight,
+        })
+        .collect();
+    stacks.sort_by(|a, b| {
+        (a.pid, a.tid, a.command, &a.frames, a.place)
+            .cmp(&(b.pid, b.tid, b.command, &b.frames, b.place))
+    });
+    stacks
+}
+
+/// Each event's samples in time order, each referring to its named stack
+/// among `events`' (which `key_of` tells).
+fn named_timeline(
+    timeline: Timeline,
+    events: &[Vec<NamedStack>],
+    key_of: impl Fn(&ThreadStack) -> StackKey,
+) -> Vec<Vec<TimedSample>> {
+    let keys: Vec<StackKey> = timeline.stacks.iter().map(key_of).collect();
+    (timeline.samples.into_iter().zip(events))
+        .map(|(mut samples, stacks)| {
+            let index: FxHashMap<StackKeyRef<'_>, u32> = (stacks.iter())
+                .enumerate()
+                .map(|(i, s)| ((s.pid, s.tid, s.command, &s.frames[..], s.place), i as u32))
+                .collect();
+            // Each stack looked up once, not once per sample.
+            let named: Vec<u32> = (keys.iter())
+                .map(|(pid, tid, command, frames, place)| {
+                    let key = (*pid, *tid, *command, &frames[..], *place);
+                    index.get(&key).copied().unwrap_or(u32::MAX)
+                })
+                .collect();
+            for sample in &mut samples {
+                sample.stack = named[sample.stack as usize];
+            }
+            samples.sort_by_key(|s| s.time);
+            samples
+        })
+        .collect()
+}
+
+/// `100 (sh), 101 (grep), ...`: the processes (or threads, `pid/tid`) of
+/// the samples a filter left out, the first few.
+fn excluded_list(excluded: &BTreeMap<(u32, u32), String>, threads: bool) -> String {
+    const LISTED: usize = 10;
+    let mut seen: Vec<String> = Vec::new();
+    for (&(pid, tid), name) in excluded {
+        let id = match threads {
+            true => format!("{pid}/{tid}"),
+            false => pid.to_string(),
+        };
+        let entry = match name.as_str() {
+            "" => id,
+            name => format!("{id} ({name})"),
+        };
+        if seen.last() != Some(&entry) && (threads || !seen.iter().any(|s| s == &entry)) {
+            seen.push(entry);
+        }
+    }
+    let more = seen.len().saturating_sub(LISTED);
+    seen.truncate(LISTED);
+    if more > 0 {
+        seen.push(format!("and {more} more"));
+    }
+    match seen.is_empty() {
+        true => "none at all".into(),
+        false => seen.join(", "),
+    }
+}
+
+impl StackProfile {
+    /// A profile of the given functions and places, with no samples yet.
+    #[cfg(test)]
+    pub(crate) fn for_tests(
+        modules: ModuleTable,
+        functions: Vec<FunctionKey>,
+        places: Vec<(Location, Place)>,
+    ) -> StackProfile {
+        StackProfile {
+            modules,
+            details: vec![FunctionDetail::default(); functions.len()],
+            functions,
+            places,
+            events: Vec::new(),
+            timeline: Vec::new(),
+            located: None,
+            wanted: Vec::new(),
+            threads: Vec::new(),
+            commands: vec![String::new()],
+            thread_index: FxHashMap::default(),
+            problems: Vec::new(),
+            program: None,
+        }
+    }
+
+    /// The short name and the path of a function's module.
+    pub(crate) fn module_names(&self, key: ModuleKey) -> (String, String) {
+        match key {
+            ModuleKey::Module(id) => {
+                let module = self.modules.get(id);
+                (module.name().to_owned(), module.path.clone())
+            }
+            ModuleKey::Kernel => ("[kernel]".into(), "[kernel]".into()),
+            ModuleKey::Unmapped => ("[unknown]".into(), "[unknown]".into()),
+        }
+    }
+
+    /// What kind of code a module holds.
+    pub(crate) fn frame_kind(&self, key: ModuleKey) -> FrameKind {
+        match key {
+            ModuleKey::Module(id) => {
+                let module = self.modules.get(id);
+                if self.program.as_deref() == Some(module.path.as_str()) {
+                    FrameKind::Program
+                } else if module.has_file() {
+                    FrameKind::Library
+                } else {
+                    FrameKind::Other
+                }
+            }
+            ModuleKey::Kernel => FrameKind::Kernel,
+            ModuleKey::Unmapped => FrameKind::Other,
+        }
+    }
+
+    /// Whether the stack reaches a function a whole stack starts from.
+    pub(crate) fn reaches_root(&self, stack: &NamedStack) -> bool {
+        stack
+            .frames
+            .iter()
+            .any(|&f| ROOTS.contains(&self.functions[f.index()].name.as_str()))
+    }
+
+    /// Of an event's samples that have more than one frame or none at all
+    /// (recordings with call graphs), the weight whose stacks reach a root,
+    /// and the total weight.
+    pub(crate) fn rooted(&self, event: usize) -> (u64, u64) {
+        let stacks = &self.events[event];
+        let rooted = total(
+            stacks
+                .iter()
+                .filter(|s| self.reaches_root(s))
+                .map(|s| s.weight.samples),
+        );
+        (rooted, total(stacks.iter().map(|s| s.weight.samples)))
+    }
+
+    /// The samples read, of every event read.
+    pub fn sample_count(&self) -> u64 {
+        total((self.events.iter().flatten()).map(|stack| stack.weight.samples))
+    }
+
+    /// How many command names the samples read were taken under.
+    pub fn command_count(&self) -> usize {
+        let mut seen = vec![false; self.commands.len()];
+        for (stacks, _) in self.events.iter().zip(&self.wanted).filter(|(_, w)| **w) {
+            for stack in stacks {
+                seen[stack.command.index()] = true;
+            }
+        }
+        seen.iter().filter(|&&s| s).count()
+    }
+
+    /// Whether `function` is a frame of inlined code.
+    pub(crate) fn is_inlined(&self, function: FunctionId) -> bool {
+        self.functions[function.index()].inlined
+    }
+
+    /// The name of thread `tid` of process `pid` ("" if it had none).
+    pub(crate) fn thread_name(&self, pid: u32, tid: u32) -> &str {
+        self.thread_index
+            .get(&(pid, tid))
+            .map_or("", |&i| self.threads[i].name.as_str())
+    }
+
+    /// The name of process `pid`, seen from its thread `tid`: its main
+    /// thread's, else the thread's own ("" if neither had one).
+    pub(crate) fn process_name(&self, pid: u32, tid: u32) -> &str {
+        let process =
+            (self.thread_index.get(&(pid, tid))).map_or("", |&i| &self.threads[i].process);
+        match process {
+            "" => self.thread_name(pid, tid),
+            process => process,
+        }
+    }
+
+    /// The stacks of the first event read, root first, weighted by samples;
+    /// with `thread_frames`, each stack starts with its process
+    /// (`name-PID`) and/or thread (`name-PID/TID`) as extra root frames.
+    pub fn folded(&self, thread_frames: ThreadFrames) -> FoldedStacks {
+        let Some(event) = self.wanted.iter().position(|&w| w) else {
+            return FoldedStacks::default();
+        };
+        let mut folded = FoldedStacks::default();
+        let mut merged: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
+        let mut frame_ids: FxHashMap<FoldedFrame, u32> = FxHashMap::default();
+        let mut intern = |frame: FoldedFrame, frames: &mut Vec<FoldedFrame>| -> u32 {
+            *frame_ids.entry(frame.clone()).or_insert_with(|| {
+                frames.push(frame);
+                frames.len() as u32 - 1
+            })
+        };
+        let function_frames: Vec<FoldedFrame> = self
+            .functions
+            .iter()
+            .map(|f| FoldedFrame {
+                name: f.name.clone(),
+                module: self.module_names(f.module).0,
+                kind: self.frame_kind(f.module),
+                inlined: f.inlined,
+            })
+            .collect();
+        for stack in &self.events[event] {
+            let mut ids = Vec::with_capacity(stack.frames.len() + 2);
+            let name = self.thread_name(stack.pid, stack.tid);
+            let process_name = self.process_name(stack.pid, stack.tid);
+            let thread_frame = |label: String| FoldedFrame {
+                name: label,
+                module: String::new(),
+                kind: FrameKind::Other,
+                inlined: false,
+            };
+            if thread_frames.process {
+                let label = format!("{process_name}-{}", stack.pid);
+                ids.push(intern(thread_frame(label), &mut folded.frames));
+            }
+            if thread_frames.thread {
+                let label = format!("{name}-{}/{}", stack.pid, stack.tid);
+                ids.push(intern(thread_frame(label), &mut folded.frames));
+            }
+            for &f in stack.frames.iter().rev() {
+                ids.push(intern(
+                    function_frames[f.index()].clone(),
+                    &mut folded.frames,
+                ));
+            }
+            let count = merged.entry(ids).or_default();
+            *count = count.saturating_add(stack.weight.samples);
+        }
+        folded.stacks = merged.into_iter().collect();
+        folded.stacks.sort();
+        folded
+    }
+}

@@ -1,0 +1,14 @@
+//! Renderers: each view as text, in the manner of the tool users know it
+//! from, or as JSON (and CSV for the histogram table), written to any
+//! `impl Write`; and the outputs of `stat`, `list`, `doctor` and
+//! `symbolize`.
+
+pub(crate) mod annotate;
+pub(crate) mod checkup;
+pub(crate) mod event_list;
+pub(crate) mod flat_json;
+pub(crate) mod flat_table;
+pub(crate) mod flat_text;
+pub(crate) mod hist;
+pub(crate) mod stat;
+pub(crate) mod symbols;

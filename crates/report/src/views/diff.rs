@@ -1,0 +1,181 @@
+//! `diff`: how each function's share changed between two recordings of the
+//! same program, in points of the event's total and in samples. Functions
+//! are matched by module file name and function name, since addresses and
+//! module tables differ between runs.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use serde_json::json;
+
+use crate::read::samples::Weight;
+use crate::render::flat_text::column_width;
+use crate::views::flat::{EventProfile, FunctionRow};
+
+/// One function in both recordings (or in one of them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DiffRow {
+    pub name: String,
+    pub module: String,
+    /// Self and total samples and shares in the base recording.
+    pub base: Share,
+    pub new: Share,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Share {
+    pub self_weight: Weight,
+    pub self_percent: f64,
+    pub total_weight: Weight,
+    pub total_percent: f64,
+}
+
+impl DiffRow {
+    /// The change of the self share, in points.
+    pub fn self_delta(&self) -> f64 {
+        self.new.self_percent - self.base.self_percent
+    }
+
+    /// The change of the total share, in points.
+    pub fn total_delta(&self) -> f64 {
+        self.new.total_percent - self.base.total_percent
+    }
+}
+
+/// The functions of two profiles of one event, most changed first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProfileDiff {
+    pub event: String,
+    pub base_samples: u64,
+    pub new_samples: u64,
+    pub rows: Vec<DiffRow>,
+    /// Functions that changed by less than this many points are left out.
+    pub percent_limit: f64,
+}
+
+/// Compares `new` with `base`, leaving out functions whose self and total
+/// shares both moved by less than `percent_limit` points.
+pub fn diff_profiles(base: &EventProfile, new: &EventProfile, percent_limit: f64) -> ProfileDiff {
+    let mut rows: BTreeMap<(String, String), DiffRow> = BTreeMap::new();
+    let mut add = |row: &FunctionRow, is_new: bool| {
+        let entry = rows
+            .entry((row.module.clone(), row.name.clone()))
+            .or_insert_with(|| DiffRow {
+                name: row.name.clone(),
+                module: row.module.clone(),
+                ..DiffRow::default()
+            });
+        let share = Share {
+            self_weight: row.weight,
+            self_percent: row.percent,
+            total_weight: row.total,
+            total_percent: row.total_percent,
+        };
+        match is_new {
+            true => entry.new = share,
+            false => entry.base = share,
+        }
+    };
+    base.functions.iter().for_each(|row| add(row, false));
+    new.functions.iter().for_each(|row| add(row, true));
+    let mut rows: Vec<DiffRow> = rows
+        .into_values()
+        .filter(|r| r.self_delta().abs().max(r.total_delta().abs()) >= percent_limit)
+        .collect();
+    rows.sort_by(|a, b| {
+        let key = |r: &DiffRow| (r.self_delta().abs(), r.total_delta().abs());
+        key(b)
+            .partial_cmp(&key(a))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| (&a.name, &a.module).cmp(&(&b.name, &b.module)))
+    });
+    ProfileDiff {
+        event: new.description.name.clone(),
+        base_samples: base.stats.samples,
+        new_samples: new.stats.samples,
+        rows,
+        percent_limit,
+    }
+}
+
+/// The diff as an aligned table, in the manner of `perf diff`.
+pub fn render_diff_text(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "# Event: {}; base {} samples, new {} samples",
+        diff.event, diff.base_samples, diff.new_samples
+    )?;
+    writeln!(
+        out,
+        "# Shares are of each recording's own total; deltas in points, most changed first."
+    )?;
+    writeln!(out, "#")?;
+    if diff.rows.is_empty() && diff.percent_limit > 0.0 {
+        return writeln!(
+            out,
+            "# No function's share changed by --percent-limit {} points or more",
+            diff.percent_limit
+        );
+    }
+    let module_width = column_width(diff.rows.iter().map(|r| r.module.len()), "Module");
+    writeln!(
+        out,
+        "# {:>7}  {:>7}  {:>8}  {:>8}  {:>8}  {:>9}  {:<module_width$}  Function",
+        "Base %", "New %", "Delta", "Samples", "Samples", "Total", "Module"
+    )?;
+    writeln!(
+        out,
+        "# {:>7}  {:>7}  {:>8}  {:>8}  {:>8}  {:>9}",
+        "(self)", "(self)", "(self)", "(base)", "(new)", "delta"
+    )?;
+    for row in &diff.rows {
+        writeln!(
+            out,
+            "  {:>6.2}%  {:>6.2}%  {:>+8.2}  {:>8}  {:>8}  {:>+9.2}  {:<module_width$}  {}",
+            row.base.self_percent,
+            row.new.self_percent,
+            row.self_delta(),
+            row.base.self_weight.samples,
+            row.new.self_weight.samples,
+            row.total_delta(),
+            row.module,
+            row.name
+        )?;
+    }
+    Ok(())
+}
+
+/// The diff as JSON: `{"event","base_samples","new_samples","functions":[{"name","module",
+/// "base_self","new_self","base_self_percent","new_self_percent","self_delta",
+/// "base_total","new_total","base_total_percent","new_total_percent","total_delta"}]}`.
+pub fn render_diff_json(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<()> {
+    let round = |p: f64| (p * 10_000.0).round() / 10_000.0;
+    let functions: Vec<_> = diff
+        .rows
+        .iter()
+        .map(|r| {
+            json!({
+                "name": r.name,
+                "module": r.module,
+                "base_self": r.base.self_weight.samples,
+                "new_self": r.new.self_weight.samples,
+                "base_self_percent": round(r.base.self_percent),
+                "new_self_percent": round(r.new.self_percent),
+                "self_delta": round(r.self_delta()),
+                "base_total": r.base.total_weight.samples,
+                "new_total": r.new.total_weight.samples,
+                "base_total_percent": round(r.base.total_percent),
+                "new_total_percent": round(r.new.total_percent),
+                "total_delta": round(r.total_delta()),
+            })
+        })
+        .collect();
+    let document = json!({
+        "event": diff.event,
+        "base_samples": diff.base_samples,
+        "new_samples": diff.new_samples,
+        "functions": functions,
+    });
+    serde_json::to_writer_pretty(&mut *out, &document)?;
+    writeln!(out)
+}

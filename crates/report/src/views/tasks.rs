@@ -1,0 +1,118 @@
+//! Who spent the time: the command names and processes samples were taken
+//! in, as `perf report --sort comm` and `--sort pid` tell them apart.
+
+use rustc_hash::FxHashMap;
+
+use crate::read::naming::FunctionId;
+use crate::read::samples::{CommandId, Weight};
+use crate::read::stacks::{NamedStack, StackProfile};
+use crate::views::sort::SortKey;
+
+/// A stack with the row its samples count for.
+pub(crate) struct Leaf<'a> {
+    pub stack: &'a NamedStack,
+    pub task: TaskKey,
+    pub row: FunctionId,
+}
+
+/// The command and process of a row, as far as the sort keys tell them
+/// apart (all `None` when they do not).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Task {
+    /// The command name (`--sort comm`).
+    pub command: Option<String>,
+    /// The process (`--sort pid`), and its name.
+    pub process: Option<(u32, String)>,
+}
+
+/// A command or process and the samples taken in it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskRow {
+    pub task: Task,
+    pub weight: Weight,
+    /// Share of the event's total period, in percent.
+    pub percent: f64,
+}
+
+/// [`Task`] before naming: a command and a pid.
+pub(crate) type TaskKey = (Option<CommandId>, Option<u32>);
+
+/// Which parts of a sample's task the sort keys keep.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TaskKeys {
+    command: bool,
+    pid: bool,
+}
+
+impl TaskKeys {
+    pub fn new(sort: &[SortKey]) -> TaskKeys {
+        TaskKeys {
+            command: sort.contains(&SortKey::Command),
+            pid: sort.contains(&SortKey::Pid),
+        }
+    }
+
+    /// Only the command name.
+    pub fn commands() -> TaskKeys {
+        TaskKeys {
+            command: true,
+            pid: false,
+        }
+    }
+
+    pub fn of(self, stack: &NamedStack) -> TaskKey {
+        (
+            self.command.then_some(stack.command),
+            self.pid.then_some(stack.pid),
+        )
+    }
+}
+
+impl StackProfile {
+    /// The task `key` stands for, named.
+    pub(crate) fn task(&self, (command, pid): TaskKey) -> Task {
+        let name = |command: CommandId| match self.commands[command.index()].as_str() {
+            "" => "[unknown]".to_owned(),
+            name => name.to_owned(),
+        };
+        Task {
+            command: command.map(name),
+            process: pid.map(|pid| {
+                let thread = self.threads.iter().find(|t| t.pid == pid);
+                let process = match thread.map_or("", |t| self.process_name(pid, t.tid)) {
+                    "" => "[unknown]",
+                    named => named,
+                };
+                (pid, process.to_owned())
+            }),
+        }
+    }
+}
+
+/// Each task's samples, most first, those below `percent_limit` left out.
+pub(crate) fn task_rows(
+    stacks: &StackProfile,
+    counted: impl Iterator<Item = (TaskKey, Weight)>,
+    total_period: f64,
+    percent_limit: f64,
+) -> Vec<TaskRow> {
+    let mut by_task: FxHashMap<TaskKey, Weight> = FxHashMap::default();
+    for (task, weight) in counted {
+        by_task.entry(task).or_default().add(weight);
+    }
+    let mut rows: Vec<TaskRow> = by_task
+        .into_iter()
+        .map(|(key, weight)| TaskRow {
+            task: stacks.task(key),
+            percent: weight.period as f64 * 100.0 / total_period,
+            weight,
+        })
+        .filter(|row| row.percent >= percent_limit)
+        .collect();
+    rows.sort_by(|a, b| {
+        (b.weight.period, b.weight.samples)
+            .cmp(&(a.weight.period, a.weight.samples))
+            .then_with(|| a.task.cmp(&b.task))
+    });
+    rows
+}
