@@ -22,6 +22,7 @@ mod export;
 mod read;
 mod render;
 mod views;
+mod wording;
 
 pub use error::ReportError;
 pub use export::firefox::render_firefox;
@@ -32,15 +33,18 @@ pub use export::speedscope::render_speedscope;
 pub use read::completeness::{StackCompleteness, stack_completeness};
 pub use read::histograms::recording_histograms;
 pub use read::naming::Places;
+pub use read::samples::SampleFilter;
 pub use read::samples::TaskDetail;
-pub use read::samples::{SampleFilter, Weight};
-pub use read::stacks::{StackOptions, StackProfile, ThreadFrames, read_stacks};
+pub use read::stacks::{StackOptions, StackProfile, read_stacks};
+pub use read::weight::Weight;
 pub use render::annotate::{render_annotation_json, render_annotation_text};
 pub use render::checkup::{render_checkup_json, render_checkup_text};
+pub use render::diff::{render_diff_json, render_diff_text};
 pub use render::event_list::{render_event_list_json, render_event_list_text};
 pub use render::flat_json::render_json;
-pub use render::flat_text::{loss_advice, render_text, stack_advice, stack_phrase};
+pub use render::flat_text::render_text;
 pub use render::hist::{render_hist_csv, render_hist_json, render_hist_text};
+pub use render::inline_sites::{render_inline_sites_json, render_inline_sites_text};
 pub use render::stat::{
     StatExit, StatSummary, render_stat_interval_json, render_stat_interval_text, render_stat_json,
     render_stat_text,
@@ -52,18 +56,15 @@ pub use views::annotate::{
 };
 pub use views::annotate_target::AnnotateTarget;
 pub use views::call_tree::{CallNode, CallTree, TreeDirection};
-pub use views::diff::{
-    DiffRow, ProfileDiff, Share, diff_profiles, render_diff_json, render_diff_text,
-};
+pub use views::diff::{DiffRow, ProfileDiff, Share, diff_profiles};
 pub use views::flat::{
     EventProfile, FlatProfile, FunctionRow, InlinedRow, ModuleRow, ReportOptions, ThreadRow,
     flat_profile,
 };
-pub use views::folded::{FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX};
+pub use views::folded::{FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX, ThreadFrames};
 pub use views::hist::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
-pub use views::inline_sites::{
-    InlineSite, InlineSites, inline_sites, render_inline_sites_json, render_inline_sites_text,
-};
+pub use views::inline_sites::{InlineSite, InlineSites, inline_sites};
 pub use views::places::PlaceRow;
 pub use views::sort::{PlaceKind, SortKey};
 pub use views::tasks::{Task, TaskRow};
+pub use wording::{loss_advice, stack_advice, stack_phrase};

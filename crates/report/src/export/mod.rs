@@ -3,6 +3,7 @@
 
 pub(crate) mod firefox;
 pub(crate) mod flamegraph;
+pub(crate) mod folded;
 pub(crate) mod gmon;
 pub(crate) mod pprof;
 pub(crate) mod replay;

@@ -25,8 +25,8 @@ use crate::error::ReportError;
 use crate::read::events::{events_of, sample_period};
 use crate::read::located::{Located, LocatedStack};
 use crate::read::naming::{FunctionId, ModuleKey};
-use crate::read::samples::CommandId;
 use crate::read::stacks::StackProfile;
+use crate::read::thread_stack::CommandId;
 
 /// Writes the stacks (read with
 /// [`StackOptions::locations`](crate::StackOptions::locations)) as a

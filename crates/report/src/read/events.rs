@@ -4,7 +4,7 @@
 use profiler_model::{EventDescription, Recording, Sampling};
 
 use crate::error::ReportError;
-use crate::read::samples::Weight;
+use crate::read::weight::Weight;
 
 /// The events one sample of `event` stands for: its fixed period, or the
 /// mean of its samples' when sampled by frequency.

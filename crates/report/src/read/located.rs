@@ -8,7 +8,8 @@ use rustc_hash::FxHashMap;
 use profiler_model::{Avma, Location, MappedRange};
 
 use crate::read::naming::{FunctionId, Names};
-use crate::read::samples::{CommandId, ThreadStack, Weight};
+use crate::read::thread_stack::{CommandId, ThreadStack};
+use crate::read::weight::Weight;
 
 /// A location and what is there.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -10,5 +10,7 @@ pub(crate) mod naming;
 pub(crate) mod samples;
 pub(crate) mod stack_ids;
 pub(crate) mod stacks;
+pub(crate) mod thread_stack;
 pub(crate) mod timeline;
 pub(crate) mod walk;
+pub(crate) mod weight;

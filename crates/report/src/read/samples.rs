@@ -17,30 +17,10 @@ use profiler_model::{
 use crate::error::ReportError;
 use crate::read::histograms::recording_histograms;
 use crate::read::stack_ids::{FrameLists, StackId, StackWeights, Stacks};
+use crate::read::thread_stack::{CommandId, ThreadStack};
 use crate::read::timeline::Timeline;
 use crate::read::walk::StackWalker;
-
-/// Samples and the events they stand for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Weight {
-    pub samples: u64,
-    pub period: u64,
-}
-
-impl Weight {
-    pub fn add(&mut self, other: Weight) {
-        // Saturating: a recording's periods are whatever its file says.
-        self.samples = self.samples.saturating_add(other.samples);
-        self.period = self.period.saturating_add(other.period);
-    }
-}
-
-/// The sum of `counts`, held at `u64::MAX`: a recording may state any
-/// count (a histogram's 64-bit buckets, a period), and sums of them must
-/// not wrap.
-pub(crate) fn total(counts: impl IntoIterator<Item = u64>) -> u64 {
-    counts.into_iter().fold(0, u64::saturating_add)
-}
+use crate::read::weight::Weight;
 
 /// Which samples to count: those of these processes and threads (an
 /// empty list admits all).
@@ -77,31 +57,6 @@ impl SampleFilter {
         (self.pids.is_empty() || self.pids.contains(&pid))
             && (self.tids.is_empty() || self.tids.contains(&tid))
     }
-}
-
-/// A command name samples were taken under: where it lies among
-/// [`SampleCounts::commands`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) struct CommandId(u32);
-
-impl CommandId {
-    pub fn new(index: usize) -> CommandId {
-        CommandId(index as u32)
-    }
-
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-/// A sampled call stack, leaf first, in the thread it was taken in.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct ThreadStack {
-    pub pid: u32,
-    pub tid: u32,
-    /// The thread's command name when the sample was taken.
-    pub command: CommandId,
-    pub frames: Box<[Location]>,
 }
 
 /// Which tasks the stacks of [`count_samples`] tell apart.

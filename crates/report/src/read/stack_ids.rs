@@ -8,7 +8,8 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use profiler_model::Location;
 
 use crate::read::naming::FunctionId;
-use crate::read::samples::{CommandId, ThreadStack, Weight};
+use crate::read::thread_stack::{CommandId, ThreadStack};
+use crate::read::weight::Weight;
 
 /// A stack while samples are counted: its thread and command, its leaf,
 /// and its callers as an id among [`FrameLists`] (if it has any). Small

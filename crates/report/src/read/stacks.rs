@@ -13,13 +13,11 @@ use crate::read::located::Located;
 use crate::read::naming::{
     FunctionDetail, FunctionId, FunctionKey, ModuleKey, Names, Place, Places, name_locations,
 };
-use crate::read::samples::{
-    CommandId, Keep, SampleFilter, TaskDetail, ThreadCount, ThreadStack, Weight, count_samples,
-    total,
-};
+use crate::read::samples::{Keep, SampleFilter, TaskDetail, ThreadCount, count_samples};
 use crate::read::stack_ids::{StackWeights, Stacks};
+use crate::read::thread_stack::{CommandId, ThreadStack};
 use crate::read::timeline::{TimedSample, Timeline};
-use crate::views::folded::{FoldedFrame, FoldedStacks, FrameKind};
+use crate::read::weight::{Weight, total};
 
 /// A sampled place: where it lies among a [`StackProfile`]'s places.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -108,15 +106,6 @@ pub struct StackOptions {
 /// What samples are merged by: process, thread, command, frames, place.
 type StackKey = (u32, u32, CommandId, Vec<FunctionId>, Option<PlaceId>);
 type StackKeyRef<'a> = (u32, u32, CommandId, &'a [FunctionId], Option<PlaceId>);
-
-/// Extra root frames naming where each stack was sampled.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ThreadFrames {
-    /// `command-PID`
-    pub process: bool,
-    /// `command-PID/TID`
-    pub thread: bool,
-}
 
 /// Reads the samples of `recording` that `options` selects, unwinding
 /// stack copies with `unwinder` and naming code with `symbolizer`.
@@ -381,24 +370,6 @@ impl StackProfile {
         }
     }
 
-    /// What kind of code a module holds.
-    pub(crate) fn frame_kind(&self, key: ModuleKey) -> FrameKind {
-        match key {
-            ModuleKey::Module(id) => {
-                let module = self.modules.get(id);
-                if self.program.as_deref() == Some(module.path.as_str()) {
-                    FrameKind::Program
-                } else if module.has_file() {
-                    FrameKind::Library
-                } else {
-                    FrameKind::Other
-                }
-            }
-            ModuleKey::Kernel => FrameKind::Kernel,
-            ModuleKey::Unmapped => FrameKind::Other,
-        }
-    }
-
     /// Whether the stack reaches a function a whole stack starts from.
     pub(crate) fn reaches_root(&self, stack: &NamedStack) -> bool {
         stack
@@ -458,63 +429,5 @@ impl StackProfile {
             "" => self.thread_name(pid, tid),
             process => process,
         }
-    }
-
-    /// The stacks of the first event read, root first, weighted by samples;
-    /// with `thread_frames`, each stack starts with its process
-    /// (`name-PID`) and/or thread (`name-PID/TID`) as extra root frames.
-    pub fn folded(&self, thread_frames: ThreadFrames) -> FoldedStacks {
-        let Some(event) = self.wanted.iter().position(|&w| w) else {
-            return FoldedStacks::default();
-        };
-        let mut folded = FoldedStacks::default();
-        let mut merged: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
-        let mut frame_ids: FxHashMap<FoldedFrame, u32> = FxHashMap::default();
-        let mut intern = |frame: FoldedFrame, frames: &mut Vec<FoldedFrame>| -> u32 {
-            *frame_ids.entry(frame.clone()).or_insert_with(|| {
-                frames.push(frame);
-                frames.len() as u32 - 1
-            })
-        };
-        let function_frames: Vec<FoldedFrame> = self
-            .functions
-            .iter()
-            .map(|f| FoldedFrame {
-                name: f.name.clone(),
-                module: self.module_names(f.module).0,
-                kind: self.frame_kind(f.module),
-                inlined: f.inlined,
-            })
-            .collect();
-        for stack in &self.events[event] {
-            let mut ids = Vec::with_capacity(stack.frames.len() + 2);
-            let name = self.thread_name(stack.pid, stack.tid);
-            let process_name = self.process_name(stack.pid, stack.tid);
-            let thread_frame = |label: String| FoldedFrame {
-                name: label,
-                module: String::new(),
-                kind: FrameKind::Other,
-                inlined: false,
-            };
-            if thread_frames.process {
-                let label = format!("{process_name}-{}", stack.pid);
-                ids.push(intern(thread_frame(label), &mut folded.frames));
-            }
-            if thread_frames.thread {
-                let label = format!("{name}-{}/{}", stack.pid, stack.tid);
-                ids.push(intern(thread_frame(label), &mut folded.frames));
-            }
-            for &f in stack.frames.iter().rev() {
-                ids.push(intern(
-                    function_frames[f.index()].clone(),
-                    &mut folded.frames,
-                ));
-            }
-            let count = merged.entry(ids).or_default();
-            *count = count.saturating_add(stack.weight.samples);
-        }
-        folded.stacks = merged.into_iter().collect();
-        folded.stacks.sort();
-        folded
     }
 }

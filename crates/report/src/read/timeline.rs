@@ -6,8 +6,9 @@ use rustc_hash::FxHashMap;
 
 use profiler_model::{EventIndex, Location, Recording};
 
-use crate::read::samples::{ThreadStack, Weight};
 use crate::read::stack_ids::StackId;
+use crate::read::thread_stack::ThreadStack;
+use crate::read::weight::Weight;
 
 /// One sample, as a timeline keeps it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
-use crate::render::flat_text::{column_width, event_phrase};
 use crate::views::hist::HistTable;
+use crate::wording::{column_width, event_phrase};
 
 pub fn render_hist_text(table: &HistTable, out: &mut impl Write) -> io::Result<()> {
     let buckets: usize = table.regions.iter().map(|r| r.buckets).sum();

@@ -4,11 +4,14 @@
 //! `symbolize`.
 
 pub(crate) mod annotate;
+pub(crate) mod call_tree;
 pub(crate) mod checkup;
+pub(crate) mod diff;
 pub(crate) mod event_list;
 pub(crate) mod flat_json;
 pub(crate) mod flat_table;
 pub(crate) mod flat_text;
 pub(crate) mod hist;
+pub(crate) mod inline_sites;
 pub(crate) mod stat;
 pub(crate) mod symbols;

@@ -15,10 +15,10 @@ use std::sync::Arc;
 
 use profiler_model::{Flow, FunctionListing, Instruction, Location, Recording, SourceReader, Svma};
 
-use crate::read::samples::total;
 use crate::read::stacks::{NamedStack, StackProfile};
-use crate::render::flat_text::event_phrase;
+use crate::read::weight::total;
 use crate::views::annotate_target::AnnotateTarget;
+use crate::wording::event_phrase;
 
 /// Which views to show.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::read::naming::{FunctionId, FunctionKey, ModuleKey};
-use crate::read::samples::Weight;
+use crate::read::weight::Weight;
 
 /// The rows functions count for.
 pub(crate) struct Attribution {

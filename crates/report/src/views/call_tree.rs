@@ -7,8 +7,8 @@
 use rustc_hash::FxHashMap;
 
 use crate::read::naming::FunctionId;
-use crate::read::samples::Weight;
 use crate::read::stacks::{NamedStack, StackProfile};
+use crate::read::weight::Weight;
 
 /// Which end of the stacks the tree grows from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use profiler_model::{
 };
 
 use crate::read::naming::{FunctionId, ModuleKey};
-use crate::read::samples::{Weight, total};
 use crate::read::stacks::{NamedStack, StackProfile};
+use crate::read::weight::{Weight, total};
 use crate::views::attribution::{Attribution, InlineTally};
 use crate::views::call_tree::{CallTree, TreeDirection, call_tree};
 use crate::views::places::{PlaceRow, place_rows};

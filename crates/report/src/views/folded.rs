@@ -5,9 +5,10 @@
 //! ` (inlined)` suffix as `perf report` marks it.
 
 use rustc_hash::FxHashMap;
-use std::io::{self, Write};
 
-use crate::read::samples::total;
+use crate::read::naming::ModuleKey;
+use crate::read::stacks::StackProfile;
+use crate::read::weight::total;
 
 /// What kind of code a frame is, for colouring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -68,71 +69,91 @@ impl FoldedStacks {
     pub fn total(&self) -> u64 {
         total(self.stacks.iter().map(|(_, w)| *w))
     }
-
-    /// Writes one `root;...;leaf weight` line per stack, sorted, each frame
-    /// named by [`FoldedFrame::label`].
-    pub fn write(&self, out: &mut impl Write) -> io::Result<()> {
-        for (line, weight) in self.lines() {
-            writeln!(out, "{line} {weight}")?;
-        }
-        Ok(())
-    }
-
-    /// The stacks as folded lines, sorted, with their weights; stacks that
-    /// fold to the same line are merged.
-    pub fn lines(&self) -> Vec<(String, u64)> {
-        let names: Vec<String> = self.frames.iter().map(FoldedFrame::label).collect();
-        let mut merged: FxHashMap<String, u64> = FxHashMap::default();
-        for (stack, weight) in &self.stacks {
-            let line = stack
-                .iter()
-                .map(|&i| names[i as usize].as_str())
-                .collect::<Vec<_>>()
-                .join(";");
-            let total = merged.entry(line).or_default();
-            *total = total.saturating_add(*weight);
-        }
-        let mut lines: Vec<(String, u64)> = merged.into_iter().collect();
-        lines.sort();
-        lines
-    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Extra root frames naming where each stack was sampled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadFrames {
+    /// `command-PID`
+    pub process: bool,
+    /// `command-PID/TID`
+    pub thread: bool,
+}
 
-    fn frame(name: &str) -> FoldedFrame {
-        FoldedFrame {
-            name: name.into(),
-            module: "app".into(),
-            kind: FrameKind::Program,
-            inlined: false,
+impl StackProfile {
+    /// The stacks of the first event read, root first, weighted by samples;
+    /// with `thread_frames`, each stack starts with its process
+    /// (`name-PID`) and/or thread (`name-PID/TID`) as extra root frames.
+    pub fn folded(&self, thread_frames: ThreadFrames) -> FoldedStacks {
+        let Some(event) = self.wanted.iter().position(|&w| w) else {
+            return FoldedStacks::default();
+        };
+        let mut folded = FoldedStacks::default();
+        let mut merged: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
+        let mut frame_ids: FxHashMap<FoldedFrame, u32> = FxHashMap::default();
+        let mut intern = |frame: FoldedFrame, frames: &mut Vec<FoldedFrame>| -> u32 {
+            *frame_ids.entry(frame.clone()).or_insert_with(|| {
+                frames.push(frame);
+                frames.len() as u32 - 1
+            })
+        };
+        let function_frames: Vec<FoldedFrame> = self
+            .functions
+            .iter()
+            .map(|f| FoldedFrame {
+                name: f.name.clone(),
+                module: self.module_names(f.module).0,
+                kind: self.frame_kind(f.module),
+                inlined: f.inlined,
+            })
+            .collect();
+        for stack in &self.events[event] {
+            let mut ids = Vec::with_capacity(stack.frames.len() + 2);
+            let name = self.thread_name(stack.pid, stack.tid);
+            let process_name = self.process_name(stack.pid, stack.tid);
+            let thread_frame = |label: String| FoldedFrame {
+                name: label,
+                module: String::new(),
+                kind: FrameKind::Other,
+                inlined: false,
+            };
+            if thread_frames.process {
+                let label = format!("{process_name}-{}", stack.pid);
+                ids.push(intern(thread_frame(label), &mut folded.frames));
+            }
+            if thread_frames.thread {
+                let label = format!("{name}-{}/{}", stack.pid, stack.tid);
+                ids.push(intern(thread_frame(label), &mut folded.frames));
+            }
+            for &f in stack.frames.iter().rev() {
+                ids.push(intern(
+                    function_frames[f.index()].clone(),
+                    &mut folded.frames,
+                ));
+            }
+            let count = merged.entry(ids).or_default();
+            *count = count.saturating_add(stack.weight.samples);
         }
+        folded.stacks = merged.into_iter().collect();
+        folded.stacks.sort();
+        folded
     }
 
-    #[test]
-    fn stacks_fold_to_sorted_merged_lines() {
-        let burn = FoldedFrame {
-            inlined: true,
-            ..frame("burn")
-        };
-        let stacks = FoldedStacks {
-            frames: vec![frame("main"), frame("work"), frame("a;b"), burn],
-            stacks: vec![
-                (vec![0, 2], 3),
-                (vec![0, 1], 5),
-                (vec![0], 1),
-                (vec![0, 2], 2),
-                (vec![0, 1, 3], 4),
-            ],
-        };
-        let mut out = Vec::new();
-        stacks.write(&mut out).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "main 1\nmain;a:b 5\nmain;work 5\nmain;work;burn (inlined) 4\n"
-        );
-        assert_eq!(stacks.total(), 15);
+    /// What kind of code a module holds.
+    pub(crate) fn frame_kind(&self, key: ModuleKey) -> FrameKind {
+        match key {
+            ModuleKey::Module(id) => {
+                let module = self.modules.get(id);
+                if self.program.as_deref() == Some(module.path.as_str()) {
+                    FrameKind::Program
+                } else if module.has_file() {
+                    FrameKind::Library
+                } else {
+                    FrameKind::Other
+                }
+            }
+            ModuleKey::Kernel => FrameKind::Kernel,
+            ModuleKey::Unmapped => FrameKind::Other,
+        }
     }
 }

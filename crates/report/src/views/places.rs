@@ -7,9 +7,9 @@ use std::sync::Arc;
 use profiler_model::{Location, Svma};
 
 use crate::read::naming::{FunctionId, ModuleKey};
-use crate::read::samples::Weight;
 use crate::read::stacks::PlaceId;
 use crate::read::stacks::StackProfile;
+use crate::read::weight::Weight;
 use crate::views::sort::PlaceKind;
 use crate::views::tasks::{Leaf, Task, TaskKey};
 
@@ -122,8 +122,8 @@ pub(crate) fn place_rows(
 mod tests {
     use super::*;
     use crate::read::naming::{FunctionKey, Place};
-    use crate::read::samples::CommandId;
     use crate::read::stacks::NamedStack;
+    use crate::read::thread_stack::CommandId;
     use profiler_model::{FileOffset, ModuleTable};
 
     fn profile() -> StackProfile {

@@ -4,8 +4,9 @@
 use rustc_hash::FxHashMap;
 
 use crate::read::naming::FunctionId;
-use crate::read::samples::{CommandId, Weight};
 use crate::read::stacks::{NamedStack, StackProfile};
+use crate::read::thread_stack::CommandId;
+use crate::read::weight::Weight;
 use crate::views::sort::SortKey;
 
 /// A stack with the row its samples count for.
