@@ -17,6 +17,7 @@
 //! fuzz symbols --replay target/fuzz-findings/symbols-0.bin
 //! ```
 
+mod args;
 mod corpus;
 mod events;
 mod mutate;
@@ -29,51 +30,12 @@ mod target;
 mod views;
 mod worker;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
 
-use crate::target::Target;
-
-/// Fuzzes one of the profiler's readers for a bounded time, or replays an
-/// input it found.
-#[derive(Parser, Debug)]
-#[command(name = "fuzz")]
-pub struct Args {
-    /// What to fuzz: recording, perfdata, events or symbols.
-    #[arg(value_parser = Target::by_name)]
-    target: &'static Target,
-    /// How long to fuzz, in seconds.
-    #[arg(long, default_value_t = 60)]
-    seconds: u64,
-    /// A directory (searched recursively) or file of seed inputs; the
-    /// files the target reads are picked out of it. May be repeated.
-    #[arg(long)]
-    corpus: Vec<PathBuf>,
-    /// The random generator's seed; by default one from the clock, printed
-    /// so that a run can be repeated.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// An input still running after this many seconds is a hang.
-    #[arg(long, default_value_t = 10)]
-    timeout: u64,
-    /// The address space each worker may use, in MiB: a reader that wants
-    /// more is a finding. The readers' own budgets are below it (1 GiB of
-    /// histogram buckets, two rounds of 2 GiB for perf.data's sorting).
-    #[arg(long, default_value_t = 4096)]
-    memory_mib: u64,
-    /// Where findings are saved.
-    #[arg(long, default_value = "target/fuzz-findings")]
-    findings: PathBuf,
-    /// Runs this one input (a saved finding) and says how it ends.
-    #[arg(long, conflicts_with = "corpus")]
-    replay: Option<PathBuf>,
-    /// Runs as a worker: inputs on stdin, one byte on stdout after each.
-    #[arg(long, hide = true)]
-    worker: bool,
-}
+use crate::args::Args;
 
 fn main() -> ExitCode {
     let args = Args::parse();

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, bail};
 
-use crate::Args;
+use crate::args::Args;
 use crate::corpus;
 use crate::mutate::mutate;
 use crate::rng::Rng;

@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{events, perfdata, recording, symbols};
-
 /// One reader to fuzz.
 pub struct Target {
     pub name: &'static str,
@@ -23,25 +21,9 @@ pub struct Target {
     pub run: fn(&[u8], &Scratch),
 }
 
-pub static TARGETS: [Target; 4] = [
-    recording::TARGET,
-    perfdata::TARGET,
-    events::TARGET,
-    symbols::TARGET,
-];
-
 impl std::fmt::Debug for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name)
-    }
-}
-
-impl Target {
-    pub fn by_name(name: &str) -> Result<&'static Target, String> {
-        TARGETS.iter().find(|t| t.name == name).ok_or_else(|| {
-            let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
-            format!("no target {name}: choose one of {}", names.join(", "))
-        })
     }
 }
 
