@@ -24,8 +24,9 @@ pub(crate) fn perf_record(dir: &Path, data: &str, options: &[&str], command: &[&
 }
 
 /// Each function's share of the samples' period as `perf report
-/// --no-children` gives it.
-fn perf_shares(dir: &Path, data: &str) -> BTreeMap<String, f64> {
+/// --no-children` gives it, each named as we name the same code (see
+/// [`PERF_PLT_NAME`]).
+fn perf_shares(dir: &Path, data: &str, program: &Path) -> BTreeMap<String, f64> {
     let output = Command::new("perf")
         .current_dir(dir)
         .args(["report", "-i", data, "--stdio", "--no-children", "-q"])
@@ -43,7 +44,96 @@ fn perf_shares(dir: &Path, data: &str) -> BTreeMap<String, f64> {
         let name = symbol.get(4..).unwrap_or(symbol).trim().to_owned();
         *shares.entry(name).or_insert(0.0) += percent.parse::<f64>().unwrap();
     }
+    if let Some(share) = shares.remove(PERF_PLT_NAME) {
+        let script = Command::new("perf")
+            .current_dir(dir)
+            .args(["script", "-i", data, "-G", "-F", "ip,sym,symoff,dso,period"])
+            .output()
+            .unwrap();
+        assert!(script.status.success(), "perf script: {}", stderr(&script));
+        let samples = String::from_utf8_lossy(&script.stdout);
+        let periods = perf_plt_periods(&samples, program);
+        let total: u64 = periods.values().sum();
+        assert!(
+            total > 0,
+            "perf script has no {PERF_PLT_NAME} sample:\n{samples}"
+        );
+        for (name, period) in periods {
+            *shares.entry(name).or_insert(0.0) += share * period as f64 / total as f64;
+        }
+    }
     shares
+}
+
+/// The one name perf gives code that we name otherwise: perf 6.1 does not
+/// name the stubs of a program's `.plt` (`strlen@plt`, as objdump and we
+/// name them) but stretches the symbol before them, `_init`, over them.
+/// Its share is split by the address of each sample perf names so.
+const PERF_PLT_NAME: &str = "_init";
+
+/// The period of the samples `perf script -F ip,sym,symoff,dso,period`
+/// names [`PERF_PLT_NAME`], by the name objdump gives the instruction at
+/// each (for `program`'s samples; others keep perf's name).
+fn perf_plt_periods(script: &str, program: &Path) -> BTreeMap<String, u64> {
+    let program = program.canonicalize().unwrap();
+    let names = objdump_names(&program);
+    let start = names
+        .iter()
+        .find(|(_, n)| *n == PERF_PLT_NAME)
+        .map(|(a, _)| *a);
+    let mut periods = BTreeMap::new();
+    for line in script.lines() {
+        // "    250000      55b3b14ae030 _init+0x30 (/path/to/libcall)"
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [period, _ip, symbol, dso] = fields[..] else {
+            continue;
+        };
+        let Some(offset) = symbol.strip_prefix(&format!("{PERF_PLT_NAME}+0x")) else {
+            continue;
+        };
+        let offset = u64::from_str_radix(offset, 16).unwrap();
+        let ours = Path::new(dso.trim_matches(['(', ')'])) == program;
+        let name = match (ours, start) {
+            (true, Some(start)) => names.get(&(start + offset)).map(String::as_str),
+            _ => None,
+        };
+        let name = name.unwrap_or(PERF_PLT_NAME).to_owned();
+        *periods.entry(name).or_insert(0) += period.parse::<u64>().unwrap();
+    }
+    periods
+}
+
+/// The instructions of `program`'s `.init` and PLT sections, by address,
+/// each with the name of the symbol or stub objdump lists it under.
+fn objdump_names(program: &Path) -> BTreeMap<u64, String> {
+    let output = Command::new("objdump")
+        .args([
+            "-d",
+            "--no-show-raw-insn",
+            "-j",
+            ".init",
+            "-j",
+            ".plt",
+            "-j",
+            ".plt.sec",
+        ])
+        .arg(program)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "objdump: {}", stderr(&output));
+    let mut names = BTreeMap::new();
+    let mut label = String::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        // "0000000000001030 <strlen@plt>:", then "    1030:\tjmp ..."
+        if let Some((_, name)) = line.strip_suffix(">:").and_then(|l| l.split_once(" <")) {
+            label = name.to_owned();
+        } else if let Some((address, _)) = line.trim_start().split_once(":\t")
+            && let Ok(address) = u64::from_str_radix(address, 16)
+        {
+            names.insert(address, label.clone());
+        }
+    }
+    names
 }
 
 /// Each function's self share in our report of the same file.
@@ -101,9 +191,47 @@ live_test!(perfs_recordings_report_the_shares_perf_reports, || {
         perf_record(&dir, &data, options, &command);
         let report = report_json(&dir, &data);
         let what = format!("{name} {options:?}");
-        assert_shares_agree(&what, &our_shares(&report), &perf_shares(&dir, &data));
+        assert_shares_agree(
+            &what,
+            &our_shares(&report),
+            &perf_shares(&dir, &data, &program),
+        );
     }
 });
+
+// perf's name for a PLT stub is read back by address: a sample perf
+// names `_init` plus the offset of libcall's first stub is in
+// `strlen@plt`, as objdump and our report name it; `_init` itself and
+// other modules' `_init` keep their name.
+#[test]
+fn perfs_name_for_a_plt_stub_is_read_by_address() {
+    if !profiler_testing::tool("objdump") {
+        return;
+    }
+    let program = fixture("libcall");
+    let names = objdump_names(&program);
+    let address = |wanted: &str| names.iter().find(|(_, n)| *n == wanted).map(|(a, _)| *a);
+    let (init, stub) = (address("_init").unwrap(), address("strlen@plt").unwrap());
+    let ours = program.canonicalize().unwrap().display().to_string();
+    let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    let line = |period: u64, symbol: String, dso: &str| {
+        format!("    {period}  55b3b14a1000 {symbol} ({dso})")
+    };
+    let script = [
+        line(250_000, format!("_init+{:#x}", stub - init), &ours),
+        line(250_000, format!("_init+{:#x}", stub - init + 6), &ours),
+        line(500_000, "_init+0x0".to_owned(), &ours),
+        line(250_000, format!("_init+{:#x}", stub - init), libc),
+        line(250_000, "main+0x3d".to_owned(), &ours),
+    ]
+    .join("\n");
+    let periods = perf_plt_periods(&script, &program);
+    let expected = BTreeMap::from([
+        ("_init".to_owned(), 750_000),
+        ("strlen@plt".to_owned(), 500_000),
+    ]);
+    assert_eq!(periods, expected);
+}
 
 // perf keeps a copy of each sampled binary by build-id (in ~/.debug, here
 // under a home of the test's own): a program rebuilt since its perf.data
