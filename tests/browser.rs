@@ -4,9 +4,12 @@
 //! (`npm ci` there), served with the export from a local server, imports
 //! the speedscope export of the deep recursion and lists its functions with
 //! their shares; the flame graph SVG draws every frame and its search
-//! highlights the function searched for. Screenshots are left in
-//! target/test-artifacts/.
+//! highlights the function searched for. Screenshots, left in
+//! target/test-artifacts/, are read back: speedscope's table shows each
+//! function's swatch, its flame chart (drawn with WebGL) and the flame
+//! graph fill the window with frames, the searched ones highlighted.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -40,12 +43,16 @@ fn browser_installed() -> bool {
 
 /// Chromium, headless, as root; the page's scripts get up to 15 s of
 /// virtual time (which waits for the page's own requests) to settle.
+/// speedscope draws with WebGL, which Chromium without a GPU no longer
+/// falls back to software for unless told to (SwiftShader through ANGLE):
+/// without it the page says "Something went wrong".
 fn chromium(url: &str, what: &[&str]) -> String {
     let output = Command::new(CHROMIUM)
         .args([
             "--headless",
             "--no-sandbox",
-            "--disable-gpu",
+            "--use-angle=swiftshader",
+            "--enable-unsafe-swiftshader",
             "--disable-dev-shm-usage",
             "--disable-background-networking",
             "--no-first-run",
@@ -65,8 +72,8 @@ fn chromium(url: &str, what: &[&str]) -> String {
 }
 
 /// Takes a screenshot of `url` at `width`×`height` into
-/// target/test-artifacts/NAME.
-fn screenshot(url: &str, name: &str, (width, height): (u32, u32)) -> PathBuf {
+/// target/test-artifacts/NAME, and returns its pixels.
+fn screenshot(url: &str, name: &str, (width, height): (u32, u32)) -> Vec<[u8; 3]> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
@@ -78,9 +85,37 @@ fn screenshot(url: &str, name: &str, (width, height): (u32, u32)) -> PathBuf {
             &format!("--window-size={width},{height}"),
         ],
     );
-    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-    assert!(size > 1000, "no screenshot of {url} at {}", path.display());
-    path
+    let file = std::fs::File::open(&path);
+    let file = file.unwrap_or_else(|e| panic!("no screenshot of {url} at {}: {e}", path.display()));
+    let mut decoder = png::Decoder::new(BufReader::new(file));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buffer = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut buffer).unwrap();
+    assert_eq!(
+        (frame.width, frame.height),
+        (width, height),
+        "{}",
+        path.display()
+    );
+    let channels = frame.color_type.samples();
+    (buffer[..frame.buffer_size()].chunks_exact(channels))
+        .map(|p| match p {
+            [gray] | [gray, _] => [*gray; 3],
+            [r, g, b, ..] => [*r, *g, *b],
+            _ => unreachable!("1 to 4 channels"),
+        })
+        .collect()
+}
+
+/// The share of `pixels` in colour (not white, black or grey): what frames
+/// of a flame chart are drawn in, and text and backgrounds are not.
+fn coloured_share(pixels: &[[u8; 3]]) -> f64 {
+    let coloured = |p: &&[u8; 3]| {
+        let (max, min) = (p.iter().max().unwrap_or(&0), p.iter().min().unwrap_or(&0));
+        max - min >= 30
+    };
+    pixels.iter().filter(coloured).count() as f64 / pixels.len().max(1) as f64
 }
 
 /// Serves `profile` as /profile.json and the files of `dir` by name on
@@ -275,7 +310,15 @@ live_test!(
                 .replace('/', "%2F");
             format!("{base}/index.html#profileURL={profile}&view={view}")
         };
-        let dom = chromium(&page("sandwich"), &["--dump-dom"]);
+        // The table's rows come a frame after the import; on a busy machine
+        // past the virtual time, so the page is read up to three times.
+        let mut dom = chromium(&page("sandwich"), &["--dump-dom"]);
+        for _ in 0..2 {
+            if text_of(&dom).iter().any(|l| l == "main") {
+                break;
+            }
+            dom = chromium(&page("sandwich"), &["--dump-dom"]);
+        }
         // The title names the profile once speedscope has imported it; a file
         // it cannot import leaves `speedscope` and says so in the page.
         assert!(
@@ -301,16 +344,31 @@ live_test!(
                 "{function}: {shown}% in speedscope, {ours:.2}% in report"
             );
         }
-        screenshot(
+        // The table's rows below the toolbar, each with its function's
+        // colour swatch (8x8 pixels, in a colour of its own).
+        let sandwich = screenshot(
             &page("sandwich"),
             "speedscope-recurse-sandwich.png",
             (1280, 800),
         );
-        screenshot(
+        let mut colours: BTreeMap<[u8; 3], usize> = BTreeMap::new();
+        for pixel in (sandwich[1280 * 24..].iter()).filter(|p| coloured_share(&[**p]) > 0.0) {
+            *colours.entry(*pixel).or_default() += 1;
+        }
+        let swatches = colours.values().filter(|n| (50..=200).contains(*n)).count();
+        assert!(
+            swatches >= 5,
+            "{swatches} swatches in the sandwich view: {colours:?}"
+        );
+        // The time-ordered flame chart, drawn with WebGL: its frames fill
+        // most of the window.
+        let chart = screenshot(
             &page("time-ordered"),
             "speedscope-recurse-time-order.png",
             (1280, 800),
         );
+        let drawn = coloured_share(&chart);
+        assert!(drawn > 0.5, "frames cover {drawn:.2} of the flame chart");
 
         // The SVG runs its own search for `?s=` when it loads, as its Search
         // button and Ctrl-F do.
@@ -356,6 +414,10 @@ live_test!(
         let height = (dom.split_once(" height=\""))
             .and_then(|(_, rest)| rest.split('"').next()?.parse().ok())
             .unwrap_or(1200);
-        screenshot(&searched, "flamegraph-recurse.png", (1280, height));
+        let flame = screenshot(&searched, "flamegraph-recurse.png", (1280, height));
+        let drawn = coloured_share(&flame);
+        assert!(drawn > 0.5, "frames cover {drawn:.2} of the flame graph");
+        let highlighted = flame.iter().filter(|p| **p == [230, 0, 230]).count();
+        assert!(highlighted > 1000, "{highlighted} highlighted pixels");
     }
 );
