@@ -33,6 +33,7 @@ mod renderers;
 mod salvage;
 mod shell;
 mod stat;
+mod suite;
 mod symbolization;
 mod symbols;
 mod targets;
