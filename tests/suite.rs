@@ -201,3 +201,57 @@ fn ci_runs_the_readmes_test_command_under_ci_true() {
         ".ci/run does not set CI=true"
     );
 }
+
+// The README's minimum Rust is Cargo.toml's `rust-version`, which clippy's
+// `incompatible_msrv` lint (on with `clippy::all`, denied in CI) checks our
+// code against, and which no dependency exceeds: a build with only that
+// toolchain would compile what it is given.
+#[test]
+fn the_stated_msrv_is_every_dependencys_at_most() {
+    let manifest = read(&repository().join("Cargo.toml"));
+    let msrv = manifest_values(&manifest, "rust-version");
+    let msrv = *msrv.first().expect("Cargo.toml states rust-version");
+    let readme = read(&repository().join("README.md"));
+    assert!(
+        readme.contains(&format!("rustc {msrv} or newer")),
+        "README: rustc {msrv}"
+    );
+    let version = |v: &str| -> Vec<u32> { v.split('.').map(|n| n.parse().unwrap_or(0)).collect() };
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .current_dir(repository())
+        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let newer: Vec<String> = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| {
+            let wants = p["rust_version"].as_str()?;
+            let mut wants_parts = version(wants);
+            wants_parts.resize(3, 0);
+            let mut ours = version(msrv);
+            ours.resize(3, 0);
+            (wants_parts > ours).then(|| format!("{} {} needs {wants}", p["name"], p["version"]))
+        })
+        .collect();
+    assert!(
+        newer.is_empty(),
+        "dependencies newer than rust-version {msrv}: {newer:?}"
+    );
+    let lints = manifest
+        .split("[workspace.lints.clippy]")
+        .nth(1)
+        .unwrap_or("");
+    assert!(
+        !lints.contains("incompatible_msrv"),
+        "clippy::incompatible_msrv is not to be turned off"
+    );
+}

@@ -154,7 +154,7 @@ pub struct AnnotateArgs {
     #[arg(long, conflicts_with = "both")]
     pub asm: bool,
 
-    /// Show the source lines, then the disassembly [default]
+    /// Show the source lines, then the disassembly (the default)
     #[arg(long)]
     pub both: bool,
 
@@ -303,7 +303,7 @@ pub struct RecordArgs {
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub duration: Option<std::time::Duration>,
 
-    /// Sample user space only [default]: the events without a :u, :k or :h of their own
+    /// Sample user space only (the default): the events without a :u, :k or :h of their own
     #[arg(long, conflicts_with = "kernel")]
     pub user_only: bool,
 

@@ -59,7 +59,7 @@ impl SampleFilter {
     }
 }
 
-/// Which tasks the stacks of [`count_samples`] tell apart.
+/// Which tasks the counted stacks tell apart.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TaskDetail {
     /// Each thread's stacks apart.
