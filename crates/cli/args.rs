@@ -329,7 +329,7 @@ pub struct RecordArgs {
 pub struct CpuList(pub Vec<usize>);
 
 fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
-    profiler_sampler::parse_cpu_list(text)
+    profiler_events::parse_cpu_list(text)
         .map(CpuList)
         .map_err(|error| error.to_string())
 }

@@ -12,7 +12,7 @@ use crate::privileges;
 use crate::recorder::{DEFAULT_FREQUENCY, DEFAULT_RING_BYTES};
 use crate::refusal;
 use crate::sysinfo;
-pub use profiler_events::{Checkup, EventCheck};
+pub(crate) use profiler_events::{Checkup, EventCheck};
 
 /// The events `doctor` tries.
 pub const CHECKED_EVENTS: &[&str] = &[

@@ -78,14 +78,11 @@ mod sysinfo;
 mod target;
 mod tasks;
 
-pub use doctor::{CHECKED_EVENTS, Checkup, EventCheck, checkup};
+pub use doctor::{CHECKED_EVENTS, checkup};
 pub use error::SamplerError;
 pub use launch::TargetExit;
 pub use list::probe_events;
-pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
 pub use profil::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion};
-pub use profiler_events::EventSource;
-pub use profiler_events::{format_cpu_list, parse_cpu_list};
 pub use recorder::{
     DEFAULT_FP_STACK_BYTES, DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES,
     DEFAULT_STACK_RING_BYTES, EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,

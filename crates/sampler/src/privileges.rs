@@ -11,10 +11,7 @@
 
 use std::fs;
 
-pub use profiler_events::{
-    CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, effective_capabilities, grant_perfmon,
-    paranoid_meaning,
-};
+pub(crate) use profiler_events::{Privileges, effective_capabilities, grant_perfmon};
 
 use crate::sysinfo;
 
