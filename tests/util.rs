@@ -224,3 +224,31 @@ pub fn run_as_nobody(dir: &Path, args: &[&str]) -> Option<Output> {
         .unwrap();
     Some(output)
 }
+
+/// A small file system mounted for one test, unmounted when it ends.
+pub struct SmallDisk(pub PathBuf);
+
+impl SmallDisk {
+    /// Mounts a tmpfs of `size` (`256k`) on `dir/disk`.
+    pub fn mount(dir: &Path, size: &str) -> SmallDisk {
+        let path = dir.join("disk");
+        std::fs::create_dir(&path).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cannot mount a tmpfs on {}",
+            path.display()
+        );
+        SmallDisk(path)
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
