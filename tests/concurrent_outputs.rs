@@ -98,11 +98,13 @@ live_test!(
             "-o",
             "victim.txt",
         ];
+        // The exports first, of the recording of split, which the recordings
+        // of `true` replace after.
         let cases: [(&str, &[&str]); 4] = [
-            ("victim.data", &record),
-            ("victim.data", &archive),
             ("victim.svg", &flamegraph),
             ("victim.txt", &export),
+            ("victim.data", &record),
+            ("victim.data", &archive),
         ];
         for (file, args) in cases {
             // Each run writes a file that starts the same way: a recording's
@@ -110,7 +112,7 @@ live_test!(
             run_ok(&dir, args);
             let start = std::fs::read(dir.join(file)).unwrap()[..8].to_vec();
             let watcher = Watcher::start(&dir.join(file), start);
-            for _ in 0..25 {
+            for _ in 0..20 {
                 run_ok(&dir, args);
             }
             let (bad, reads) = watcher.stop();
@@ -223,23 +225,10 @@ live_test!(
         let dir = scratch("concurrent-start");
         let runs: Vec<_> = (0..4)
             .map(|_| {
-                profiler()
-                    .current_dir(&dir)
-                    .args([
-                        "record",
-                        "-e",
-                        "cpu-clock",
-                        "-o",
-                        "out.data",
-                        "--",
-                        "sh",
-                        "-c",
-                    ])
-                    .arg("echo $$ >> ran; sleep 0.5")
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
+                let command = ["sh", "-c", "echo $$ >> ran; sleep 0.5"];
+                let mut args = vec!["record", "-e", "cpu-clock", "-o", "out.data", "--"];
+                args.extend(command);
+                spawn(&dir, &args)
             })
             .collect();
         let mut wrote = 0;

@@ -44,15 +44,6 @@ fn writers(target: &str) -> Vec<Vec<&str>> {
     ]
 }
 
-/// Files in `dir` whose names end in `.tmp`.
-fn temporaries(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
-        .collect()
-}
-
 /// Reads everything from `reader` until its writer closes it.
 fn read_all(mut reader: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
@@ -191,7 +182,7 @@ live_test!(
 );
 
 /// `record -o TARGET` of a command that leaves `ran` behind if it runs.
-fn record_args(target: &str) -> Vec<&str> {
+pub(crate) fn record_args(target: &str) -> Vec<&str> {
     vec![
         "record",
         "-e",

@@ -6,9 +6,10 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
+use crate::outputs::record_args;
 use crate::stranger::{Stranger, shared_dir};
 use crate::util::*;
 
@@ -29,29 +30,6 @@ fn secret(dir: &Path) -> PathBuf {
     std::fs::write(&secret, "root's secret\n").unwrap();
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
     secret
-}
-
-/// Files in `dir` whose names end in `.tmp`.
-fn temporaries(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
-        .collect()
-}
-
-/// `record -o target` of a command that leaves `ran` behind if it runs.
-fn record_args(target: &str) -> Vec<&str> {
-    vec![
-        "record",
-        "-e",
-        "cpu-clock",
-        "-o",
-        target,
-        "--",
-        "touch",
-        "ran",
-    ]
 }
 
 /// Every way the profiler writes `target` from `in.data` (in the parent
@@ -276,21 +254,16 @@ live_test!(
         let mut hung = 0;
         let mut named = Vec::new();
         for _ in 0..20 {
-            let mut child = profiler()
-                .current_dir(&dir)
-                .args([
-                    "record",
-                    "-e",
-                    "cpu-clock",
-                    "-o",
-                    "tmp/x.data",
-                    "--",
-                    "true",
-                ])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
+            let args = [
+                "record",
+                "-e",
+                "cpu-clock",
+                "-o",
+                "tmp/x.data",
+                "--",
+                "true",
+            ];
+            let mut child = spawn(&dir, &args);
             let mut error = child.stderr.take().unwrap();
             match wait_for(&mut child, Duration::from_secs(10)) {
                 Some(status) => {

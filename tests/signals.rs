@@ -12,43 +12,20 @@ use std::time::{Duration, Instant};
 
 use crate::util::*;
 
-/// Sends `signal` (`-INT`) to `pid`.
-fn kill(signal: &str, pid: u32) {
-    let status = std::process::Command::new("kill")
-        .args([signal, &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-/// The names in `dir` ending in `.tmp`.
-fn temporaries(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
-        .collect()
-}
-
 /// Starts `record -o x.data` of a short command in `dir`.
 fn start(dir: &Path) -> Child {
-    profiler()
-        .current_dir(dir)
-        .args([
-            "record",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "x.data",
-            "--",
-            "sh",
-            "-c",
-            "exit 3",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    let args = [
+        "record",
+        "-e",
+        "cpu-clock",
+        "-o",
+        "x.data",
+        "--",
+        "sh",
+        "-c",
+        "exit 3",
+    ];
+    spawn(dir, &args)
 }
 
 /// Polls `dir` until a temporary file appears or `child` ends.
@@ -111,7 +88,7 @@ live_test!(
             // started.
             let mut child = start(&dir);
             until_temporary(&dir, &mut child);
-            kill(signal, child.id());
+            kill(signal, child.id().into());
             let output = child.wait_with_output().unwrap();
             if signal != "-KILL" {
                 let message = stderr(&output);
@@ -127,7 +104,7 @@ live_test!(
             for delay in 0..10 {
                 let child = start(&dir);
                 std::thread::sleep(Duration::from_millis(2 * delay));
-                kill(signal, child.id());
+                kill(signal, child.id().into());
                 let output = child.wait_with_output().unwrap();
                 whole_or_nothing(&dir, signal, &output);
             }
@@ -186,7 +163,7 @@ live_test!(
         let dir = scratch("signals-orphans");
         for signal in ["-QUIT", "-USR2", "-ALRM"] {
             let (child, command) = start_long(&dir, &[]);
-            kill(signal, child.id());
+            kill(signal, child.id().into());
             let output = child.wait_with_output().unwrap();
             let message = stderr(&output);
             // The command is asked to end in turn; its status is record's.
@@ -198,11 +175,11 @@ live_test!(
         }
         // Killed outright, the profiler takes the command with it.
         let (mut child, command) = start_long(&dir, &[]);
-        kill("-KILL", child.id());
+        kill("-KILL", child.id().into());
         child.wait().unwrap();
         let gone = ends(command);
         if !gone {
-            kill("-KILL", command);
+            kill("-KILL", command.into());
         }
         assert!(gone, "the command outlived a killed profiler");
     }
@@ -238,7 +215,7 @@ live_test!(
             let written = line.contains("; wrote ");
             said.push(line);
             if written {
-                kill("-INT", child.id());
+                kill("-INT", child.id().into());
                 break;
             }
         }

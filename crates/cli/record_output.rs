@@ -158,8 +158,8 @@ impl RecordingFile {
                 self.name
             ),
             None => say!(
-                "profiler: the recording is incomplete ({error}): {} holds its first {written} \
-                 bytes",
+                "profiler: the recording is incomplete ({error}): {} was sent its first \
+                 {written} bytes",
                 self.name
             ),
         }
