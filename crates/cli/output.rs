@@ -24,8 +24,9 @@ pub(crate) use crate::placement::is_stdout;
 /// An output being written.
 pub(crate) struct Output {
     sink: Sink,
-    /// The first error a write met, kept to say which file it was about.
-    failed: Option<io::ErrorKind>,
+    /// Whether a write has failed: an error that follows is about this
+    /// file, and says so.
+    failed: bool,
 }
 
 enum Sink {
@@ -57,7 +58,10 @@ impl Output {
             Destination::InPlace(found) => Sink::Stream(open_in_place(&found)?),
             Destination::Replace(found) => Sink::Replace(AtomicFile::create(found, leftover)?),
         };
-        Ok(Output { sink, failed: None })
+        Ok(Output {
+            sink,
+            failed: false,
+        })
     }
 
     /// The regular file this replaces, if it replaces one.
@@ -89,7 +93,7 @@ impl Output {
         if let Err(error) = &result
             && error.kind() != io::ErrorKind::Interrupted
         {
-            self.failed.get_or_insert(error.kind());
+            self.failed = true;
         }
         result
     }
@@ -149,7 +153,7 @@ pub(crate) fn write_output<T>(
         Ok(value) => value,
         // The writing failed (a full disk): the file is named, with the
         // system's words.
-        Err(error) if out.get_ref().failed.is_some() => {
+        Err(error) if out.get_ref().failed => {
             let cause = error.chain().find_map(|e| e.downcast_ref::<io::Error>());
             return Err(match cause {
                 Some(cause) => cannot_write(cause),
