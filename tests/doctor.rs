@@ -151,3 +151,43 @@ live_test!(mmap_pages_sizes_the_ring_buffers_it_samples_into, || {
     );
     assert!(samples(&report) > 0, "{report}");
 });
+
+// The kernel stops sampling a process whose exec makes it another user
+// (`begin_new_exec` detaches the counters of a process no longer
+// dumpable): `record` says so, rather than showing 0 samples without a word.
+live_test!(a_set_user_id_command_is_said_to_go_unsampled, || {
+    use std::os::unix::fs::PermissionsExt;
+    if !profiler_testing::root("making a set-user-ID program owned by root") {
+        return;
+    }
+    let dir = scratch("setuid-command");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let program = dir.join("split-setuid");
+    std::fs::copy(fixture("split"), &program).unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    let Some(output) = run_as_nobody(
+        &dir,
+        &[
+            "record",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "/dev/null",
+            "--",
+            "./split-setuid",
+            "1",
+        ],
+    ) else {
+        return;
+    };
+    let message = stderr(&output);
+    assert!(output.status.success(), "{message}");
+    assert!(
+        message.contains(
+            "./split-setuid is set-user-ID (to uid 0): the kernel stops sampling a process that \
+             takes on another identity when it starts, so it will have no samples"
+        ),
+        "{message}"
+    );
+    assert!(message.contains("profiler: 0 samples"), "{message}");
+});

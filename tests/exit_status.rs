@@ -37,15 +37,6 @@ live_test!(the_commands_exit_status_passes_through, || {
     }
 });
 
-/// Sends `signal` to a process, or with a negative pid to a process group.
-fn kill(signal: &str, pid: i64) {
-    let status = std::process::Command::new("kill")
-        .args([signal, "--", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 /// Starts `record` in its own process group on a long-running command.
 fn start_long_recording(dir: &std::path::Path) -> std::process::Child {
     use std::os::unix::process::CommandExt;

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::thread::JoinHandle;
 
 use crate::util::*;
@@ -42,15 +42,6 @@ fn writers(target: &str) -> Vec<Vec<&str>> {
         vec!["export", "--format", "gmon", "-i", "in.data", "-o", target],
         vec!["diff", "in.data", "in.data", "--flamegraph", target],
     ]
-}
-
-/// Files in `dir` whose names end in `.tmp`.
-fn temporaries(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
-        .collect()
 }
 
 /// Reads everything from `reader` until its writer closes it.
@@ -191,7 +182,7 @@ live_test!(
 );
 
 /// `record -o TARGET` of a command that leaves `ran` behind if it runs.
-fn record_args(target: &str) -> Vec<&str> {
+pub(crate) fn record_args(target: &str) -> Vec<&str> {
     vec![
         "record",
         "-e",
@@ -315,8 +306,8 @@ live_test!(
             "old"
         );
 
-        // Root's file in a sticky directory, as another user: the rename at the
-        // end would be refused, so the start is.
+        // Root's file in a sticky directory, as another user: never
+        // replaced, whatever its mode.
         shell(
             &dir,
             "mkdir -m 1777 sticky && echo root > sticky/root.data && chmod 666 sticky/root.data",
@@ -331,8 +322,10 @@ live_test!(
         let message = stderr(&output);
         assert_eq!(output.status.code(), Some(125), "{message}");
         assert!(
-            message
-                .contains("cannot write the recording to sticky/root.data: it cannot be replaced"),
+            message.contains(
+                "cannot write the recording to sticky/root.data: it is another user's file \
+                 (uid 0), and is not replaced"
+            ),
             "{message}"
         );
         assert!(!dir.join("ran").exists());
@@ -345,37 +338,36 @@ live_test!(
 );
 
 live_test!(
-    temporary_names_never_collide_and_leftovers_are_named_with_a_way_to_read_them,
+    leftovers_of_killed_runs_are_named_with_a_way_to_read_them,
     || {
         let dir = scratch("record-temporaries");
         // What a profiler that was PID 1 of a container left when it was
         // killed, before temporary names were random.
         std::fs::write(dir.join(".out.data.1.tmp"), "killed").unwrap();
-        // Three at once, into the same name.
-        let runs: Vec<_> = (0..3)
-            .map(|_| {
-                profiler()
-                    .current_dir(&dir)
-                    .args(["record", "-e", "cpu-clock", "-o", "out.data", "--", "true"])
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        for child in runs {
-            let output = child.wait_with_output().unwrap();
+        // Killed before it wrote anything: nothing to read.
+        std::fs::write(dir.join(".out.data.2.tmp"), "").unwrap();
+        // Another user's: not this user's to read.
+        std::fs::write(dir.join(".out.data.3.tmp"), "theirs").unwrap();
+        if profiler_testing::root("giving a file to another user") {
+            std::os::unix::fs::chown(dir.join(".out.data.3.tmp"), Some(65534), None).unwrap();
+        }
+        for _ in 0..2 {
+            let output = run_ok(
+                &dir,
+                &["record", "-e", "cpu-clock", "-o", "out.data", "--", "true"],
+            );
             let message = stderr(&output);
-            assert!(output.status.success(), "{message}");
             assert!(
                 message.contains(
                     ".out.data.1.tmp was left by an earlier recording that was killed; read what \
-                 it holds with `profiler report -i .out.data.1.tmp`"
+                     it holds with `profiler report -i .out.data.1.tmp`"
                 ),
                 "{message}"
             );
+            assert!(!message.contains(".out.data.2.tmp"), "{message}");
+            assert!(!message.contains(".out.data.3.tmp"), "{message}");
         }
-        assert_eq!(temporaries(&dir), [dir.join(".out.data.1.tmp")]);
+        assert_eq!(temporaries(&dir).len(), 3);
         run_ok(&dir, &["report", "-i", "out.data"]);
     }
 );

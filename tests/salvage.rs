@@ -1,7 +1,7 @@
 //! A recording cut short or damaged is still read: every good chunk, with
 //! one warning that says what was lost, and never a wrong number.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -41,7 +41,7 @@ fn chunk_starts(bytes: &[u8]) -> Vec<usize> {
 }
 
 /// Reports `data` as JSON: the samples it counted and the warnings.
-fn report(dir: &Path, data: &str) -> (u64, Vec<String>, Output) {
+pub(crate) fn report(dir: &Path, data: &str) -> (u64, Vec<String>, Output) {
     let output = run(dir, &["report", "-i", data, "--format", "json"]);
     assert!(output.status.success(), "{data}: {}", stderr(&output));
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -50,7 +50,7 @@ fn report(dir: &Path, data: &str) -> (u64, Vec<String>, Output) {
 }
 
 /// The number in "recording ends early: 7,514 samples read".
-fn samples_read(warning: &str) -> u64 {
+pub(crate) fn samples_read(warning: &str) -> u64 {
     let count = warning
         .split("recording ends early: ")
         .nth(1)
@@ -239,103 +239,3 @@ fn wait_for<T>(mut found: impl FnMut() -> Option<T>) -> T {
     }
     panic!("waited 20 s in vain");
 }
-
-/// A small file system mounted for one test, unmounted when it ends.
-struct SmallDisk(PathBuf);
-
-impl SmallDisk {
-    fn mount(dir: &Path, size: &str) -> SmallDisk {
-        let path = dir.join("disk");
-        std::fs::create_dir(&path).unwrap();
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(&path)
-            .status()
-            .unwrap();
-        assert!(
-            status.success(),
-            "cannot mount a tmpfs on {}",
-            path.display()
-        );
-        SmallDisk(path)
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
-live_test!(
-    a_full_disk_stops_the_writing_not_the_command_and_keeps_what_was_written,
-    || {
-        if !profiler_testing::root("filling a disk, a small tmpfs mounted for it,") {
-            return;
-        }
-        let dir = scratch("salvage-full");
-        let disk = SmallDisk::mount(&dir, "256k");
-        let split = fixture("split");
-        let script = format!("{} 20; echo done > ../done; exit 3", split.display());
-        let output = profiler()
-            .current_dir(&disk.0)
-            .args([
-                "record",
-                "-e",
-                "cpu-clock",
-                "-o",
-                "out.data",
-                "--",
-                "sh",
-                "-c",
-                &script,
-            ])
-            .output()
-            .unwrap();
-        let message = stderr(&output);
-        assert_eq!(output.status.code(), Some(3), "{message}");
-        assert!(
-            dir.join("done").exists(),
-            "the command did not run to its end"
-        );
-        assert!(
-            message.contains("cannot write out.data: No space left on device")
-                && message.contains("the command runs on")
-                && message.contains("kept the ")
-                && message.contains(
-                    "bytes written in out.data; `profiler report -i out.data` reads them"
-                ),
-            "{message}"
-        );
-        let (counted, warnings, _) = report(&disk.0, "out.data");
-        assert!(counted > 500, "only {counted} samples kept");
-        assert_eq!(samples_read(&warnings[0]), counted);
-        let leftovers: Vec<_> = std::fs::read_dir(&disk.0).unwrap().collect();
-        assert_eq!(leftovers.len(), 1, "{leftovers:?}");
-
-        // Now not even the header fits: refused before the command runs.
-        let output = profiler()
-            .current_dir(&disk.0)
-            .args([
-                "record",
-                "-e",
-                "cpu-clock",
-                "-o",
-                "more.data",
-                "--",
-                "touch",
-                "../ran",
-            ])
-            .output()
-            .unwrap();
-        let message = stderr(&output);
-        assert_eq!(output.status.code(), Some(125), "{message}");
-        assert_eq!(message.lines().count(), 1, "{message}");
-        assert!(
-            message.contains("cannot write the recording to more.data: No space left on device"),
-            "{message}"
-        );
-        assert!(!dir.join("ran").exists());
-        assert!(!disk.0.join("more.data").exists());
-    }
-);

@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -223,4 +223,62 @@ pub fn run_as_nobody(dir: &Path, args: &[&str]) -> Option<Output> {
         .output()
         .unwrap();
     Some(output)
+}
+
+/// A small file system mounted for one test, unmounted when it ends.
+pub struct SmallDisk(pub PathBuf);
+
+impl SmallDisk {
+    /// Mounts a tmpfs of `size` (`256k`) on `dir/disk`.
+    pub fn mount(dir: &Path, size: &str) -> SmallDisk {
+        let path = dir.join("disk");
+        std::fs::create_dir(&path).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cannot mount a tmpfs on {}",
+            path.display()
+        );
+        SmallDisk(path)
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Starts the profiler with `args` in `dir`, its standard error piped.
+pub fn spawn(dir: &Path, args: &[&str]) -> Child {
+    profiler()
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Sends `signal` (`-INT`) to a process, or with a negative pid to a
+/// process group.
+pub fn kill(signal: &str, pid: i64) {
+    let status = Command::new("kill")
+        .args([signal, "--", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// The files in `dir` whose names end in `.tmp`: temporary files.
+pub fn temporaries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .collect()
 }

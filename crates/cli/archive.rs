@@ -11,6 +11,7 @@ use profiler_report::{Places, StackOptions, read_stacks};
 use profiler_symbols::{Archiver, ElfSymbolizer, ElfUnwinder};
 
 use crate::args::{ArchiveArgs, SymbolArgs};
+use crate::messages::say;
 use crate::output::{describe, write_output};
 use crate::symbols::{options, same_kernel};
 
@@ -25,7 +26,7 @@ pub fn run(args: ArchiveArgs) -> Result<ExitCode> {
     }
     let recording = crate::input::open(path)?;
     if !recording.trailer.archive.is_empty() {
-        eprintln!("profiler: {} is archived already", path.display());
+        say!("profiler: {} is archived already", path.display());
         return Ok(ExitCode::SUCCESS);
     }
     archive(
@@ -71,7 +72,7 @@ pub fn archive(recording: &Recording, symbols: &SymbolArgs, output: &Path) -> Re
             .with_context(|| format!("cannot archive {}", path.display()))
     })?;
     for (module, why) in &archived.left_out {
-        eprintln!("profiler: warning: {module} is not archived: {why}");
+        say!("profiler: warning: {module} is not archived: {why}");
     }
     let archive = &archived.archive;
     let count = |n: usize, one: &str, many: &str| match n {
@@ -96,7 +97,7 @@ pub fn archive(recording: &Recording, symbols: &SymbolArgs, output: &Path) -> Re
         held.push(count(archive.kernel.len(), "kernel name", "kernel names"));
     }
     let after = std::fs::metadata(output).map_or(before, |m| m.len());
-    eprintln!(
+    say!(
         "profiler: archived {} in {}: {}; {} bytes added",
         count(modules.len(), "module", "modules"),
         describe(output),

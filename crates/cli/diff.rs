@@ -14,6 +14,7 @@ use profiler_report::{
 };
 
 use crate::args::{DiffArgs, Format};
+use crate::messages::say;
 use crate::output::{describe, is_stdout, write_output};
 use crate::symbols::with_symbolizer_for;
 
@@ -66,7 +67,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         write_output(path, |out| {
             Ok(render_diff_flamegraph(&base, &new, &flame, out)?)
         })?;
-        eprintln!("profiler: wrote {}; open it in a browser", describe(path));
+        say!("profiler: wrote {}; open it in a browser", describe(path));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -14,6 +14,7 @@ use profiler_report::{
 };
 
 use crate::args::{ExportArgs, ExportFormat};
+use crate::messages::say;
 use crate::output::{describe, write_output};
 use crate::symbols::with_symbolizer;
 
@@ -50,7 +51,7 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         ),
         false => String::new(),
     };
-    eprintln!(
+    say!(
         "profiler: wrote {}: {} samples of {} in {}{picked} in {} bins{capped}; read it with \
          `gprof -p -b {} {}`",
         describe(output),
@@ -151,7 +152,7 @@ fn read_for_export(
 fn wrote(output: &Path, stacks: &StackProfile, reader: &str) {
     let samples = stacks.sample_count();
     let s = if samples == 1 { "" } else { "s" };
-    eprintln!(
+    say!(
         "profiler: wrote {} ({samples} sample{s}); open it with {reader}",
         describe(output),
     );

@@ -8,6 +8,7 @@ use profiler_model::{CallGraph, Recording};
 use profiler_report::{FlameOptions, StackOptions, ThreadFrames, read_stacks, render_flamegraph};
 
 use crate::args::FlamegraphArgs;
+use crate::messages::say;
 use crate::output::{describe, write_output};
 use crate::symbols::with_symbolizer;
 
@@ -40,7 +41,7 @@ pub fn run(args: FlamegraphArgs) -> Result<ExitCode> {
     write_output(&args.output, |out| {
         Ok(render_flamegraph(&stacks, &flame, out)?)
     })?;
-    eprintln!(
+    say!(
         "profiler: wrote {} ({} samples); open it in a browser",
         describe(&args.output),
         stacks.total()

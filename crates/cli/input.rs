@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::messages::say;
 use anyhow::{Result, bail};
 use profiler_model::Recording;
 
@@ -21,13 +22,13 @@ pub fn open(path: &Path) -> Result<Recording> {
     if profiler_perfdata::is_perf_data(path) {
         let perf_data = profiler_perfdata::open(path)?;
         for note in &perf_data.notes {
-            eprintln!("profiler: {}: {note}", path.display());
+            say!("profiler: {}: {note}", path.display());
         }
         return Ok(perf_data.recording);
     }
     let recording = Recording::open(path)?;
     if let Some(damage) = &recording.damage {
-        eprintln!("profiler: warning: {}: {damage}", path.display());
+        say!("profiler: warning: {}: {damage}", path.display());
     }
     Ok(recording)
 }

@@ -14,11 +14,18 @@
 //!
 //! Usage errors (clap's, conflicting flags included) exit with 2; `record`
 //! and `stat` pass the command's status on, or 125, 126, 127 when the
-//! profiler, or the command's start, failed.
+//! profiler, or the command's start, failed; a signal that stops `record`
+//! before the command started exits as that signal would (128 + N).
+//!
+//! Nothing here prints with `eprintln!`/`println!`, which panic when the
+//! standard error or output is broken: messages go through `say!`.
+
+#![deny(clippy::print_stderr, clippy::print_stdout)]
 
 mod annotate;
 mod archive;
 mod args;
+mod atomic_file;
 mod completions;
 mod diff;
 mod doctor;
@@ -26,9 +33,13 @@ mod export;
 mod flamegraph;
 mod hist;
 mod input;
+mod leftovers;
 mod list;
 mod man;
+mod messages;
 mod output;
+mod output_dir;
+mod placement;
 mod progress;
 mod record;
 mod record_histogram;
@@ -45,6 +56,7 @@ use clap::{CommandFactory, FromArgMatches};
 use profiler_sampler::SamplerError;
 
 use crate::args::{Cli, Command};
+use crate::messages::say;
 
 /// Exit statuses of `record` when it cannot run the command, as `env`,
 /// `nice` and `timeout` use them.
@@ -53,6 +65,9 @@ const COMMAND_NOT_RUNNABLE: u8 = 126;
 const COMMAND_NOT_FOUND: u8 = 127;
 
 fn main() -> ExitCode {
+    // A file-size limit makes writes fail, which is said, keeping the old
+    // file, rather than killing the profiler without a word.
+    profiler_sampler::survive_file_size_limit();
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,
         Err(error) => return usage_error(error),
@@ -83,9 +98,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        // `profiler report | head` is not an error; a recording that cannot
+        // be written is.
+        Err(error) if !is_record && is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("profiler: {error:#}");
+            say!("profiler: {error:#}");
             ExitCode::from(failure_status(&error, is_record))
         }
     }
@@ -207,14 +224,18 @@ fn failure_status(error: &anyhow::Error, is_record: bool) -> u8 {
     if !is_record {
         return 1;
     }
-    match error.downcast_ref::<SamplerError>() {
+    let sampler = error.downcast_ref::<SamplerError>();
+    if let Some(signal) = sampler.and_then(SamplerError::interrupted_by) {
+        return 128u8.saturating_add(signal as u8);
+    }
+    match sampler {
         Some(e) if e.is_command_not_found() => COMMAND_NOT_FOUND,
         Some(e) if e.is_command_not_runnable() => COMMAND_NOT_RUNNABLE,
         _ => PROFILER_FAILED,
     }
 }
 
-/// `profiler report | head` is not an error.
+/// Whether `error` comes of a reader that went away.
 fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error
         .chain()

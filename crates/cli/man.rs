@@ -11,6 +11,7 @@ use clap::CommandFactory;
 use clap_mangen::Man;
 
 use crate::args::{Cli, ManArgs};
+use crate::messages::say;
 use crate::output::write_output;
 
 pub fn run(args: ManArgs) -> Result<ExitCode> {
@@ -65,7 +66,7 @@ fn write_all(cli: &clap::Command, dir: &Path) -> Result<()> {
         let text = render(page)?;
         write_output(&path, |out| Ok(out.write_all(&text)?))?;
     }
-    eprintln!(
+    say!(
         "profiler: wrote {} pages into {}; read one with `man -l {}`, or all with man once {} is \
          on MANPATH",
         pages.len(),

@@ -1,28 +1,32 @@
-//! Where the subcommands' outputs go, given as `-o PATH`.
-//!
-//! A regular file, or a name that does not exist yet, is replaced whole and
-//! atomically once everything was written. Anything else is written in
-//! place, as a stream, and never replaced: a character device, a FIFO
-//! (once a reader has opened it), a socket (connected to), an inherited
-//! descriptor (`/dev/stderr`, `/dev/fd/N`). `-` and `/dev/stdout` are the
-//! standard output. A symbolic link to a regular file is followed: the
-//! file it points to is replaced and the link kept.
+//! The subcommands' outputs, given as `-o PATH`, placed by the rules of
+//! [`placement`](crate::placement): a regular file is replaced whole and
+//! atomically once everything was written ([`AtomicFile`]); a character
+//! device, a FIFO (once a reader has opened it), a socket (connected to) or
+//! an inherited descriptor is written in place, as a stream, and never
+//! replaced; `-` and `/dev/stdout` are the standard output.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileTypeExt;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow};
-use profiler_model::{AtomicFile, Leftover};
-use rustix::fs::{Mode, OFlags};
+use anyhow::{Result, anyhow};
+use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use crate::atomic_file::{AtomicFile, Leftover, Placed};
+use crate::messages::say;
+use crate::placement::{Destination, Found, place};
+
+pub(crate) use crate::placement::is_stdout;
+
 /// An output being written.
-pub struct Output {
+pub(crate) struct Output {
     sink: Sink,
+    /// Whether a write has failed: an error that follows is about this
+    /// file, and says so.
+    failed: bool,
 }
 
 enum Sink {
@@ -30,71 +34,90 @@ enum Sink {
     Stream(Box<dyn Write>),
 }
 
-/// What `-o PATH` names, decided before anything is written.
-enum Destination {
-    Stdout,
-    InPlace(PathBuf),
-    Replace(PathBuf),
+/// What became of an output once written.
+#[derive(Debug)]
+pub(crate) enum Committed {
+    /// A regular file, put in place.
+    File(Placed),
+    /// A stream, flushed.
+    Stream,
 }
 
 impl Output {
-    /// Opens `path` for writing, or refuses it: every check the final
+    /// Opens `path` for writing, or refuses it: every check that the final
     /// rename of a regular file needs is made now.
-    pub fn create(path: &Path, leftover: Leftover) -> io::Result<Output> {
-        let sink = match destination(path)? {
+    pub(crate) fn create(path: &Path, leftover: Leftover) -> io::Result<Output> {
+        let sink = match place(path)? {
             Destination::Stdout => {
                 let fd = rustix::io::fcntl_dupfd_cloexec(io::stdout(), 3)?;
                 Sink::Stream(Box::new(File::from(fd)))
             }
-            Destination::InPlace(path) => Sink::Stream(open_in_place(&path)?),
-            Destination::Replace(path) => Sink::Replace(AtomicFile::create(&path, leftover)?),
+            Destination::Descriptor(path) => {
+                Sink::Stream(Box::new(OpenOptions::new().append(true).open(path)?))
+            }
+            Destination::InPlace(found) => Sink::Stream(open_in_place(&found)?),
+            Destination::Replace(found) => Sink::Replace(AtomicFile::create(found, leftover)?),
         };
-        Ok(Output { sink })
+        Ok(Output {
+            sink,
+            failed: false,
+        })
     }
 
-    /// The regular file this replaces (a symbolic link's target), if it
-    /// replaces one: it can be read back.
-    pub fn file(&self) -> Option<&Path> {
+    /// The regular file this replaces, if it replaces one.
+    pub(crate) fn file(&self) -> Option<&AtomicFile> {
         match &self.sink {
-            Sink::Replace(file) => Some(file.destination()),
+            Sink::Replace(file) => Some(file),
             Sink::Stream(_) => None,
         }
     }
 
     /// Puts a regular file in place; flushes a stream.
-    pub fn commit(self) -> io::Result<()> {
+    pub(crate) fn commit(self) -> io::Result<Committed> {
         match self.sink {
-            Sink::Replace(file) => file.commit(),
-            Sink::Stream(mut stream) => stream.flush(),
+            Sink::Replace(file) => file.commit().map(Committed::File),
+            Sink::Stream(mut stream) => stream.flush().map(|()| Committed::Stream),
         }
+    }
+
+    /// Stops writing, keeping what was written of a regular file under its
+    /// temporary name: where that is, if anywhere.
+    pub(crate) fn keep(self) -> Option<PathBuf> {
+        match self.sink {
+            Sink::Replace(file) => file.keep(),
+            Sink::Stream(_) => None,
+        }
+    }
+
+    fn noted<T>(&mut self, result: io::Result<T>) -> io::Result<T> {
+        if let Err(error) = &result
+            && error.kind() != io::ErrorKind::Interrupted
+        {
+            self.failed = true;
+        }
+        result
     }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.sink {
+        let result = match &mut self.sink {
             Sink::Replace(file) => file.write(buf),
             Sink::Stream(stream) => stream.write(buf),
-        }
+        };
+        self.noted(result)
     }
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.sink {
+        let result = match &mut self.sink {
             Sink::Replace(file) => file.flush(),
             Sink::Stream(stream) => stream.flush(),
-        }
+        };
+        self.noted(result)
     }
-}
-
-/// Whether `path` names the standard output.
-pub fn is_stdout(path: &Path) -> bool {
-    matches!(
-        path.as_os_str().as_bytes(),
-        b"-" | b"/dev/stdout" | b"/dev/fd/1" | b"/proc/self/fd/1"
-    )
 }
 
 /// `path` as messages name it.
-pub fn describe(path: &Path) -> String {
+pub(crate) fn describe(path: &Path) -> String {
     match is_stdout(path) {
         true => "the standard output".to_owned(),
         false => path.display().to_string(),
@@ -103,7 +126,7 @@ pub fn describe(path: &Path) -> String {
 
 /// Writes `path` through `write`: a regular file is replaced only once
 /// everything was written; anything else is written in place.
-pub fn write_output<T>(
+pub(crate) fn write_output<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<Output>) -> Result<T>,
 ) -> Result<T> {
@@ -113,95 +136,92 @@ pub fn write_output<T>(
             path.display()
         )
     })?;
+    let replaces = output.file().is_some();
+    let cannot_write = |error: &dyn std::fmt::Display| {
+        let kept = match replaces {
+            true => format!("; {} is as it was", describe(path)),
+            false => String::new(),
+        };
+        anyhow!("cannot write {}: {error}{kept}", describe(path))
+    };
     let mut out = BufWriter::new(output);
-    let value = write(&mut out)?;
-    let write_error = || format!("cannot write {}", describe(path));
-    out.flush().with_context(write_error)?;
-    let output = out
-        .into_inner()
-        .map_err(|e| e.into_error())
-        .with_context(write_error)?;
-    output.commit().with_context(write_error)?;
+    let written = write(&mut out).and_then(|value| {
+        out.flush()?;
+        Ok(value)
+    });
+    let value = match written {
+        Ok(value) => value,
+        // The writing failed (a full disk): the file is named, with the
+        // system's words.
+        Err(error) if out.get_ref().failed => {
+            let cause = error.chain().find_map(|e| e.downcast_ref::<io::Error>());
+            return Err(match cause {
+                Some(cause) => cannot_write(cause),
+                None => cannot_write(&error),
+            });
+        }
+        Err(error) => return Err(error),
+    };
+    let output = out.into_inner().map_err(|e| cannot_write(e.error()))?;
+    if let Committed::File(placed) = output.commit().map_err(|e| cannot_write(&e))?
+        && placed.moved
+    {
+        say!(
+            "profiler: the directory of {} was moved while it was written: it is {}",
+            path.display(),
+            placed.path.display()
+        );
+    }
     Ok(value)
 }
 
-fn destination(path: &Path) -> io::Result<Destination> {
-    if is_stdout(path) {
-        return Ok(Destination::Stdout);
-    }
-    let text = path.as_os_str().as_bytes();
-    if text == b"/dev/stderr"
-        || text.starts_with(b"/dev/fd/")
-        || text.starts_with(b"/proc/self/fd/")
-    {
-        return Ok(Destination::InPlace(path.to_owned()));
-    }
-    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    let metadata = match fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(e) if e.kind() == io::ErrorKind::NotFound && is_link => {
-            let target = fs::read_link(path).unwrap_or_default();
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!(
-                    "it is a symbolic link to {}, which does not exist; name the file itself",
-                    target.display()
-                ),
-            ));
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Ok(Destination::Replace(path.to_owned()));
-        }
-        Err(e) => return Err(e),
-    };
-    let kind = metadata.file_type();
-    if kind.is_dir() {
-        Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "it is a directory",
-        ))
-    } else if kind.is_file() && is_link {
-        Ok(Destination::Replace(fs::canonicalize(path)?))
-    } else if kind.is_file() {
-        Ok(Destination::Replace(path.to_owned()))
-    } else if kind.is_block_device() {
-        Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "it is a block device, which writing would overwrite; name a file",
-        ))
-    } else {
-        Ok(Destination::InPlace(path.to_owned()))
-    }
-}
-
 /// Opens what is not a regular file for writing where it is: never
-/// created, never truncated (a descriptor's regular file is appended to).
-fn open_in_place(path: &Path) -> io::Result<Box<dyn Write>> {
-    let kind = fs::metadata(path)?.file_type();
-    if kind.is_socket() {
+/// created, never truncated, never through a symbolic link swapped in
+/// since it was looked at.
+fn open_in_place(found: &Found) -> io::Result<Box<dyn Write>> {
+    if found.file_type() == Some(FileType::Socket) {
+        // Reached through the directory held open, where the address has
+        // room for that.
+        let mut held = PathBuf::from(format!("/proc/self/fd/{}", found.dir.fd().as_raw_fd()));
+        held.push(&found.name);
+        let path = match held.as_os_str().len() < 108 {
+            true => held,
+            false => found.path(),
+        };
         return Ok(Box::new(UnixStream::connect(path)?));
     }
-    if kind.is_fifo() {
-        return Ok(Box::new(open_fifo(path)?));
-    }
-    Ok(Box::new(OpenOptions::new().append(true).open(path)?))
+    let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::NOFOLLOW | OFlags::NOCTTY;
+    let open = |more| rustix::fs::openat(found.dir.fd(), &found.name, flags | more, Mode::empty());
+    let fd = match open(OFlags::NONBLOCK | OFlags::CLOEXEC) {
+        Ok(fd) => {
+            rustix::fs::fcntl_setfl(&fd, OFlags::APPEND)?;
+            fd
+        }
+        Err(Errno::NXIO) if found.file_type() == Some(FileType::Fifo) => {
+            say!(
+                "profiler: waiting for a reader to open the FIFO {}",
+                found.path().display()
+            );
+            open(OFlags::CLOEXEC)?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    same_file(found, &fd)?;
+    Ok(Box::new(File::from(fd)))
 }
 
-/// Opens a FIFO for writing, saying so when it waits for a reader.
-fn open_fifo(path: &Path) -> io::Result<File> {
-    let flags = OFlags::WRONLY | OFlags::CLOEXEC;
-    match rustix::fs::open(path, flags | OFlags::NONBLOCK, Mode::empty()) {
-        Ok(fd) => {
-            rustix::fs::fcntl_setfl(&fd, OFlags::empty())?;
-            Ok(File::from(fd))
-        }
-        Err(Errno::NXIO) => {
-            eprintln!(
-                "profiler: waiting for a reader to open the FIFO {}",
-                path.display()
-            );
-            Ok(File::from(rustix::fs::open(path, flags, Mode::empty())?))
-        }
-        Err(e) => Err(e.into()),
+/// Checks that `fd` is what `found` saw at its name.
+fn same_file(found: &Found, fd: &OwnedFd) -> io::Result<()> {
+    let stat = rustix::fs::fstat(fd.as_fd())?;
+    let same = found.existing.as_ref().is_some_and(|seen| {
+        seen.stx_ino == stat.st_ino
+            && u32::from(seen.stx_mode) & 0o170000 == stat.st_mode & 0o170000
+    });
+    match same {
+        true => Ok(()),
+        false => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it was replaced while it was opened",
+        )),
     }
 }

@@ -13,13 +13,19 @@ use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phras
 use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
 use profiler_symbols::ElfUnwinder;
 
+use crate::PROFILER_FAILED;
 use crate::args::{CpuList, RecordArgs, SymbolArgs};
+use crate::messages::say;
 use crate::output::describe;
 use crate::record_histogram::HistogramRequest;
-use crate::record_output::RecordingFile;
+use crate::record_output::{Finished, RecordingFile};
 use crate::symbols;
 
 pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
+    // From here on, a signal that would end the profiler is noted instead:
+    // before the command starts, nothing is started and nothing is left;
+    // after, the recording ends whole.
+    let _interrupts = profiler_sampler::catch_interrupts();
     let target = target(&mut args);
     let (events, sampling) = event_requests(&args, matches)?;
     let histogram = HistogramRequest::check(&args.histogram)?;
@@ -29,7 +35,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     };
     let fp_stack_bytes = args.call_graph.and_then(|arg| arg.fp_stack_bytes);
     if histogram.is_some() && call_graph.is_some() {
-        eprintln!("profiler: --histogram keeps no call stacks; recording without them");
+        say!("profiler: --histogram keeps no call stacks; recording without them");
         call_graph = None;
     }
     // Everything the output needs is checked before the command runs.
@@ -58,34 +64,60 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         None => None,
     };
     for notice in recorder.notices() {
-        eprintln!("profiler: {notice}");
+        say!("profiler: {notice}");
     }
     // While recording, the unwind tables of the files on this machine find
     // the callers that frame-pointer chains skip (the vdso's too).
     let unwinder = ElfUnwinder::new(&symbols::options(&no_symbol_args(), true));
     let recorded = recorder.record(file, histogram, Some(&unwinder))?;
+    // The interrupt that ended the recording is dealt with: one that comes
+    // now is for what follows.
+    profiler_sampler::clear_interrupt();
     for notice in &recorded.outcome.notices {
-        eprintln!("profiler: {notice}");
+        say!("profiler: {notice}");
     }
-    let readable = recorded.output.is_file();
-    let complete = recorded.output.finish()?;
-    let output = &args.output;
-    let wrote = match complete {
-        true => format!("wrote {}", describe(output)),
-        false => format!("kept what was written in {}", describe(output)),
+    let finished = recorded.output.finish();
+    let wrote = match &finished {
+        Finished::Whole { path: Some(path) } => format!("wrote {}", path.display()),
+        Finished::Whole { path: None } => format!("wrote {}", describe(&args.output)),
+        Finished::Incomplete => "the recording failed: exit status 125".to_owned(),
     };
     let (stats, outcome) = (&recorded.stats, &recorded.outcome);
-    eprintln!("profiler: {}", summary(stats, outcome, &wrote));
+    say!("profiler: {}", summary(stats, outcome, &wrote));
     print_event_counts(&recorded.header, stats);
-    if call_graph.is_some() && readable && complete {
-        print_stack_completeness(output)?;
+    let written = match finished {
+        Finished::Whole { path } => path,
+        Finished::Incomplete => {
+            if args.archive {
+                say!("profiler: the recording was not written whole: it is not archived");
+            }
+            return Ok(ExitCode::from(PROFILER_FAILED));
+        }
+    };
+    if let Some(path) = &written
+        && call_graph.is_some()
+    {
+        print_stack_completeness(path)?;
     }
-    if args.archive && readable && complete {
-        crate::archive::archive(&Recording::open(output)?, &no_symbol_args(), output)?;
-    } else if args.archive {
-        eprintln!("profiler: the recording was not written whole: it is not archived");
+    if let Some(path) = written.filter(|_| args.archive) {
+        archive_recording(&path)?;
     }
     Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// `record --archive`: the recording at `path` rewritten with its archive.
+/// An interrupt (Ctrl-C) once the recording has ended does not stop the
+/// archive, which is finished first, and says so.
+fn archive_recording(path: &Path) -> Result<()> {
+    crate::archive::archive(&Recording::open(path)?, &no_symbol_args(), path)?;
+    if let Some(signal) = profiler_sampler::interrupted() {
+        say!(
+            "profiler: interrupted (signal {signal}) while archiving: the archive was finished \
+             first, and {} holds it",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Each sampling event's own counts, when there are several, and advice
@@ -100,13 +132,15 @@ fn print_event_counts(header: &RecordingHeader, stats: &RecordingStats) {
                 1 => "1 sample".to_owned(),
                 n => format!("{n} samples"),
             };
-            eprintln!(
+            say!(
                 "profiler:   {}: {samples} ({} lost, {} throttled)",
-                event.name, stats.lost, stats.throttled
+                event.name,
+                stats.lost,
+                stats.throttled
             );
         }
         for advice in loss_advice(stats) {
-            eprintln!("profiler: {}: {advice}", event.name);
+            say!("profiler: {}: {advice}", event.name);
         }
     }
 }
@@ -141,9 +175,9 @@ fn print_stack_completeness(output: &Path) -> Result<()> {
     let unwinder = ElfUnwinder::new(&symbols::options(&symbol_args, true));
     for event in stack_completeness(&recording, &symbolizer, &unwinder)? {
         let phrase = stack_phrase(call_graph, event.rooted, event.samples);
-        eprintln!("profiler: {} stacks, {phrase}", event.event);
+        say!("profiler: {} stacks, {phrase}", event.event);
         if let Some(advice) = stack_advice(call_graph, event.rooted, event.samples) {
-            eprintln!("profiler: {advice}");
+            say!("profiler: {advice}");
         }
     }
     Ok(())

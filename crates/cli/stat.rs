@@ -20,6 +20,7 @@ use profiler_report::{
 use profiler_sampler::{Stat, StatConfig, Target};
 
 use crate::args::{CpuList, Format, StatArgs};
+use crate::messages::say;
 
 pub fn run(args: StatArgs) -> Result<ExitCode> {
     let target = if !args.pids.is_empty() {
@@ -42,7 +43,7 @@ pub fn run(args: StatArgs) -> Result<ExitCode> {
         per_thread: args.per_thread,
     })?;
     for notice in stat.notices() {
-        eprintln!("profiler: {notice}");
+        say!("profiler: {notice}");
     }
     let mut out: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(BufWriter::new(File::create(path).map_err(|error| {

@@ -8,6 +8,7 @@ use profiler_model::{Archive, Recording, read_archive};
 use profiler_symbols::{ArchivedSymbolizer, ElfSymbolizer, ElfUnwinder, SymbolizerOptions};
 
 use crate::args::SymbolArgs;
+use crate::messages::say;
 use crate::progress::{Progress, ShowProgress};
 
 /// Runs `work` (which reads `recording`, unwinds its stacks and names its
@@ -65,7 +66,7 @@ fn archive(recording: &Recording) -> Archive {
     match read_archive(recording) {
         Ok(read) => {
             if read.skipped > 0 {
-                eprintln!(
+                say!(
                     "profiler: warning: {path}: {} of its archive's {} parts are damaged or of an \
                      older format; their modules are named from the files on disk",
                     read.skipped,
@@ -75,7 +76,7 @@ fn archive(recording: &Recording) -> Archive {
             read.archive
         }
         Err(error) => {
-            eprintln!("profiler: warning: {error}; its code is named from the files on disk");
+            say!("profiler: warning: {error}; its code is named from the files on disk");
             Archive::default()
         }
     }

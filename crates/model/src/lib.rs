@@ -4,7 +4,7 @@
 //!
 //! Data flow: the sampler turns kernel records into [`Record`]s and pushes them
 //! into a [`RecordingSink`]: the [`RecordingWriter`], which writes them in
-//! checksummed chunks through an [`AtomicFile`] (behind the [`CallerSplicer`]
+//! checksummed chunks to any `Write` (behind the [`CallerSplicer`]
 //! where frame-pointer chains come with the top of the stack), or the
 //! [`HistogramRecorder`], which pours the samples into [`ModuleHistograms`]
 //! and writes those. A
@@ -39,7 +39,6 @@ mod address;
 mod archive;
 mod archive_codec;
 mod archive_file;
-mod atomic_file;
 mod chunk;
 mod codec;
 mod damage;
@@ -71,7 +70,6 @@ pub use archive::{
     Archive, ArchivedCode, ArchivedFunction, ArchivedSection, ArchivedUnwind, ModuleArchive,
 };
 pub use archive_file::{ArchiveError, ReadArchive, read_archive, write_archived};
-pub use atomic_file::{AtomicFile, Leftover, leftovers};
 pub use damage::Damage;
 pub use error::RecordingError;
 pub use event::{EventDescription, EventIndex, Sampling};

@@ -27,6 +27,68 @@ impl ResolvedCommand {
     }
 }
 
+impl ResolvedCommand {
+    /// Why the kernel will not sample the command, if it takes on another
+    /// user's or group's identity when it starts (a set-user-ID or
+    /// set-group-ID program): at such an exec the kernel detaches the
+    /// counters that follow the process (`begin_new_exec` calls
+    /// `perf_event_exit_task` once the process is no longer dumpable), so
+    /// the recording would hold no sample of it.
+    pub fn identity_change(&self) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let path = Path::new(OsStr::from_bytes(self.path.to_bytes()));
+        let metadata = std::fs::metadata(path).ok()?;
+        let (setuid, setgid) = (
+            metadata.mode() & libc::S_ISUID != 0,
+            metadata.mode() & libc::S_ISGID != 0,
+        );
+        if !(setuid || setgid) || honours_no_identity_change(path) {
+            return None;
+        }
+        // SAFETY: these four have no preconditions and cannot fail.
+        let (uid, euid, gid, egid) = unsafe {
+            (
+                libc::getuid(),
+                libc::geteuid(),
+                libc::getgid(),
+                libc::getegid(),
+            )
+        };
+        let new_euid = if setuid { metadata.uid() } else { euid };
+        let new_egid = if setgid { metadata.gid() } else { egid };
+        // fs.suid_dumpable = 1 keeps such a process dumpable, and sampled.
+        let dumpable = std::fs::read_to_string("/proc/sys/fs/suid_dumpable")
+            .is_ok_and(|value| value.trim() == "1");
+        if (new_euid == uid && new_egid == gid) || dumpable {
+            return None;
+        }
+        let (bit, to) = match setuid && new_euid != uid {
+            true => ("set-user-ID", format!("uid {}", metadata.uid())),
+            false => ("set-group-ID", format!("gid {}", metadata.gid())),
+        };
+        Some(format!(
+            "{} is {bit} (to {to}): the kernel stops sampling a process that takes on another \
+             identity when it starts, so it will have no samples; record it as that user, or a \
+             copy without the {bit} bit",
+            self.display
+        ))
+    }
+}
+
+/// Whether exec ignores the set-user-ID and set-group-ID bits of `path`:
+/// it lies on a file system mounted `nosuid`.
+fn honours_no_identity_change(path: &Path) -> bool {
+    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statvfs is plain data; zeroed is a valid value.
+    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c_path` is a NUL-terminated string and `stats` a valid
+    // out-pointer, both alive for the call.
+    let read = unsafe { libc::statvfs(c_path.as_ptr(), &mut stats) };
+    read == 0 && stats.f_flag & libc::ST_NOSUID != 0
+}
+
 pub(crate) fn resolve_command(args: &[OsString]) -> Result<ResolvedCommand, SamplerError> {
     let program = args.first().ok_or_else(|| SamplerError::CommandNotFound {
         command: String::new(),

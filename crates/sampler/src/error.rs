@@ -107,6 +107,10 @@ pub enum SamplerError {
     #[error("{error}")]
     Output { error: io::Error },
 
+    /// A signal came before the target was started: nothing was.
+    #[error("interrupted by signal {signal} before the command started; nothing was recorded")]
+    Interrupted { signal: i32 },
+
     #[error("there is no process {pid}; check the process id, e.g. with `pgrep NAME`")]
     NoSuchProcess { pid: u32 },
 
@@ -171,6 +175,14 @@ impl SamplerError {
     /// opposed to the profiler failing): not found, not executable.
     pub fn is_command_not_found(&self) -> bool {
         matches!(self, SamplerError::CommandNotFound { .. })
+    }
+
+    /// The signal that stopped the recording before it started, if one did.
+    pub fn interrupted_by(&self) -> Option<i32> {
+        match self {
+            SamplerError::Interrupted { signal } => Some(*signal),
+            _ => None,
+        }
     }
 
     /// True when the command exists but cannot be executed.

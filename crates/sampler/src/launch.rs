@@ -5,7 +5,9 @@
 //! on the child's pid (enabled at exec), then writes one byte. The child
 //! `execv`s; a second pipe, closed by a successful exec, carries back the
 //! errno of a failed one. If the parent goes away first, the child reads
-//! end-of-file and exits without running the command.
+//! end-of-file and exits without running the command; if the profiler dies
+//! while the command runs (killed, or a crash), the kernel kills the command
+//! too (`PR_SET_PDEATHSIG`): it never outlives the recording of it.
 //!
 //! Then the running command: waited for (a pidfd tells of its exit where
 //! the kernel has one), stopped after an interrupt if it does not stop by
@@ -87,6 +89,8 @@ pub(crate) fn fork(command: &ResolvedCommand) -> Result<SuspendedChild, SamplerE
 fn spawn_suspended(command: &ResolvedCommand) -> io::Result<SuspendedChild> {
     let (resume_reader, resume_writer) = io::pipe()?;
     let (errors_reader, errors_writer) = io::pipe()?;
+    // SAFETY: getpid has no preconditions and cannot fail.
+    let parent = unsafe { libc::getpid() };
     let argv: Vec<*const libc::c_char> = command
         .argv
         .iter()
@@ -94,15 +98,16 @@ fn spawn_suspended(command: &ResolvedCommand) -> io::Result<SuspendedChild> {
         .chain(std::iter::once(std::ptr::null()))
         .collect();
     // SAFETY: between fork and exec the child calls only async-signal-safe
-    // functions (close, read, signal, sigprocmask, execv, write, _exit) on
-    // memory prepared before the fork, so it cannot deadlock on a lock held
-    // by another thread.
+    // functions (close, read, prctl, getppid, signal, sigprocmask, execv,
+    // write, _exit) on memory prepared before the fork, so it cannot
+    // deadlock on a lock held by another thread.
     match unsafe { libc::fork() } {
         -1 => Err(io::Error::last_os_error()),
         0 => unsafe {
             libc::close(resume_writer.as_raw_fd());
             libc::close(errors_reader.as_raw_fd());
             run_child(
+                parent,
                 resume_reader.as_raw_fd(),
                 errors_writer.as_raw_fd(),
                 command.path.as_ptr(),
@@ -123,6 +128,7 @@ fn spawn_suspended(command: &ResolvedCommand) -> io::Result<SuspendedChild> {
 /// # Safety
 /// Must run in a freshly forked child; `path` and `argv` must be valid.
 unsafe fn run_child(
+    parent: libc::pid_t,
     resume: libc::c_int,
     errors: libc::c_int,
     path: *const libc::c_char,
@@ -131,6 +137,12 @@ unsafe fn run_child(
     unsafe {
         let mut byte = 0u8;
         if libc::read(resume, (&raw mut byte).cast(), 1) != 1 {
+            libc::_exit(NOT_RESUMED);
+        }
+        // Dies with the thread that forked it, which waits for it. A parent
+        // gone before the request took effect is seen in getppid.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != parent {
             libc::_exit(NOT_RESUMED);
         }
         // Rust ignores SIGPIPE, and an ignored signal stays ignored across

@@ -88,6 +88,9 @@ pub use recorder::{
     DEFAULT_STACK_RING_BYTES, EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
 };
 pub use recording::Recorded;
+pub use signals::{
+    InterruptGuard, catch_interrupts, clear_interrupt, interrupted, survive_file_size_limit,
+};
 pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
     StatOutcome, ThreadCount,

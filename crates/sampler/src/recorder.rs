@@ -230,8 +230,13 @@ impl Recorder {
     /// duration is up, an interrupt comes, or all of them have ended,
     /// leaving them running; whole CPUs without a command until the
     /// duration is up or an interrupt comes.
+    ///
+    /// An interrupt that came before anything started (noted by a
+    /// [`catch_interrupts`](crate::catch_interrupts) guard the caller took
+    /// first) starts nothing: [`SamplerError::Interrupted`].
     pub fn run(self, sink: &mut dyn RecordSink) -> Result<RecordOutcome, SamplerError> {
         let _interrupts = signals::catch_interrupts();
+        not_interrupted()?;
         let started = Instant::now();
         let mut outcome = match &self.target {
             ResolvedTarget::Launch(command) => self.launch(command, started, sink),
@@ -403,6 +408,8 @@ fn follow_command(
         Until::ChildExits => suspended.exit_fd(),
         Until::AllHungUp => None,
     };
+    // The last moment to start nothing.
+    not_interrupted()?;
     let mut child = suspended.exec(command)?;
     let followed = follow(&mut rings, &mut child, exit_fd.as_ref(), sink, until);
     let exit = child.wait()?;
@@ -415,6 +422,15 @@ fn follow_command(
         ring_bytes: rings.bytes_per_ring,
         notices: Vec::new(),
     })
+}
+
+/// An interrupt noted before the target started, as an error: nothing is
+/// started after it.
+fn not_interrupted() -> Result<(), SamplerError> {
+    match signals::interrupted() {
+        Some(signal) => Err(SamplerError::Interrupted { signal }),
+        None => Ok(()),
+    }
 }
 
 /// The notice for processes the command started and left running when
@@ -460,7 +476,7 @@ fn record_until(
             rings.wait(timeout)?;
         }
         rings.drain(sink)?;
-        if let Some(signal) = signals::received() {
+        if let Some(signal) = signals::interrupted() {
             break (Some(signal), false);
         }
         if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
@@ -501,7 +517,7 @@ fn follow(
         }
         rings.drain(sink)?;
         if interrupt.is_none() {
-            interrupt = signals::received().map(|signal| (signal, Instant::now()));
+            interrupt = signals::interrupted().map(|signal| (signal, Instant::now()));
         }
         let done = match until {
             Until::AllHungUp => rings.all_hung_up(),

@@ -1,58 +1,110 @@
 //! Ctrl-C and friends during a recording: note the signal, let the recorder
 //! finish cleanly, never die with a half-written file; the `poll` that such
 //! a signal cuts short; and keeping signals off a helper thread.
+//!
+//! Every signal whose default is to end the process quietly is noted
+//! (SIGINT, SIGTERM, SIGHUP, SIGQUIT, the user and timer signals, SIGXCPU,
+//! SIGIO, SIGPWR and the real-time ones): whatever ends a recording ends
+//! it the same way, with a whole recording. A signal that comes before the
+//! command started is kept for the recorder, which then starts nothing.
+//!
+//! SIGXFSZ, which a file-size limit sends, can be set aside for good: the
+//! write that crossed the limit then fails with `EFBIG`, a failure the
+//! profiler says it had, rather than a death that says nothing.
 
 use std::io;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::error::SamplerError;
 
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
+/// Guards alive: the outermost resets the note, those inside keep it.
+static GUARDS: AtomicUsize = AtomicUsize::new(0);
 
-const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// The signals noted as interrupts, besides the real-time ones.
+const CAUGHT: [libc::c_int; 13] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGXCPU,
+    libc::SIGIO,
+    libc::SIGPWR,
+    libc::SIGSTKFLT,
+];
 
 extern "C" fn note_signal(signal: libc::c_int) {
     RECEIVED.store(signal, Ordering::Relaxed);
 }
 
-/// While alive, SIGINT, SIGTERM and SIGHUP are noted instead of killing the
+extern "C" fn set_aside(_signal: libc::c_int) {}
+
+/// From now on, a write past the file-size limit (`ulimit -f`) fails with
+/// `EFBIG` instead of killing the process. A handler, unlike `SIG_IGN`, is
+/// reset by `exec`: a command run later gets the default.
+pub fn survive_file_size_limit() {
+    install(libc::SIGXFSZ, set_aside);
+}
+
+/// Installs `handler` for `signal`; returns the action it replaces, if it
+/// could.
+fn install(signal: libc::c_int, handler: extern "C" fn(libc::c_int)) -> Option<libc::sigaction> {
+    // SAFETY: sigaction structs are plain data; zeroed is a valid start.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = handler as libc::sighandler_t;
+    // SAFETY: zeroed is valid; sigemptyset initialises the mask in place.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call; the handlers only
+    // store to an atomic, or do nothing, which is async-signal-safe.
+    let installed = unsafe {
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(signal, &action, &mut old)
+    };
+    (installed == 0).then_some(old)
+}
+
+/// While alive, the interrupting signals are noted instead of killing the
 /// profiler; dropping it restores the previous handlers.
-pub(crate) struct InterruptGuard {
+pub struct InterruptGuard {
     previous: Vec<(libc::c_int, libc::sigaction)>,
 }
 
 /// Starts noting interruptions. Handlers are installed without `SA_RESTART`,
 /// so a blocking `poll` returns at once. A handler (unlike `SIG_IGN`) is reset
 /// by `exec`, so the profiled command still gets the default behaviour.
-pub(crate) fn catch_interrupts() -> InterruptGuard {
-    RECEIVED.store(0, Ordering::Relaxed);
-    let mut previous = Vec::new();
-    for signal in CAUGHT {
-        // SAFETY: sigaction structs are plain data; zeroed is a valid start.
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = note_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        // SAFETY: zeroed is valid; sigemptyset initialises the mask in place.
-        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-        // SAFETY: both pointers are valid for the call; the handler only
-        // stores to an atomic, which is async-signal-safe.
-        let installed = unsafe {
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, &mut old)
-        };
-        if installed == 0 {
-            previous.push((signal, old));
-        }
+///
+/// Guards nest: one taken while another is alive keeps what the outer one
+/// has noted, so that a caller can start noting before it creates its
+/// output, and the recorder still sees a signal that came meanwhile.
+pub fn catch_interrupts() -> InterruptGuard {
+    if GUARDS.fetch_add(1, Ordering::SeqCst) == 0 {
+        RECEIVED.store(0, Ordering::Relaxed);
     }
+    let realtime = libc::SIGRTMIN()..=libc::SIGRTMAX();
+    let previous = (CAUGHT.into_iter().chain(realtime))
+        .filter_map(|signal| Some((signal, install(signal, note_signal)?)))
+        .collect();
     InterruptGuard { previous }
 }
 
-/// The last interrupting signal received since `catch_interrupts`, if any.
-pub(crate) fn received() -> Option<libc::c_int> {
+/// The last interrupting signal received since the outermost
+/// [`catch_interrupts`], if any.
+pub fn interrupted() -> Option<i32> {
     match RECEIVED.load(Ordering::Relaxed) {
         0 => None,
         signal => Some(signal),
     }
+}
+
+/// Forgets the signals noted so far: what comes next is a new interrupt.
+pub fn clear_interrupt() {
+    RECEIVED.store(0, Ordering::Relaxed);
 }
 
 /// Waits up to `timeout` for one of `fds` to be ready (with none, sleeps);
@@ -93,5 +145,6 @@ impl Drop for InterruptGuard {
             // SAFETY: restores an action previously returned by sigaction.
             unsafe { libc::sigaction(*signal, old, std::ptr::null_mut()) };
         }
+        GUARDS.fetch_sub(1, Ordering::SeqCst);
     }
 }

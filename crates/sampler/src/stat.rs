@@ -227,7 +227,7 @@ impl Stat {
                 next_report = Some(at + interval);
             }
             if interrupt.is_none() {
-                interrupt = signals::received().map(|signal| (signal, Instant::now()));
+                interrupt = signals::interrupted().map(|signal| (signal, Instant::now()));
             }
             let Some(child) = child.as_deref_mut() else {
                 if interrupt.is_some()

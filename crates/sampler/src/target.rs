@@ -177,7 +177,11 @@ impl ResolvedTarget {
             _ => {}
         }
         Ok(match target {
-            Target::Command(args) => ResolvedTarget::Launch(resolve_command(args)?),
+            Target::Command(args) => {
+                let command = resolve_command(args)?;
+                notices.extend(command.identity_change());
+                ResolvedTarget::Launch(command)
+            }
             Target::Processes(pids) => {
                 let mut processes = Vec::new();
                 for &pid in pids {
