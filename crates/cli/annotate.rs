@@ -24,7 +24,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     // code inlined into them is marked in the listing.
     let stack_options = StackOptions {
         event: Some(args.event.clone().unwrap_or_else(|| "0".into())),
-        fold_inline: true,
+        without_inline_frames: true,
         places: Places::Addresses,
         ..StackOptions::default()
     };
@@ -40,7 +40,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                 // Perhaps a function inlined into others: read the
                 // inline chains (only now, as they cost more).
                 let options = StackOptions {
-                    fold_inline: false,
+                    without_inline_frames: false,
                     ..stack_options.clone()
                 };
                 let stacks = read_stacks(&recording, symbolizer, unwinder, &options)?;

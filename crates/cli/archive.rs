@@ -54,7 +54,7 @@ pub fn archive(recording: &Recording, symbols: &SymbolArgs, output: &Path) -> Re
     // Every address any view names: every event, stacks whole, inline
     // chains and lines.
     let stack_options = StackOptions {
-        fold_inline: false,
+        without_inline_frames: false,
         places: Places::Addresses,
         ..StackOptions::default()
     };

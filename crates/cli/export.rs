@@ -68,7 +68,7 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
 fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     let options = StackOptions {
         event: args.event.clone(),
-        fold_inline: args.no_inline,
+        without_inline_frames: args.no_inline,
         ..StackOptions::default()
     };
     let thread_frames = ThreadFrames {
@@ -94,7 +94,7 @@ fn export_pprof(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     let output = args.output.as_deref().unwrap_or(Path::new("profile.pb.gz"));
     let options = StackOptions {
         event: args.event.clone(),
-        fold_inline: args.no_inline,
+        without_inline_frames: args.no_inline,
         locations: true,
         ..StackOptions::default()
     };
@@ -123,7 +123,7 @@ fn export_timeline(args: &ExportArgs, recording: &Recording) -> Result<ExitCode>
     let output = args.output.as_deref().unwrap_or(Path::new(default));
     let options = StackOptions {
         event: args.event.clone(),
-        fold_inline: args.no_inline,
+        without_inline_frames: args.no_inline,
         timeline: true,
         ..StackOptions::default()
     };

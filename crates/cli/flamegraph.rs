@@ -16,7 +16,7 @@ pub fn run(args: FlamegraphArgs) -> Result<ExitCode> {
     let recording = crate::input::open(&args.input.path)?;
     let options = StackOptions {
         event: args.event.clone(),
-        fold_inline: args.no_inline,
+        without_inline_frames: args.no_inline,
         filter: args.filter.filter(),
         ..StackOptions::default()
     };

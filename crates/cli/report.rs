@@ -20,7 +20,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let mut sort = given.clone().unwrap_or_else(|| vec![SortKey::Symbol]);
     let stack_options = StackOptions {
         event: args.event,
-        fold_inline: false,
+        without_inline_frames: false,
         places: if sort.contains(&SortKey::Line) {
             Places::Lines
         } else if sort.contains(&SortKey::Address) {

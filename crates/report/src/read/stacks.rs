@@ -86,7 +86,7 @@ pub struct StackOptions {
     pub event: Option<String>,
     /// Leave out the frames of inlined functions: each location is only
     /// the function holding its code (cheaper: no inline chains to read).
-    pub fold_inline: bool,
+    pub without_inline_frames: bool,
     /// Keep each sample's address (and source line), for views below
     /// functions (by line, by address, annotated listings).
     pub places: Places,
@@ -133,7 +133,7 @@ pub fn read_stacks(
         &counts.modules,
         counts.stacks.locations(),
         symbolizer,
-        !options.fold_inline,
+        !options.without_inline_frames,
         options.places,
         options.locations,
     );
