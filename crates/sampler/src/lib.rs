@@ -53,6 +53,8 @@ mod command;
 mod convert;
 #[allow(unsafe_code)]
 mod counters;
+#[allow(unsafe_code)]
+mod counting;
 mod descendants;
 mod doctor;
 mod error;
@@ -77,7 +79,10 @@ mod stat;
 mod sysinfo;
 mod target;
 mod tasks;
+#[allow(unsafe_code)]
+mod tid_lock;
 
+pub use counting::{Counters, Overflow, OverflowMode, Scope, in_overflow_handler};
 pub use doctor::{CHECKED_EVENTS, Checkup, EventCheck, checkup};
 pub use error::SamplerError;
 pub use launch::TargetExit;
