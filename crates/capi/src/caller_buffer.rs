@@ -13,6 +13,11 @@ pub struct CallerBuffer {
     len: usize,
 }
 
+// SAFETY: the buffer is written by whichever thread the session's calls
+// run on (the drain thread, for a read, while the caller waits): `new`'s
+// contract is about when the memory is used, not by which thread.
+unsafe impl Send for CallerBuffer {}
+
 impl CallerBuffer {
     /// The buffer at `start`, or `None` for a null pointer.
     ///

@@ -14,9 +14,9 @@ use profiler_histogram::{BucketWidth, Buckets, Histogram, HistogramConfig, OnFul
 use profiler_sampler::{Profil, ProfilEvent, ProfilOutcome};
 
 use crate::caller_buffer::CallerBuffer;
-use crate::errors::CallError;
+use crate::errors::{CallError, Message};
 use crate::flags::parse_flags;
-use crate::types::{PROF_ENOSUPP, ProfStats};
+use crate::types::{PROF_ENOSUPP, PROF_ESYS, ProfStats};
 
 /// One region as the caller gave it.
 #[derive(Debug)]
@@ -92,9 +92,7 @@ impl Session {
             |error| {
                 let mut error = CallError::from(error);
                 if error.code == PROF_ENOSUPP && !flags.software_fallback {
-                    error
-                        .message
-                        .push_str("; or give PROF_FORCE_SW to sample cpu-clock instead");
+                    error.append("; or give PROF_FORCE_SW to sample cpu-clock instead");
                 }
                 error
             },
@@ -134,22 +132,27 @@ impl Session {
     }
 
     /// Brings the buffers up to date; a stopped session's are already.
+    /// Allocates nothing and takes no lock: the drain thread writes the
+    /// buffers while this thread waits, so a signal handler may call it.
     pub fn read(&mut self) -> Result<(), CallError> {
-        let Some(profil) = &mut self.profil else {
+        let Some(profil) = &self.profil else {
             return Ok(());
         };
-        match profil.read() {
-            Ok(outcome) => {
-                self.running = stats_of(&outcome);
-                self.write_back(&outcome.histogram);
-                Ok(())
-            }
-            Err(error) => {
-                // The profile has ended on the error.
-                self.profil = None;
-                self.running = ProfStats::default();
-                Err(error.into())
-            }
+        let (regions, bin, running) = (&mut self.regions, &mut self.bin, &mut self.running);
+        let width = self.config.width;
+        let mut write = |outcome: &ProfilOutcome| {
+            *running = stats_of(outcome);
+            write_back(&outcome.histogram, width, regions, bin);
+        };
+        match profil.read_with(&mut write) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(CallError {
+                code: PROF_ESYS,
+                message: Message::Static(
+                    "the session has stopped on an error; prof_stop returns it",
+                ),
+            }),
+            Err(error) => Err(CallError::signal_safe(error)),
         }
     }
 
@@ -162,7 +165,12 @@ impl Session {
         self.running = ProfStats::default();
         let outcome = profil.stop()?;
         self.stopped.add(stats_of(&outcome));
-        self.write_back(&outcome.histogram);
+        write_back(
+            &outcome.histogram,
+            self.config.width,
+            &mut self.regions,
+            &mut self.bin,
+        );
         Ok(())
     }
 
@@ -195,16 +203,22 @@ impl Session {
         }
         Ok(histogram)
     }
+}
 
-    fn write_back(&mut self, histogram: &Histogram) {
-        for ((_, buckets), (_, buffer)) in histogram.regions().zip(&mut self.regions) {
-            buckets.write_ne_bytes(buffer.bytes_mut());
-        }
-        if let (Some(count), Some(bin)) = (histogram.overflow_bin(), &mut self.bin) {
-            let mut one = Buckets::new(self.config.width, 1);
-            one.add(0, count, OnFull::Saturate);
-            one.write_ne_bytes(bin.bytes_mut());
-        }
+/// Copies the histogram's counts into the caller's buffers.
+fn write_back(
+    histogram: &Histogram,
+    width: BucketWidth,
+    regions: &mut [(Region, CallerBuffer)],
+    bin: &mut Option<CallerBuffer>,
+) {
+    for ((_, buckets), (_, buffer)) in histogram.regions().zip(regions) {
+        buckets.write_ne_bytes(buffer.bytes_mut());
+    }
+    if let (Some(count), Some(bin)) = (histogram.overflow_bin(), bin) {
+        let mut one = Buckets::new(width, 1);
+        one.add(0, count, OnFull::Saturate);
+        one.write_ne_bytes(bin.bytes_mut());
     }
 }
 

@@ -109,3 +109,4 @@ pub use stat::{
 };
 pub use sysinfo::page_size;
 pub use target::{Target, TargetEnd};
+pub use tid_lock::{HeldByThisThread, TidGuard, TidLock};

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use crate::own_process::current_tid;
 
 /// `T`, behind a lock held by one thread at a time.
-pub(crate) struct TidLock<T> {
+pub struct TidLock<T> {
     /// The thread id of the holder; 0 when free.
     holder: AtomicI32,
     value: UnsafeCell<T>,
@@ -28,7 +28,7 @@ unsafe impl<T: Send> Sync for TidLock<T> {}
 /// The calling thread holds the lock already: it is running a signal
 /// handler on top of a call that holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct HeldByThisThread;
+pub struct HeldByThisThread;
 
 impl<T> TidLock<T> {
     pub fn new(value: T) -> TidLock<T> {
@@ -56,7 +56,7 @@ impl<T> TidLock<T> {
 }
 
 /// The lock, held: the value may be used until it is dropped.
-pub(crate) struct TidGuard<'a, T> {
+pub struct TidGuard<'a, T> {
     lock: &'a TidLock<T>,
 }
 

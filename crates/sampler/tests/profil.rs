@@ -261,7 +261,7 @@ live_test!(dropping_a_profile_closes_its_counters, || {
 // no profile counts it.
 live_test!(profiles_share_one_drain_thread_and_count_none, || {
     let _live = live();
-    let cpus = std::thread::available_parallelism().unwrap().get();
+    let cpus = thread::available_parallelism().unwrap().get();
     let before = std::fs::read_dir("/proc/self/task").unwrap().count();
     let profiles: Vec<Profil> = (0..20).map(|_| start(config())).collect();
     assert_eq!(profil_threads(), 1);

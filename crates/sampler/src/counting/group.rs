@@ -57,45 +57,53 @@ impl KernelGroup {
     }
 }
 
+/// A group being opened: the leader's counter, then the members'.
+struct Opening {
+    leader: Counter,
+    members: Vec<Counter>,
+    events: Vec<usize>,
+    sampling: Vec<bool>,
+}
+
 /// Opens `specs` on one thread or CPU: as few groups as the kernel allows,
 /// the events in the order given.
 pub(crate) fn open_groups(
     specs: &[EventSpec],
     target: &OpenTarget,
 ) -> Result<Vec<KernelGroup>, SamplerError> {
-    let mut groups: Vec<(Counter, Vec<Counter>, Vec<usize>, Vec<bool>)> = Vec::new();
+    let mut groups: Vec<Opening> = Vec::new();
     for (index, spec) in specs.iter().enumerate() {
-        let joined = match groups.last_mut() {
-            Some((leader, members, events, sampling)) => {
-                match open_one(spec, target, Some(leader)) {
-                    Ok((counter, samples)) => {
-                        members.push(counter);
-                        events.push(index);
-                        sampling.push(samples);
-                        true
-                    }
-                    // Not with this group: in one of its own.
-                    Err(error) if can_not_join(&error) => false,
-                    Err(error) => return Err(refusal::explain(spec, error, target.scope)),
+        if let Some(group) = groups.last_mut() {
+            match open_one(spec, target, Some(&mut group.leader)) {
+                Ok((counter, samples)) => {
+                    group.members.push(counter);
+                    group.events.push(index);
+                    group.sampling.push(samples);
+                    continue;
                 }
+                // Not with this group: in one of its own.
+                Err(error) if can_not_join(&error) => {}
+                Err(error) => return Err(refusal::explain(spec, error, target.scope)),
             }
-            None => false,
-        };
-        if !joined {
-            let (leader, samples) = open_one(spec, target, None)
-                .map_err(|error| refusal::explain(spec, error, target.scope))?;
-            groups.push((leader, Vec::new(), vec![index], vec![samples]));
         }
+        let (leader, samples) = open_one(spec, target, None)
+            .map_err(|error| refusal::explain(spec, error, target.scope))?;
+        groups.push(Opening {
+            leader,
+            members: Vec::new(),
+            events: vec![index],
+            sampling: vec![samples],
+        });
     }
     Ok(groups
         .into_iter()
-        .map(|(leader, members, events, sampling)| KernelGroup {
-            fds: std::iter::once(leader)
-                .chain(members)
+        .map(|group| KernelGroup {
+            fds: std::iter::once(group.leader)
+                .chain(group.members)
                 .map(owned_fd)
                 .collect(),
-            events,
-            sampling,
+            events: group.events,
+            sampling: group.sampling,
         })
         .collect())
 }

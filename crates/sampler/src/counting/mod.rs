@@ -322,6 +322,22 @@ impl Counters {
         mode: OverflowMode,
         handler: impl Fn(&Overflow<'_>) + Send + Sync + 'static,
     ) -> Result<(), SamplerError> {
+        self.request_overflow(index, threshold, mode, Some(Arc::new(handler)))
+    }
+
+    /// Turns event `index`'s overflow off, keeping the set's handler for
+    /// the others (`PAPI_overflow` with a threshold of 0).
+    pub fn clear_overflow(&self, index: usize) -> Result<(), SamplerError> {
+        self.request_overflow(index, 0, OverflowMode::Kernel, None)
+    }
+
+    fn request_overflow(
+        &self,
+        index: usize,
+        threshold: u64,
+        mode: OverflowMode,
+        handler: Option<overflow::Handler>,
+    ) -> Result<(), SamplerError> {
         let shared = &*self.shared;
         let mut control = shared.lock_control()?;
         if shared.running.load(Ordering::Acquire) {
@@ -337,7 +353,7 @@ impl Counters {
                 ),
             });
         }
-        control.request(shared, index, threshold, mode, Arc::new(handler))
+        control.request(shared, index, threshold, mode, handler)
     }
 }
 

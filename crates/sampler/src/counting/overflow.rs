@@ -86,16 +86,17 @@ impl Control {
         }
     }
 
-    /// Asks for `handler` every `threshold` events of event `index` (0:
-    /// none); the set is stopped, and counts one thread, `tid`. The kernel
-    /// is set up now, so that what it refuses is said here.
+    /// Asks for the handler every `threshold` events of event `index` (0:
+    /// none), and makes `handler` the set's, if given; the set is stopped,
+    /// and counts one thread. The kernel is set up now, so that what it
+    /// refuses is said here.
     pub fn request(
         &mut self,
         set: &Shared,
         index: usize,
         threshold: u64,
         mode: OverflowMode,
-        handler: Handler,
+        handler: Option<Handler>,
     ) -> Result<(), SamplerError> {
         let tid = set.thread().ok_or(SamplerError::CountersMisuse {
             problem: "overflow handlers run in the counted thread: make the set with the thread \
@@ -115,7 +116,7 @@ impl Control {
                 set_period(fd, PERIOD_OFF).map_err(period_error)?;
             }
             self.requests[index] = None;
-            self.handler = Some(handler);
+            self.handler = handler.or(self.handler.take());
             return Ok(());
         }
         let signal = signal::overflow_signal()?;
@@ -150,7 +151,7 @@ impl Control {
             }
         }
         self.requests[index] = Some(Request { threshold, mode });
-        self.handler = Some(handler);
+        self.handler = handler.or(self.handler.take());
         Ok(())
     }
 

@@ -117,7 +117,7 @@ impl SampleRing {
             // struct perf_event_header { u32 type; u16 misc; u16 size; }
             let header = self.data_u64(tail);
             let kind = header as u32;
-            let size = (header >> 48) as u64;
+            let size = header >> 48;
             if size < 8 || tail + size > head {
                 // A torn record cannot be; give up on what is left.
                 tail = head;
