@@ -15,6 +15,7 @@ mod bad_input;
 mod browser;
 mod call_graphs;
 mod capi;
+mod capi_counters;
 mod doctor;
 mod events;
 mod exit_status;

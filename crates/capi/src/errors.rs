@@ -155,7 +155,9 @@ fn code_of(error: &SamplerError) -> c_int {
         | E::ZombieProcess { .. }
         | E::CpuNotOnline { .. } => PROF_EINVAL,
         E::CountersState { .. } => PROF_ESTATE,
-        E::EventNotSupported { .. } | E::PreciseNotSupported { .. } => PROF_ENOSUPP,
+        E::EventNotSupported { .. } | E::EventNotCounted { .. } | E::PreciseNotSupported { .. } => {
+            PROF_ENOSUPP
+        }
         E::PermissionDenied { .. } | E::AttachDenied { .. } | E::SystemWideDenied { .. } => {
             PROF_EPERM
         }

@@ -149,6 +149,12 @@ pub enum SamplerError {
     )]
     OwnTextNotFound { exe: String },
 
+    #[error(
+        "event '{event}' cannot be counted here: {reason}; count a software event instead, \
+         e.g. task-clock"
+    )]
+    EventNotCounted { event: String, reason: String },
+
     /// A set of counters asked for what cannot be: no events, too many,
     /// an index outside the set, a signal that is not real-time.
     #[error("{problem}")]

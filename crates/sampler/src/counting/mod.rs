@@ -168,13 +168,27 @@ impl Counters {
         let may_count_kernel = privileges::read().may_count_kernel();
         let mut specs = Vec::with_capacity(events.len());
         for &text in events {
-            let mut spec = EventSpec::parse(text)?;
+            let mut spec = EventSpec::parse_with(text, crate::sysinfo::pmus())?;
             if own_modifiers(text).is_none() {
                 spec.kernel = may_count_kernel;
             }
             specs.push(spec);
         }
-        let (groups, thread) = open_scope(&specs, scope)?;
+        let (groups, thread) = open_scope(&specs, scope).map_err(|error| match error {
+            SamplerError::EventNotSupported { event, reason } => {
+                // Named as given: the kernel's side may have been added.
+                let given = specs
+                    .iter()
+                    .zip(events)
+                    .find(|(spec, _)| spec.name() == event)
+                    .map_or(event, |(_, &text)| text.to_owned());
+                SamplerError::EventNotCounted {
+                    event: given,
+                    reason,
+                }
+            }
+            other => other,
+        })?;
         Ok(Counters {
             shared: Box::new(Shared {
                 names: specs.iter().map(EventSpec::name).collect(),

@@ -257,7 +257,7 @@ fn fcntl_error(error: io::Error) -> SamplerError {
 /// `tid`. It counts the kernel's time too where the kernel allows, so
 /// that time in system calls ticks as well.
 fn open_ticker(tid: libc::pid_t, signal: libc::c_int) -> Result<Ticker, SamplerError> {
-    let mut spec = EventSpec::parse("task-clock")?;
+    let mut spec = EventSpec::parse_with("task-clock", crate::sysinfo::pmus())?;
     spec.kernel = privileges::read().may_count_kernel();
     let counter = counter_builder(&spec)
         .observe_pid(tid)

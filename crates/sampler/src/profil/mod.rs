@@ -143,7 +143,7 @@ impl ProfilEvent {
         threshold: u64,
         software_fallback: bool,
     ) -> Result<ProfilEvent, SamplerError> {
-        let spec = EventSpec::parse(event)?;
+        let spec = EventSpec::parse_with(event, sysinfo::pmus())?;
         let requested = Some(Sampling::Period(threshold));
         let max_rate = sysinfo::max_sample_rate();
         let sampling = resolve_sampling(&spec.base, requested, max_rate, &mut Vec::new())?;
