@@ -405,7 +405,10 @@ live_test!(a_hundred_sessions_start_at_once_and_cheaply, || {
     // What starting them costs, in CPU time: the wall time depends on what
     // else the machine runs (BENCHMARKS.md has it, on a quiet machine).
     let seconds = number(&text, "started ", 2);
-    assert!(seconds < 1.0, "100 sessions took {seconds} s of CPU to start");
+    assert!(
+        seconds < 1.0,
+        "100 sessions took {seconds} s of CPU to start"
+    );
     let cpus = number(&text, "cpus ", 0);
     let [before, during, after] = [0, 1, 2].map(|i| number(&text, "descriptors ", i));
     // At most 2 per CPU per session, plus a constant (the drain thread's
@@ -431,10 +434,16 @@ live_test!(prof_read_from_a_signal_handler_never_deadlocks, || {
     let [ok, refused, other] = [0, 1, 2].map(|i| number(&text, "handler ", i));
     // A read from the handler waits for the library's thread, which on a
     // busy machine waits for a CPU: fewer signals come than milliseconds.
-    assert!(ok >= 5.0, "too few reads from the handler succeeded:\n{text}");
+    assert!(
+        ok >= 5.0,
+        "too few reads from the handler succeeded:\n{text}"
+    );
     // Refused (PROF_ESTATE, `refused`) only when the handler interrupted
     // a call on the session; never another error.
-    assert_eq!(other, 0.0, "{refused} refused, {other} other errors:\n{text}");
+    assert_eq!(
+        other, 0.0,
+        "{refused} refused, {other} other errors:\n{text}"
+    );
     assert!(number(&text, "stats ", 0) >= 1000.0, "{text}");
     assert!(number(&text, "buckets ", 0) > 0.0, "{text}");
 });

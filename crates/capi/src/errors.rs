@@ -26,7 +26,7 @@ use crate::types::*;
 /// A call's message: made for the call, or fixed (which a call made from a
 /// signal handler can return without allocating).
 #[derive(Debug)]
-pub enum Message {
+pub(crate) enum Message {
     Static(&'static str),
     Owned(String),
 }
@@ -56,20 +56,20 @@ impl From<String> for Message {
 
 /// A call that failed: its code, and the one-line message for it.
 #[derive(Debug)]
-pub struct CallError {
-    pub code: c_int,
-    pub message: Message,
+pub(crate) struct CallError {
+    pub(crate) code: c_int,
+    pub(crate) message: Message,
 }
 
 impl CallError {
-    pub fn invalid(message: impl Into<Message>) -> CallError {
+    pub(crate) fn invalid(message: impl Into<Message>) -> CallError {
         CallError {
             code: PROF_EINVAL,
             message: message.into(),
         }
     }
 
-    pub fn state(message: impl Into<Message>) -> CallError {
+    pub(crate) fn state(message: impl Into<Message>) -> CallError {
         CallError {
             code: PROF_ESTATE,
             message: message.into(),
@@ -77,13 +77,13 @@ impl CallError {
     }
 
     /// The message with `more` after it.
-    pub fn append(&mut self, more: &str) {
+    pub(crate) fn append(&mut self, more: &str) {
         self.message = Message::Owned(format!("{}{more}", &*self.message));
     }
 
     /// A sampler error as a call a signal handler may make returns it:
     /// with a fixed message, nothing allocated.
-    pub fn signal_safe(error: SamplerError) -> CallError {
+    pub(crate) fn signal_safe(error: SamplerError) -> CallError {
         use SamplerError as E;
         let (code, message) = match error {
             E::CountersMisuse { problem } => (PROF_EINVAL, problem),
@@ -200,7 +200,7 @@ static ERROR_HANDLER: AtomicUsize = AtomicUsize::new(0);
 pub type ErrorHandler = unsafe extern "C" fn(*const c_char, c_int, *const c_char);
 
 /// `prof_set_error_handler`: `None` for none.
-pub fn set_error_handler(handler: Option<ErrorHandler>) {
+pub(crate) fn set_error_handler(handler: Option<ErrorHandler>) {
     ERROR_HANDLER.store(handler.map_or(0, |h| h as usize), Ordering::Release);
 }
 
@@ -209,7 +209,7 @@ pub fn set_error_handler(handler: Option<ErrorHandler>) {
 /// message, or a success's notice) is remembered for `prof_strerror`, and
 /// an error goes to the program's error handler, unless this thread is in
 /// an overflow handler (a signal handler) or in the error handler itself.
-pub fn call(
+pub(crate) fn call(
     function: &'static CStr,
     body: impl FnOnce() -> Result<Option<String>, CallError>,
 ) -> c_int {
@@ -274,7 +274,7 @@ fn tell_error_handler(function: &'static CStr, code: c_int, message: *const c_ch
 /// `prof_strerror`: the calling thread's last message if `code` is what its
 /// last call returned, otherwise the code's general meaning. Valid until
 /// the thread's next call into the library (other than `prof_strerror`).
-pub fn describe(code: c_int) -> *const c_char {
+pub(crate) fn describe(code: c_int) -> *const c_char {
     with_description(code, CStr::as_ptr)
 }
 

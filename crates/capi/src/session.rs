@@ -6,7 +6,9 @@
 //! (their counts are added to, as PAPI and glibc add to them), written when
 //! it is read or stopped. In between the profile counts into a histogram of
 //! its own, so that the caller may read its buffers at any time between
-//! calls without racing the library.
+//! calls without racing the library. A read has the library's drain thread
+//! write them while the caller waits, so that the caller's thread neither
+//! allocates nor takes a lock: it may be in a signal handler.
 
 use std::ffi::c_int;
 
@@ -20,27 +22,27 @@ use crate::types::{PROF_ENOSUPP, PROF_ESYS, ProfStats};
 
 /// One region as the caller gave it.
 #[derive(Debug)]
-pub struct RegionRequest {
+pub(crate) struct RegionRequest {
     /// How messages name it: `""` for `prof_profil`'s arguments,
     /// `"regions[2]: "` for `prof_sprofil`'s.
-    pub name: String,
+    pub(crate) name: String,
     /// `None` for a null pointer.
-    pub buffer: Option<CallerBuffer>,
-    pub offset: u64,
-    pub scale: u32,
+    pub(crate) buffer: Option<CallerBuffer>,
+    pub(crate) offset: u64,
+    pub(crate) scale: u32,
 }
 
 /// What to profile, as the caller asked for it.
 #[derive(Debug)]
-pub struct SessionRequest<'a> {
-    pub event: &'a str,
-    pub threshold: i64,
-    pub flags: c_int,
-    pub regions: Vec<RegionRequest>,
+pub(crate) struct SessionRequest<'a> {
+    pub(crate) event: &'a str,
+    pub(crate) threshold: i64,
+    pub(crate) flags: c_int,
+    pub(crate) regions: Vec<RegionRequest>,
 }
 
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     event: ProfilEvent,
     config: HistogramConfig,
     regions: Vec<(Region, CallerBuffer)>,
@@ -62,7 +64,7 @@ enum Placed {
 impl Session {
     /// Checks everything before anything runs: flags, threshold, regions,
     /// and the event (which the kernel is asked about).
-    pub fn new(request: SessionRequest<'_>) -> Result<Session, CallError> {
+    pub(crate) fn new(request: SessionRequest<'_>) -> Result<Session, CallError> {
         let flags = parse_flags(request.flags)?;
         let threshold = u64::try_from(request.threshold)
             .ok()
@@ -114,12 +116,12 @@ impl Session {
     }
 
     /// Why another event is sampled than the one asked for, if one is.
-    pub fn notice(&self) -> Option<String> {
+    pub(crate) fn notice(&self) -> Option<String> {
         self.event.notice().map(str::to_owned)
     }
 
     /// Starts counting from what the buffers hold now.
-    pub fn start(&mut self) -> Result<(), CallError> {
+    pub(crate) fn start(&mut self) -> Result<(), CallError> {
         if self.profil.is_some() {
             return Err(CallError::state(
                 "the session is running already; call prof_stop before starting it again",
@@ -134,7 +136,7 @@ impl Session {
     /// Brings the buffers up to date; a stopped session's are already.
     /// Allocates nothing and takes no lock: the drain thread writes the
     /// buffers while this thread waits, so a signal handler may call it.
-    pub fn read(&mut self) -> Result<(), CallError> {
+    pub(crate) fn read(&mut self) -> Result<(), CallError> {
         let Some(profil) = &self.profil else {
             return Ok(());
         };
@@ -157,7 +159,7 @@ impl Session {
     }
 
     /// Stops counting, then brings the buffers up to date.
-    pub fn stop(&mut self) -> Result<(), CallError> {
+    pub(crate) fn stop(&mut self) -> Result<(), CallError> {
         let profil = self
             .profil
             .take()
@@ -176,7 +178,7 @@ impl Session {
 
     /// The counts of every profile of the session, as of the last read or
     /// stop: the moment the buffers show.
-    pub fn stats(&self) -> ProfStats {
+    pub(crate) fn stats(&self) -> ProfStats {
         let mut stats = self.stopped;
         stats.add(self.running);
         stats

@@ -29,30 +29,30 @@ pub(crate) const PERIOD_OFF: u64 = 1 << 62;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct OpenTarget {
     /// A thread id, or -1 for every task on `cpu`.
-    pub task: libc::pid_t,
-    pub cpu: Option<usize>,
+    pub(crate) task: libc::pid_t,
+    pub(crate) cpu: Option<usize>,
     /// Follow the threads (and processes) the task creates after the open.
-    pub inherit: bool,
+    pub(crate) inherit: bool,
     /// Open each event as a sampling event (period [`PERIOD_OFF`], the
     /// program counter and thread id in each sample, a wakeup per sample),
     /// so that its overflow can be turned on later; an event the kernel
     /// counts but will not sample is opened for counting only.
-    pub sampling: bool,
-    pub scope: OpenScope,
+    pub(crate) sampling: bool,
+    pub(crate) scope: OpenScope,
 }
 
 /// One group: the leader first.
 #[derive(Debug)]
 pub(crate) struct KernelGroup {
-    pub fds: Vec<OwnedFd>,
+    pub(crate) fds: Vec<OwnedFd>,
     /// The event each member counts, in the order of `fds`.
-    pub events: Vec<usize>,
+    pub(crate) events: Vec<usize>,
     /// Whether each member is a sampling event.
-    pub sampling: Vec<bool>,
+    pub(crate) sampling: Vec<bool>,
 }
 
 impl KernelGroup {
-    pub fn leader(&self) -> RawFd {
+    pub(crate) fn leader(&self) -> RawFd {
         self.fds[0].as_raw_fd()
     }
 }
@@ -163,14 +163,14 @@ fn owned_fd(counter: Counter) -> OwnedFd {
 /// A group's counts, as one read gives them: how long the group was
 /// enabled and running, and each member's count.
 pub(crate) struct GroupRead {
-    pub enabled_ns: u64,
-    pub running_ns: u64,
+    pub(crate) enabled_ns: u64,
+    pub(crate) running_ns: u64,
     values: [u64; MAX_EVENTS],
     len: usize,
 }
 
 impl GroupRead {
-    pub fn values(&self) -> &[u64] {
+    pub(crate) fn values(&self) -> &[u64] {
         &self.values[..self.len]
     }
 }

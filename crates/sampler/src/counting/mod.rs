@@ -51,6 +51,14 @@
 //! # Ok::<(), profiler_sampler::SamplerError>(())
 //! ```
 //!
+//! The overflow signal is `SIGRTMIN + 4`, or the real-time signal
+//! `PROFILER_SIGNAL` names (`SIGRTMIN+6`, or a number) when the first
+//! overflow handler is set; the kernel sends it to the counted thread
+//! (`F_SETOWN_EX` with `F_OWNER_TID`, and `F_SETSIG`, on each event's fd).
+//! The program's own handler for that signal is kept, and gets the signals
+//! that are not the library's. A handler runs with the signal blocked, so
+//! it is never interrupted by another overflow of its thread.
+//!
 //! The events of a set are opened as a group (scheduled together and read
 //! with one system call) where the kernel allows, on each counted thread
 //! or CPU. Reads subtract what the counters held at the last reset, in
@@ -216,11 +224,6 @@ impl Counters {
         &self.shared.names
     }
 
-    /// How many file descriptors the set holds open.
-    pub fn descriptors(&self) -> usize {
-        self.shared.groups.iter().map(|g| g.fds.len()).sum()
-    }
-
     /// Starts counting, from the counts the set holds: a stopped set
     /// started again goes on from where it stopped (call
     /// [`reset`](Counters::reset) for 0). Overflow handlers given before
@@ -314,7 +317,7 @@ impl Counters {
 
     /// Calls `handler` every `threshold` occurrences of event `index`, in
     /// the counted thread, from the overflow signal's handler (see the
-    /// crate's README for the signal); 0 turns that event's overflow off.
+    /// module's page for the signal); 0 turns that event's overflow off.
     /// One handler per set: the last given. The set must be stopped and of
     /// [`Scope::Thread`]. The handler may only do what a signal handler
     /// may: atomics, [`Overflow::read_into`], [`Overflow::reset`].

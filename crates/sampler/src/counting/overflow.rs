@@ -78,7 +78,7 @@ pub(crate) struct Control {
 }
 
 impl Control {
-    pub fn new(events: usize) -> Control {
+    pub(crate) fn new(events: usize) -> Control {
         Control {
             requests: vec![None; events],
             rings: (0..events).map(|_| None).collect(),
@@ -90,7 +90,7 @@ impl Control {
     /// none), and makes `handler` the set's, if given; the set is stopped,
     /// and counts one thread. The kernel is set up now, so that what it
     /// refuses is said here.
-    pub fn request(
+    pub(crate) fn request(
         &mut self,
         set: &Shared,
         index: usize,
@@ -163,7 +163,7 @@ impl Control {
     /// Before the set starts: what the rings hold from an earlier run is
     /// dropped, the emulated events' first thresholds are set from their
     /// counts now, and the fds' signals go to the handler.
-    pub fn arm(&mut self, set: &Shared) -> Result<(), SamplerError> {
+    pub(crate) fn arm(&mut self, set: &Shared) -> Result<(), SamplerError> {
         let (Some(handler), true) = (&self.handler, self.any()) else {
             return Ok(());
         };
@@ -227,14 +227,14 @@ impl Control {
 
     /// After the set stops: no signal reaches the handler any more, and
     /// none is running it.
-    pub fn disarm(&mut self) {
+    pub(crate) fn disarm(&mut self) {
         if let Some(armed) = self.armed.take() {
             armed.fds().into_iter().for_each(signal::disarm);
         }
     }
 
     /// The ticker's fd, while it ticks for an armed set.
-    pub fn ticker_fd(&self) -> Option<RawFd> {
+    pub(crate) fn ticker_fd(&self) -> Option<RawFd> {
         self.armed.as_ref()?.ticker.map(|(fd, _)| fd)
     }
 }

@@ -35,13 +35,13 @@ unsafe impl Sync for SampleRing {}
 /// A sample, as the kernel wrote it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RingSample {
-    pub ip: u64,
-    pub tid: u32,
+    pub(crate) ip: u64,
+    pub(crate) tid: u32,
 }
 
 impl SampleRing {
     /// Maps `fd`'s ring buffer.
-    pub fn map(fd: RawFd) -> io::Result<SampleRing> {
+    pub(crate) fn map(fd: RawFd) -> io::Result<SampleRing> {
         let page = page_size();
         let len = page * (1 + DATA_PAGES);
         // SAFETY: a shared, read-write mapping of a perf event fd, as
@@ -103,14 +103,14 @@ impl SampleRing {
     }
 
     /// Throws away what the ring holds.
-    pub fn skip_all(&self) {
+    pub(crate) fn skip_all(&self) {
         let head = self.head().load(Ordering::Acquire);
         self.tail().store(head, Ordering::Release);
     }
 
     /// Calls `each` with every sample in the ring, oldest first, and frees
     /// their room. Async-signal-safe.
-    pub fn drain(&self, mut each: impl FnMut(RingSample)) {
+    pub(crate) fn drain(&self, mut each: impl FnMut(RingSample)) {
         let head = self.head().load(Ordering::Acquire);
         let mut tail = self.tail().load(Ordering::Relaxed);
         while tail < head {

@@ -77,7 +77,7 @@ struct Drained {
 impl Drainer {
     /// The process's drain thread, started if need be; the thread id it
     /// runs as is among the library's own threads before this returns.
-    pub fn get() -> Result<Arc<Drainer>, SamplerError> {
+    pub(crate) fn get() -> Result<Arc<Drainer>, SamplerError> {
         static DRAINER: Mutex<Option<Arc<Drainer>>> = Mutex::new(None);
         let mut drainer = DRAINER.lock().unwrap_or_else(PoisonError::into_inner);
         match &*drainer {
@@ -118,7 +118,12 @@ impl Drainer {
     }
 
     /// Hands a profile's rings and histogram to the thread, under `id`.
-    pub fn add(&self, id: u64, rings: Rings, sink: HistogramSink) -> Result<(), SamplerError> {
+    pub(crate) fn add(
+        &self,
+        id: u64,
+        rings: Rings,
+        sink: HistogramSink,
+    ) -> Result<(), SamplerError> {
         let added = Box::into_raw(Box::new(Added { id, rings, sink }));
         self.send(ADD, added as u64).inspect_err(|_| {
             // SAFETY: not sent, so still ours, made by `Box::into_raw`.
@@ -130,7 +135,7 @@ impl Drainer {
     /// counted, on the drain thread, while the caller waits; `Ok(false)`
     /// when the profile has ended on an error (its stop says which).
     /// Async-signal-safe: a pipe write and a futex wait.
-    pub fn read(
+    pub(crate) fn read(
         &self,
         id: u64,
         visit: &mut (dyn FnMut(&ProfilOutcome) + Send),
@@ -148,7 +153,7 @@ impl Drainer {
 
     /// Ends profile `id`: drained a last time, its counters closed; what it
     /// counted, or the error it ended on.
-    pub fn stop(&self, id: u64) -> Result<ProfilOutcome, SamplerError> {
+    pub(crate) fn stop(&self, id: u64) -> Result<ProfilOutcome, SamplerError> {
         let mut request = StopRequest {
             id,
             outcome: None,
