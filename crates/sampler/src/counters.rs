@@ -358,7 +358,7 @@ impl Rings {
 
     /// The fds of the rings that have not hung up, with their indices, for
     /// a `poll` of the caller's own.
-    pub fn open_fds(&self) -> impl Iterator<Item = (usize, std::os::fd::RawFd)> + '_ {
+    pub(crate) fn open_fds(&self) -> impl Iterator<Item = (usize, std::os::fd::RawFd)> + '_ {
         self.rings
             .iter()
             .enumerate()
@@ -367,7 +367,7 @@ impl Rings {
     }
 
     /// Notes that ring `index` hung up (every task writing into it exited).
-    pub fn hang_up(&mut self, index: usize) {
+    pub(crate) fn hang_up(&mut self, index: usize) {
         if let Some(ring) = self.rings.get_mut(index) {
             ring.hung_up = true;
         }
