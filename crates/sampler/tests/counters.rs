@@ -14,7 +14,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use object::{Object, ObjectSymbol};
 use profiler_sampler::{Counters, OverflowMode, SamplerError, Scope};
@@ -449,9 +449,10 @@ live_test!(the_handler_reads_the_counters, || {
     };
     counters.on_overflow(0, 500_000, handler).unwrap();
     counters.start().unwrap();
-    // Reads outside the handler too, which the handler interrupts.
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_millis(200) {
+    // Reads outside the handler too, which the handler interrupts, for
+    // 200 ms of the thread's CPU time.
+    let end = thread_cpu_ns() + 200_000_000;
+    while thread_cpu_ns() < end {
         black_box(counters.read().unwrap());
     }
     counters.stop().unwrap();

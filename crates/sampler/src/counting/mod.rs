@@ -41,13 +41,15 @@
 //!     CALLS.fetch_add(1, Ordering::Relaxed);
 //! })?;
 //! counters.start()?;
-//! let start = std::time::Instant::now();
+//! // 50 ms of CPU time, as task-clock counts it.
 //! let mut x = 1_u64;
-//! while start.elapsed().as_millis() < 50 {
-//!     x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+//! while counters.read()?[0] < 50_000_000 {
+//!     for _ in 0..10_000 {
+//!         x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+//!     }
 //! }
 //! counters.stop()?;
-//! assert!(CALLS.load(Ordering::Relaxed) >= 10);
+//! assert!(CALLS.load(Ordering::Relaxed) >= 40);
 //! # Ok::<(), profiler_sampler::SamplerError>(())
 //! ```
 //!

@@ -45,17 +45,12 @@ use profiler_model::{Avma, Record, RecordSink, Sampling, pour};
 use self::drainer::Drainer;
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::error::SamplerError;
-use crate::recorder::{DEFAULT_FREQUENCY, resolve_sampling};
+use crate::recorder::{DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, resolve_sampling};
 use crate::{own_process, refusal, sysinfo, target};
 
 /// How many times the counters are opened before the list of threads is
 /// taken as it is (see [`open_on_own_threads`]).
 const OPEN_ATTEMPTS: usize = 4;
-/// Data bytes of each CPU's ring: samples of a program counter, thread,
-/// time and CPU are 48 bytes, so a quarter of this (when the drain thread
-/// is woken) holds 100 ms of samples at 3,000 per second per CPU, and the
-/// whole more than a second of them.
-const RING_BYTES: usize = 128 << 10;
 
 /// What to profile, and how to count it (`PAPI_profil`'s arguments).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -343,7 +338,7 @@ fn open_on_own_threads(event: &ResolvedEvent, cpus: &[usize]) -> Result<Rings, S
             call_graph: None,
             tasks: &tasks,
             cpus,
-            bytes: RING_BYTES,
+            bytes: DEFAULT_RING_BYTES,
             enable_on_exec: false,
             side_band: false,
         };
