@@ -6,7 +6,16 @@
 !     gfortran include/profiler.f90 prog.f90 -Ltarget/release -lprofiler
 !
 ! From Fortran:
-!  - a session is a type(c_ptr); prof_profil and prof_sprofil set it;
+!  - a session is a type(c_ptr); prof_profil and prof_sprofil set it; so
+!    is a set of counters (prof_counters_create and the others set it);
+!  - prof_counters_names(out, names, scope) makes a set from a Fortran
+!    array of event names, ["task-clock ", "page-faults"] (trailing blanks
+!    are dropped); prof_counters_create itself takes an array of C
+!    pointers to NUL-terminated names;
+!  - an overflow or error handler is a bind(c) procedure passed as
+!    c_funloc(handler); an overflow handler runs in a signal handler, so
+!    it may only store to memory and call the async-signal-safe functions;
+!  - prof_counters_stop's values may be left out (NULL in C);
 !  - strings passed in end with c_null_char: "cpu-clock"//c_null_char;
 !  - Fortran has no unsigned integers: prof_region%scale and the bucket
 !    buffers are signed kinds of the same size (a 16-bit bucket above 32767
@@ -25,6 +34,12 @@ module profiler
     integer(c_int), parameter :: PROF_BUCKET_32 = 16
     integer(c_int), parameter :: PROF_BUCKET_64 = 32
     integer(c_int), parameter :: PROF_FORCE_SW = 64
+
+    ! prof_overflow's flag, and the scopes of a set of counters.
+    integer(c_int), parameter :: PROF_OVERFLOW_FORCE_SW = 64
+    integer(c_int), parameter :: PROF_SCOPE_THREAD = 0
+    integer(c_int), parameter :: PROF_SCOPE_INHERIT = 1
+    integer(c_int), parameter :: PROF_SCOPE_PROCESS = 2
 
     ! Return codes: PAPI's values.
     integer(c_int), parameter :: PROF_OK = 0
@@ -60,6 +75,13 @@ module profiler
         integer(c_int) :: exclude_hv = 0
         integer(c_int) :: precise_ip = 0
     end type prof_encoding
+
+    type, bind(c) :: prof_count
+        integer(c_long_long) :: value = 0
+        integer(c_long_long) :: raw = 0
+        integer(c_int64_t) :: time_enabled = 0
+        integer(c_int64_t) :: time_running = 0
+    end type prof_count
 
     interface
         integer(c_int) function prof_profil(out, buf, bufsiz, offset, scale, event, threshold, &
@@ -122,6 +144,88 @@ module profiler
             character(kind=c_char), dimension(*), intent(in) :: event
             type(prof_encoding), intent(out) :: out
         end function prof_event_encode
+
+        integer(c_int) function prof_counters_create(out, events, count, scope) &
+            bind(c, name="prof_counters_create")
+            import :: c_int, c_ptr
+            type(c_ptr), intent(out) :: out
+            type(c_ptr), dimension(*), intent(in) :: events
+            integer(c_int), value :: count
+            integer(c_int), value :: scope
+        end function prof_counters_create
+
+        integer(c_int) function prof_counters_attach(out, events, count, pid) &
+            bind(c, name="prof_counters_attach")
+            import :: c_int, c_ptr
+            type(c_ptr), intent(out) :: out
+            type(c_ptr), dimension(*), intent(in) :: events
+            integer(c_int), value :: count
+            integer(c_int), value :: pid
+        end function prof_counters_attach
+
+        integer(c_int) function prof_counters_cpu(out, events, count, cpu) &
+            bind(c, name="prof_counters_cpu")
+            import :: c_int, c_ptr
+            type(c_ptr), intent(out) :: out
+            type(c_ptr), dimension(*), intent(in) :: events
+            integer(c_int), value :: count
+            integer(c_int), value :: cpu
+        end function prof_counters_cpu
+
+        integer(c_int) function prof_counters_start(c) bind(c, name="prof_counters_start")
+            import :: c_int, c_ptr
+            type(c_ptr), value :: c
+        end function prof_counters_start
+
+        integer(c_int) function prof_counters_read(c, values) bind(c, name="prof_counters_read")
+            import :: c_int, c_ptr, c_long_long
+            type(c_ptr), value :: c
+            integer(c_long_long), dimension(*), intent(out) :: values
+        end function prof_counters_read
+
+        integer(c_int) function prof_counters_read_ext(c, values) &
+            bind(c, name="prof_counters_read_ext")
+            import :: c_int, c_ptr, prof_count
+            type(c_ptr), value :: c
+            type(prof_count), dimension(*), intent(inout) :: values
+        end function prof_counters_read_ext
+
+        integer(c_int) function prof_counters_accum(c, values) bind(c, name="prof_counters_accum")
+            import :: c_int, c_ptr, c_long_long
+            type(c_ptr), value :: c
+            integer(c_long_long), dimension(*), intent(inout) :: values
+        end function prof_counters_accum
+
+        integer(c_int) function prof_counters_reset(c) bind(c, name="prof_counters_reset")
+            import :: c_int, c_ptr
+            type(c_ptr), value :: c
+        end function prof_counters_reset
+
+        integer(c_int) function prof_counters_stop(c, values) bind(c, name="prof_counters_stop")
+            import :: c_int, c_ptr, c_long_long
+            type(c_ptr), value :: c
+            integer(c_long_long), dimension(*), intent(out), optional :: values
+        end function prof_counters_stop
+
+        subroutine prof_counters_free(c) bind(c, name="prof_counters_free")
+            import :: c_ptr
+            type(c_ptr), value :: c
+        end subroutine prof_counters_free
+
+        integer(c_int) function prof_overflow(c, index, threshold, flags, handler) &
+            bind(c, name="prof_overflow")
+            import :: c_int, c_ptr, c_long_long, c_funptr
+            type(c_ptr), value :: c
+            integer(c_int), value :: index
+            integer(c_long_long), value :: threshold
+            integer(c_int), value :: flags
+            type(c_funptr), value :: handler
+        end function prof_overflow
+
+        subroutine prof_set_error_handler(handler) bind(c, name="prof_set_error_handler")
+            import :: c_funptr
+            type(c_funptr), value :: handler
+        end subroutine prof_set_error_handler
     end interface
 
     interface
@@ -133,6 +237,24 @@ module profiler
     end interface
 
 contains
+
+    ! prof_counters_create with a Fortran array of event names.
+    function prof_counters_names(out, names, scope) result(rc)
+        type(c_ptr), intent(out) :: out
+        character(len=*), dimension(:), intent(in) :: names
+        integer(c_int), intent(in) :: scope
+        integer(c_int) :: rc
+        character(kind=c_char, len=len(names) + 1), allocatable, target :: text(:)
+        type(c_ptr), allocatable :: events(:)
+        integer :: i
+
+        allocate (text(size(names)), events(size(names)))
+        do i = 1, size(names)
+            text(i) = trim(names(i))//c_null_char
+            events(i) = c_loc(text(i))
+        end do
+        rc = prof_counters_create(out, events, int(size(names), c_int), scope)
+    end function prof_counters_names
 
     ! prof_strerror(code), as a Fortran string.
     function prof_message(code) result(message)

@@ -112,7 +112,7 @@ impl Printed {
 }
 
 /// Each function's size, from `nm -S`.
-fn symbol_sizes(binary: &Path) -> HashMap<String, u64> {
+pub fn symbol_sizes(binary: &Path) -> HashMap<String, u64> {
     let output = Command::new("nm")
         .args(["-S", "--defined-only"])
         .arg(binary)
@@ -132,7 +132,7 @@ fn symbol_sizes(binary: &Path) -> HashMap<String, u64> {
 }
 
 /// Runs a fixture, asserting success.
-fn run_fixture(program: &Path, args: &[&str]) -> Output {
+pub fn run_fixture(program: &Path, args: &[&str]) -> Output {
     let output = Command::new(program).args(args).output().unwrap();
     assert!(
         output.status.success(),
@@ -326,7 +326,7 @@ live_test!(workers_started_after_prof_start_are_counted, || {
 });
 
 /// The `case NAME CODE MESSAGE` lines capi-errors printed, by name.
-fn error_cases(text: &str) -> HashMap<&str, (i32, &str)> {
+pub fn error_cases(text: &str) -> HashMap<&str, (i32, &str)> {
     text.lines()
         .filter_map(|line| {
             let mut fields = line.strip_prefix("case ")?.splitn(3, ' ');
@@ -451,6 +451,24 @@ live_test!(the_header_serves_cpp, || {
     };
     assert!(samples >= 1000, "{text}");
     assert_eq!(counted + outside, samples, "{text}");
+    // A set of counters with a lambda for its overflow handler.
+    let counters: Vec<f64> = text
+        .lines()
+        .find_map(|line| line.strip_prefix("counters "))
+        .map(|line| {
+            line.split_whitespace()
+                .filter_map(|field| field.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let [nanoseconds, calls] = counters[..] else {
+        panic!("{text}");
+    };
+    assert!(nanoseconds >= 20e6, "{text}");
+    assert!(
+        (calls - nanoseconds / 1e6).abs() <= 0.25 * nanoseconds / 1e6,
+        "{text}"
+    );
 });
 
 #[test]

@@ -16,6 +16,7 @@ mod bad_input;
 mod browser;
 mod call_graphs;
 mod capi;
+mod capi_counters;
 mod concurrent_outputs;
 mod docs;
 mod doctor;

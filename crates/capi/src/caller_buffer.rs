@@ -8,10 +8,15 @@ use std::ptr::NonNull;
 
 /// `len` bytes at `start`, lent by the caller for the life of a session.
 #[derive(Debug)]
-pub struct CallerBuffer {
+pub(crate) struct CallerBuffer {
     start: NonNull<u8>,
     len: usize,
 }
+
+// SAFETY: the buffer is written by whichever thread the session's calls
+// run on (the drain thread, for a read, while the caller waits): `new`'s
+// contract is about when the memory is used, not by which thread.
+unsafe impl Send for CallerBuffer {}
 
 impl CallerBuffer {
     /// The buffer at `start`, or `None` for a null pointer.
@@ -23,21 +28,21 @@ impl CallerBuffer {
     /// accesses while a borrow from [`CallerBuffer::bytes`] or
     /// [`CallerBuffer::bytes_mut`] lives: the header's contract for the
     /// buffers of a session.
-    pub unsafe fn new(start: *mut c_void, len: usize) -> Option<CallerBuffer> {
+    pub(crate) unsafe fn new(start: *mut c_void, len: usize) -> Option<CallerBuffer> {
         NonNull::new(start.cast()).map(|start| CallerBuffer { start, len })
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: `new`'s contract: `len` readable bytes that no one else
         // writes meanwhile. Any bit pattern is a valid u8.
         unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
     }
 
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: `new`'s contract: `len` writable bytes that no one else
         // accesses meanwhile; `&mut self` makes this the only borrow here.
         unsafe { std::slice::from_raw_parts_mut(self.start.as_ptr(), self.len) }

@@ -9,14 +9,14 @@ use profiler_events::{EventSpec, EventsError, Pmus};
 use crate::types::ProfEncoding;
 
 /// This machine's PMUs, read from sysfs once.
-pub fn system_pmus() -> &'static Pmus {
+pub(crate) fn system_pmus() -> &'static Pmus {
     static PMUS: OnceLock<Pmus> = OnceLock::new();
     PMUS.get_or_init(Pmus::system)
 }
 
 /// `event` as `-e` takes it, encoded against `pmus`. Without modifiers
 /// only user space is counted, as `profiler record` counts it.
-pub fn encode(event: &str, pmus: &Pmus) -> Result<ProfEncoding, EventsError> {
+pub(crate) fn encode(event: &str, pmus: &Pmus) -> Result<ProfEncoding, EventsError> {
     let spec = EventSpec::parse_with(event, pmus)?;
     Ok(ProfEncoding {
         type_: spec.perf_type,

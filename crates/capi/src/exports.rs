@@ -7,7 +7,6 @@
 
 use std::ffi::{CStr, c_char, c_int, c_longlong, c_uint, c_void};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Mutex, PoisonError};
 
 use libc::{size_t, uintptr_t};
 
@@ -16,11 +15,12 @@ use crate::encoding::{encode, system_pmus};
 use crate::errors::{CallError, call, describe};
 use crate::session::{RegionRequest, Session, SessionRequest};
 use crate::types::{PROF_ENOEVNT, ProfEncoding, ProfRegion, ProfStats};
+use profiler_sampler::TidLock;
 
 /// `prof_session`: opaque to C. Calls on one session from several threads
-/// take turns.
-#[derive(Debug)]
-pub struct ProfSession(Mutex<Session>);
+/// take turns; one from a signal handler that interrupted a call on the
+/// same session in its own thread is refused, not deadlocked.
+pub struct ProfSession(TidLock<Session>);
 
 /// `prof_profil`: one region, `bufsiz` bytes of buckets at `buf` over the
 /// text from `offset`.
@@ -42,7 +42,7 @@ pub unsafe extern "C" fn prof_profil(
     threshold: c_longlong,
     flags: c_int,
 ) -> c_int {
-    call(|| {
+    call(c"prof_profil", || {
         // SAFETY: the caller's promise for `buf` is the one `CallerBuffer`
         // asks for.
         let buffer = unsafe { CallerBuffer::new(buf, bufsiz) };
@@ -73,7 +73,7 @@ pub unsafe extern "C" fn prof_sprofil(
     threshold: c_longlong,
     flags: c_int,
 ) -> c_int {
-    call(|| {
+    call(c"prof_sprofil", || {
         let count = usize::try_from(count)
             .ok()
             .filter(|&count| count > 0)
@@ -132,7 +132,7 @@ unsafe fn make_session(
         regions,
     })?;
     let notice = session.notice();
-    let session = Box::into_raw(Box::new(ProfSession(Mutex::new(session))));
+    let session = Box::into_raw(Box::new(ProfSession(TidLock::new(session))));
     // SAFETY: as above.
     unsafe { out.write(session) };
     Ok(notice)
@@ -146,7 +146,7 @@ unsafe fn make_session(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prof_start(session: *mut ProfSession) -> c_int {
     // SAFETY: the caller's promise for `session`.
-    unsafe { with_session(session, Session::start) }
+    unsafe { with_session(c"prof_start", session, Session::start) }
 }
 
 /// `prof_read`: the buffers brought up to date.
@@ -157,7 +157,7 @@ pub unsafe extern "C" fn prof_start(session: *mut ProfSession) -> c_int {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prof_read(session: *mut ProfSession) -> c_int {
     // SAFETY: the caller's promise for `session`.
-    unsafe { with_session(session, Session::read) }
+    unsafe { with_session(c"prof_read", session, Session::read) }
 }
 
 /// `prof_stop`: counting stops, and the buffers are brought up to date.
@@ -168,7 +168,7 @@ pub unsafe extern "C" fn prof_read(session: *mut ProfSession) -> c_int {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prof_stop(session: *mut ProfSession) -> c_int {
     // SAFETY: the caller's promise for `session`.
-    unsafe { with_session(session, Session::stop) }
+    unsafe { with_session(c"prof_stop", session, Session::stop) }
 }
 
 /// `prof_get_stats`: the counts as of the last read or stop.
@@ -189,7 +189,7 @@ pub unsafe extern "C" fn prof_get_stats(session: *mut ProfSession, out: *mut Pro
         Ok(())
     };
     // SAFETY: the caller's promise for `session`.
-    unsafe { with_session(session, get) }
+    unsafe { with_session(c"prof_get_stats", session, get) }
 }
 
 /// `prof_free`: stops the session if it runs, without touching the
@@ -227,7 +227,7 @@ pub extern "C" fn prof_strerror(code: c_int) -> *const c_char {
 /// a writable `prof_encoding`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prof_event_encode(event: *const c_char, out: *mut ProfEncoding) -> c_int {
-    call(|| {
+    call(c"prof_event_encode", || {
         if out.is_null() {
             return Err(CallError::invalid(
                 "out is NULL; give the address of a prof_encoding",
@@ -242,24 +242,30 @@ pub unsafe extern "C" fn prof_event_encode(event: *const c_char, out: *mut ProfE
     })
 }
 
-/// Runs `body` on the session behind `session`, through [`call`].
+/// Runs `body` on the session behind `session`, through [`call`], as the
+/// function `name`.
 ///
 /// # Safety
 ///
 /// `session` is NULL or a session not yet freed.
 unsafe fn with_session(
+    name: &'static CStr,
     session: *mut ProfSession,
     body: impl FnOnce(&mut Session) -> Result<(), CallError>,
 ) -> c_int {
-    call(|| {
+    call(name, || {
         // SAFETY: NULL or a live session: the caller's promise. Only
-        // shared references are made; the mutex orders the threads.
-        let session = unsafe { session.as_ref() }.ok_or_else(|| {
-            CallError::invalid("the session is NULL; make one with prof_profil or prof_sprofil")
+        // shared references are made; the lock orders the threads.
+        let session = unsafe { session.as_ref() }.ok_or(CallError::invalid(
+            "the session is NULL; make one with prof_profil or prof_sprofil",
+        ))?;
+        let mut session = session.0.lock().map_err(|_| {
+            CallError::state(
+                "a signal handler interrupted a call on this session in its own thread and \
+                 made another; only prof_read and prof_get_stats may be called so, and not \
+                 while another call of the thread's own is under way",
+            )
         })?;
-        // A panic under the lock was reported as a bug when it happened;
-        // the session is still whole enough to stop and free.
-        let mut session = session.0.lock().unwrap_or_else(PoisonError::into_inner);
         body(&mut session).map(|()| None)
     })
 }
@@ -269,7 +275,7 @@ unsafe fn with_session(
 /// # Safety
 ///
 /// `event` is NULL or a NUL-terminated string.
-unsafe fn event_name<'a>(event: *const c_char) -> Result<&'a str, CallError> {
+pub(crate) unsafe fn event_name<'a>(event: *const c_char) -> Result<&'a str, CallError> {
     if event.is_null() {
         return Err(CallError::invalid(
             "event is NULL; give an event as profiler record -e takes it, e.g. \"cpu-clock\"",
@@ -282,6 +288,7 @@ unsafe fn event_name<'a>(event: *const c_char) -> Result<&'a str, CallError> {
         message: format!(
             "event '{}' is not UTF-8 text; event names are ASCII",
             event.to_string_lossy()
-        ),
+        )
+        .into(),
     })
 }

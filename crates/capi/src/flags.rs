@@ -18,16 +18,16 @@ const KNOWN: c_int = PROF_RANDOM
 
 /// What the flags ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProfFlags {
-    pub width: BucketWidth,
-    pub flags: Flags,
+pub(crate) struct ProfFlags {
+    pub(crate) width: BucketWidth,
+    pub(crate) flags: Flags,
     /// `PROF_FORCE_SW`: sample cpu-clock when the event cannot be sampled.
-    pub software_fallback: bool,
+    pub(crate) software_fallback: bool,
 }
 
 /// Reads `bits`: at most one bucket width (16 bits when none is given),
 /// and no bits the header does not define.
-pub fn parse_flags(bits: c_int) -> Result<ProfFlags, CallError> {
+pub(crate) fn parse_flags(bits: c_int) -> Result<ProfFlags, CallError> {
     let unknown = bits & !KNOWN;
     if unknown != 0 {
         return Err(CallError::invalid(format!(

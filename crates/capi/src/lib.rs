@@ -28,6 +28,7 @@
 //! the boundary: the exported functions and the caller's buffers.
 
 mod caller_buffer;
+mod counters;
 mod encoding;
 mod errors;
 mod exports;
@@ -35,6 +36,13 @@ mod flags;
 mod session;
 mod types;
 
+pub use counters::{
+    OverflowHandler, ProfCounters, prof_counters_accum, prof_counters_attach, prof_counters_cpu,
+    prof_counters_create, prof_counters_free, prof_counters_read, prof_counters_read_ext,
+    prof_counters_reset, prof_counters_start, prof_counters_stop, prof_overflow,
+    prof_set_error_handler,
+};
+pub use errors::ErrorHandler;
 pub use exports::{
     ProfSession, prof_event_encode, prof_free, prof_get_stats, prof_profil, prof_read,
     prof_sprofil, prof_start, prof_stop, prof_strerror,

@@ -6,7 +6,9 @@
 //! (their counts are added to, as PAPI and glibc add to them), written when
 //! it is read or stopped. In between the profile counts into a histogram of
 //! its own, so that the caller may read its buffers at any time between
-//! calls without racing the library.
+//! calls without racing the library. A read has the library's drain thread
+//! write them while the caller waits, so that the caller's thread neither
+//! allocates nor takes a lock: it may be in a signal handler.
 
 use std::ffi::c_int;
 
@@ -14,33 +16,33 @@ use profiler_histogram::{BucketWidth, Buckets, Histogram, HistogramConfig, OnFul
 use profiler_sampler::{Profil, ProfilEvent, ProfilOutcome};
 
 use crate::caller_buffer::CallerBuffer;
-use crate::errors::CallError;
+use crate::errors::{CallError, Message};
 use crate::flags::parse_flags;
-use crate::types::{PROF_ENOSUPP, ProfStats};
+use crate::types::{PROF_ENOSUPP, PROF_ESYS, ProfStats};
 
 /// One region as the caller gave it.
 #[derive(Debug)]
-pub struct RegionRequest {
+pub(crate) struct RegionRequest {
     /// How messages name it: `""` for `prof_profil`'s arguments,
     /// `"regions[2]: "` for `prof_sprofil`'s.
-    pub name: String,
+    pub(crate) name: String,
     /// `None` for a null pointer.
-    pub buffer: Option<CallerBuffer>,
-    pub offset: u64,
-    pub scale: u32,
+    pub(crate) buffer: Option<CallerBuffer>,
+    pub(crate) offset: u64,
+    pub(crate) scale: u32,
 }
 
 /// What to profile, as the caller asked for it.
 #[derive(Debug)]
-pub struct SessionRequest<'a> {
-    pub event: &'a str,
-    pub threshold: i64,
-    pub flags: c_int,
-    pub regions: Vec<RegionRequest>,
+pub(crate) struct SessionRequest<'a> {
+    pub(crate) event: &'a str,
+    pub(crate) threshold: i64,
+    pub(crate) flags: c_int,
+    pub(crate) regions: Vec<RegionRequest>,
 }
 
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     event: ProfilEvent,
     config: HistogramConfig,
     regions: Vec<(Region, CallerBuffer)>,
@@ -62,7 +64,7 @@ enum Placed {
 impl Session {
     /// Checks everything before anything runs: flags, threshold, regions,
     /// and the event (which the kernel is asked about).
-    pub fn new(request: SessionRequest<'_>) -> Result<Session, CallError> {
+    pub(crate) fn new(request: SessionRequest<'_>) -> Result<Session, CallError> {
         let flags = parse_flags(request.flags)?;
         let threshold = u64::try_from(request.threshold)
             .ok()
@@ -92,9 +94,7 @@ impl Session {
             |error| {
                 let mut error = CallError::from(error);
                 if error.code == PROF_ENOSUPP && !flags.software_fallback {
-                    error
-                        .message
-                        .push_str("; or give PROF_FORCE_SW to sample cpu-clock instead");
+                    error.append("; or give PROF_FORCE_SW to sample cpu-clock instead");
                 }
                 error
             },
@@ -116,12 +116,12 @@ impl Session {
     }
 
     /// Why another event is sampled than the one asked for, if one is.
-    pub fn notice(&self) -> Option<String> {
+    pub(crate) fn notice(&self) -> Option<String> {
         self.event.notice().map(str::to_owned)
     }
 
     /// Starts counting from what the buffers hold now.
-    pub fn start(&mut self) -> Result<(), CallError> {
+    pub(crate) fn start(&mut self) -> Result<(), CallError> {
         if self.profil.is_some() {
             return Err(CallError::state(
                 "the session is running already; call prof_stop before starting it again",
@@ -134,27 +134,32 @@ impl Session {
     }
 
     /// Brings the buffers up to date; a stopped session's are already.
-    pub fn read(&mut self) -> Result<(), CallError> {
-        let Some(profil) = &mut self.profil else {
+    /// Allocates nothing and takes no lock: the drain thread writes the
+    /// buffers while this thread waits, so a signal handler may call it.
+    pub(crate) fn read(&mut self) -> Result<(), CallError> {
+        let Some(profil) = &self.profil else {
             return Ok(());
         };
-        match profil.read() {
-            Ok(outcome) => {
-                self.running = stats_of(&outcome);
-                self.write_back(&outcome.histogram);
-                Ok(())
-            }
-            Err(error) => {
-                // The profile has ended on the error.
-                self.profil = None;
-                self.running = ProfStats::default();
-                Err(error.into())
-            }
+        let (regions, bin, running) = (&mut self.regions, &mut self.bin, &mut self.running);
+        let width = self.config.width;
+        let mut write = |outcome: &ProfilOutcome| {
+            *running = stats_of(outcome);
+            write_back(&outcome.histogram, width, regions, bin);
+        };
+        match profil.read_with(&mut write) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(CallError {
+                code: PROF_ESYS,
+                message: Message::Static(
+                    "the session has stopped on an error; prof_stop returns it",
+                ),
+            }),
+            Err(error) => Err(CallError::signal_safe(error)),
         }
     }
 
     /// Stops counting, then brings the buffers up to date.
-    pub fn stop(&mut self) -> Result<(), CallError> {
+    pub(crate) fn stop(&mut self) -> Result<(), CallError> {
         let profil = self
             .profil
             .take()
@@ -162,13 +167,18 @@ impl Session {
         self.running = ProfStats::default();
         let outcome = profil.stop()?;
         self.stopped.add(stats_of(&outcome));
-        self.write_back(&outcome.histogram);
+        write_back(
+            &outcome.histogram,
+            self.config.width,
+            &mut self.regions,
+            &mut self.bin,
+        );
         Ok(())
     }
 
     /// The counts of every profile of the session, as of the last read or
     /// stop: the moment the buffers show.
-    pub fn stats(&self) -> ProfStats {
+    pub(crate) fn stats(&self) -> ProfStats {
         let mut stats = self.stopped;
         stats.add(self.running);
         stats
@@ -195,16 +205,22 @@ impl Session {
         }
         Ok(histogram)
     }
+}
 
-    fn write_back(&mut self, histogram: &Histogram) {
-        for ((_, buckets), (_, buffer)) in histogram.regions().zip(&mut self.regions) {
-            buckets.write_ne_bytes(buffer.bytes_mut());
-        }
-        if let (Some(count), Some(bin)) = (histogram.overflow_bin(), &mut self.bin) {
-            let mut one = Buckets::new(self.config.width, 1);
-            one.add(0, count, OnFull::Saturate);
-            one.write_ne_bytes(bin.bytes_mut());
-        }
+/// Copies the histogram's counts into the caller's buffers.
+fn write_back(
+    histogram: &Histogram,
+    width: BucketWidth,
+    regions: &mut [(Region, CallerBuffer)],
+    bin: &mut Option<CallerBuffer>,
+) {
+    for ((_, buckets), (_, buffer)) in histogram.regions().zip(regions) {
+        buckets.write_ne_bytes(buffer.bytes_mut());
+    }
+    if let (Some(count), Some(bin)) = (histogram.overflow_bin(), bin) {
+        let mut one = Buckets::new(width, 1);
+        one.add(0, count, OnFull::Saturate);
+        one.write_ne_bytes(bin.bytes_mut());
     }
 }
 

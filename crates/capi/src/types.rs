@@ -1,7 +1,7 @@
 //! The C types and constants of `include/profiler.h`, with the same layout
 //! and values.
 
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::{c_int, c_longlong, c_uint, c_void};
 
 use libc::{size_t, uintptr_t};
 
@@ -14,6 +14,14 @@ pub const PROF_BUCKET_16: c_int = 0x08;
 pub const PROF_BUCKET_32: c_int = 0x10;
 pub const PROF_BUCKET_64: c_int = 0x20;
 pub const PROF_FORCE_SW: c_int = 0x40;
+
+/// `prof_overflow`'s flag: PAPI's `PAPI_OVERFLOW_FORCE_SW`.
+pub const PROF_OVERFLOW_FORCE_SW: c_int = 0x40;
+
+/// Scopes of `prof_counters_create`.
+pub const PROF_SCOPE_THREAD: c_int = 0;
+pub const PROF_SCOPE_INHERIT: c_int = 1;
+pub const PROF_SCOPE_PROCESS: c_int = 2;
 
 /// Return codes: PAPI's values where PAPI has the code.
 pub const PROF_OK: c_int = 0;
@@ -76,4 +84,18 @@ pub struct ProfEncoding {
     pub exclude_kernel: c_int,
     pub exclude_hv: c_int,
     pub precise_ip: c_int,
+}
+
+/// `prof_count`: one event's count, as `prof_counters_read_ext` gives it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProfCount {
+    /// `raw` scaled by `time_enabled / time_running` when the kernel
+    /// multiplexed the counter.
+    pub value: c_longlong,
+    pub raw: c_longlong,
+    /// Nanoseconds the counter was enabled, and running, since the last
+    /// reset.
+    pub time_enabled: u64,
+    pub time_running: u64,
 }

@@ -41,12 +41,15 @@ fn code(header: &str) -> String {
     code
 }
 
-/// A C type as tokens, `*` apart: `const char *`, `prof_session * *`.
+/// A C type as tokens, `*` apart, a leading `const` after the type it
+/// qualifies: `char const *`, `prof_session * *`, `char const * const *`.
 fn tokens(text: &str) -> String {
-    text.replace('*', " * ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    let spaced = text.replace('*', " * ");
+    let mut words: Vec<&str> = spaced.split_whitespace().collect();
+    if words.len() >= 2 && words[0] == "const" {
+        words.swap(0, 1);
+    }
+    words.join(" ")
 }
 
 /// Each function the header declares: return type and parameter types.
@@ -67,10 +70,13 @@ fn declared(header: &str) -> BTreeMap<String, (String, Vec<String>)> {
             let parameters = statement[paren + 1..close]
                 .split(',')
                 .map(|parameter| {
-                    // Drop the parameter's name: every one has a name here.
+                    // Drop the parameter's name: every one has a name here;
+                    // `values[]` is a pointer.
                     let words = tokens(parameter);
                     let mut words: Vec<&str> = words.split(' ').collect();
-                    words.pop();
+                    if words.pop().is_some_and(|name| name.ends_with("[]")) {
+                        words.push("*");
+                    }
                     words.join(" ")
                 })
                 .collect();
@@ -86,7 +92,7 @@ fn c_type(rust: &str) -> String {
         return format!("{} *", c_type(inner));
     }
     if let Some(inner) = rust.strip_prefix("*const ") {
-        return format!("const {} *", c_type(inner));
+        return format!("{} const *", c_type(inner));
     }
     match rust {
         "c_int" => "int",
@@ -100,6 +106,10 @@ fn c_type(rust: &str) -> String {
         "ProfRegion" => "prof_region",
         "ProfStats" => "prof_stats",
         "ProfEncoding" => "prof_encoding",
+        "ProfCounters" => "prof_counters",
+        "ProfCount" => "prof_count",
+        "Option<OverflowHandler>" => "prof_overflow_handler",
+        "Option<ErrorHandler>" => "prof_error_handler",
         other => panic!("no C spelling for the Rust type {other}"),
     }
     .to_owned()
@@ -107,9 +117,12 @@ fn c_type(rust: &str) -> String {
 
 /// Each `extern "C"` function of the crate's source, in C types.
 fn defined() -> BTreeMap<String, (String, Vec<String>)> {
-    let source =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/exports.rs"))
-            .unwrap();
+    let source: String = ["src/exports.rs", "src/counters.rs"]
+        .iter()
+        .map(|file| {
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap()
+        })
+        .collect();
     source
         .split("extern \"C\" fn ")
         .skip(1)
@@ -157,7 +170,7 @@ fn exported(library: &Path, dynamic: bool) -> BTreeSet<String> {
 #[test]
 fn the_header_declares_what_the_libraries_export_with_the_rust_types() {
     let declared = declared(&header());
-    assert_eq!(declared.len(), 9, "{declared:#?}");
+    assert_eq!(declared.len(), 21, "{declared:#?}");
     assert_eq!(declared, defined());
     let names: BTreeSet<String> = declared.into_keys().collect();
     assert_eq!(exported(&library("libprofiler.so"), true), names);
@@ -175,6 +188,10 @@ fn constants() -> BTreeMap<&'static str, i32> {
         ("PROF_BUCKET_32", PROF_BUCKET_32),
         ("PROF_BUCKET_64", PROF_BUCKET_64),
         ("PROF_FORCE_SW", PROF_FORCE_SW),
+        ("PROF_OVERFLOW_FORCE_SW", PROF_OVERFLOW_FORCE_SW),
+        ("PROF_SCOPE_THREAD", PROF_SCOPE_THREAD),
+        ("PROF_SCOPE_INHERIT", PROF_SCOPE_INHERIT),
+        ("PROF_SCOPE_PROCESS", PROF_SCOPE_PROCESS),
         ("PROF_OK", PROF_OK),
         ("PROF_EINVAL", PROF_EINVAL),
         ("PROF_ESYS", PROF_ESYS),
@@ -249,11 +266,15 @@ fn the_headers_structs_have_the_rust_layout() {
         ("prof_encoding", "exclude_kernel"),
         ("prof_encoding", "exclude_hv"),
         ("prof_encoding", "precise_ip"),
+        ("prof_count", "value"),
+        ("prof_count", "raw"),
+        ("prof_count", "time_enabled"),
+        ("prof_count", "time_running"),
     ];
     let mut program = String::from(
         "#include <stddef.h>\n#include <stdio.h>\n#include <profiler.h>\nint main(void) {\n",
     );
-    for name in ["prof_region", "prof_stats", "prof_encoding"] {
+    for name in ["prof_region", "prof_stats", "prof_encoding", "prof_count"] {
         program.push_str(&format!(
             "    printf(\"{name} %zu %zu\\n\", sizeof({name}), _Alignof({name}));\n"
         ));
@@ -294,6 +315,21 @@ fn the_headers_structs_have_the_rust_layout() {
             "prof_encoding {} {}",
             size_of::<ProfEncoding>(),
             align_of::<ProfEncoding>()
+        ),
+        format!(
+            "prof_count {} {}",
+            size_of::<ProfCount>(),
+            align_of::<ProfCount>()
+        ),
+        format!("prof_count.value {}", offset_of!(ProfCount, value)),
+        format!("prof_count.raw {}", offset_of!(ProfCount, raw)),
+        format!(
+            "prof_count.time_enabled {}",
+            offset_of!(ProfCount, time_enabled)
+        ),
+        format!(
+            "prof_count.time_running {}",
+            offset_of!(ProfCount, time_running)
         ),
         format!("prof_region.buf {}", offset_of!(ProfRegion, buf)),
         format!("prof_region.bufsiz {}", offset_of!(ProfRegion, bufsiz)),

@@ -65,6 +65,7 @@ fn open_on(
             cpus: plan.cpus,
             bytes: plan.bytes,
             enable_on_exec: false,
+            side_band: true,
         });
         match opened {
             Err(SamplerError::OpenFailed { event, error })

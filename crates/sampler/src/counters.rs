@@ -184,6 +184,9 @@ pub(crate) struct RingPlan<'a> {
     /// Enable the counters when the (suspended) task executes a program,
     /// rather than at once.
     pub enable_on_exec: bool,
+    /// Ask for the mapping, exec and task records, which a recording needs
+    /// to name its samples' code (a process profiling itself does not).
+    pub side_band: bool,
 }
 
 /// Opens every event for every task on every CPU, one ring per CPU, halving
@@ -222,7 +225,7 @@ fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailur
             for (index, event) in plan.events.iter().enumerate() {
                 // The kernel reports a task's mappings, names and children
                 // to the events on that task: each task's first carries them.
-                let side_band = index == 0;
+                let side_band = plan.side_band && index == 0;
                 let mut builder = builder(event, roles[index], side_band, plan.call_graph);
                 builder
                     .observe_pid(task)
@@ -351,6 +354,23 @@ impl Rings {
             }
         }
         Ok(stop.is_some() && fds.last().is_some_and(|fd| fd.revents != 0))
+    }
+
+    /// The fds of the rings that have not hung up, with their indices, for
+    /// a `poll` of the caller's own.
+    pub(crate) fn open_fds(&self) -> impl Iterator<Item = (usize, std::os::fd::RawFd)> + '_ {
+        self.rings
+            .iter()
+            .enumerate()
+            .filter(|(_, ring)| !ring.hung_up)
+            .map(|(index, ring)| (index, ring.sampler.as_raw_fd()))
+    }
+
+    /// Notes that ring `index` hung up (every task writing into it exited).
+    pub(crate) fn hang_up(&mut self, index: usize) {
+        if let Some(ring) = self.rings.get_mut(index) {
+            ring.hung_up = true;
+        }
     }
 
     /// Whether every task that could write into the rings has exited.

@@ -153,6 +153,28 @@ pub enum SamplerError {
     )]
     OwnTextNotFound { exe: String },
 
+    #[error(
+        "event '{event}' cannot be counted here: {reason}; count a software event instead, \
+         e.g. task-clock"
+    )]
+    EventNotCounted { event: String, reason: String },
+
+    /// A set of counters asked for what cannot be: no events, too many,
+    /// an index outside the set, a signal that is not real-time.
+    #[error("{problem}")]
+    InvalidCounters { problem: String },
+
+    /// A set of counters used as it cannot be (an array too short, too
+    /// many overflowing counters at once). The message is static: it may
+    /// be made in a signal handler.
+    #[error("{problem}")]
+    CountersMisuse { problem: &'static str },
+
+    /// A set of counters in the wrong state for the call: started while
+    /// running, stopped while stopped. Static, as `CountersMisuse`.
+    #[error("{problem}")]
+    CountersState { problem: &'static str },
+
     #[error(transparent)]
     Events(#[from] EventsError),
 

@@ -38,10 +38,17 @@
 //! The events themselves come parsed and encoded from `profiler_events`;
 //! this crate opens them.
 //!
+//! [`Counters`] count events in process, the libcpc / PAPI way: a set of
+//! events on the calling thread (its future threads, the process, another
+//! process, a CPU) read at any moment, even from a signal handler, and
+//! overflow handlers called in the counted thread every `threshold` events.
+//!
 //! `unsafe` is allowed only in the modules marked below, for what `libc`
 //! and the kernel offer no safe interface to: `fork`/`exec`, signal
 //! handlers, `poll`, `gettid`, `pidfd_open`, resource limits and usage,
-//! `sysconf`, and one ioctl. Each block says why it is sound.
+//! `sysconf`, `futex`, `mmap` of ring buffers, `fcntl` and ioctls on event
+//! fds, and requests handed to the profiles' drain thread by address. Each
+//! block says why it is sound.
 
 #[allow(unsafe_code)]
 mod attach;
@@ -53,6 +60,8 @@ mod command;
 mod convert;
 #[allow(unsafe_code)]
 mod counters;
+#[allow(unsafe_code)]
+mod counting;
 mod descendants;
 mod doctor;
 mod error;
@@ -77,7 +86,10 @@ mod stat;
 mod sysinfo;
 mod target;
 mod tasks;
+#[allow(unsafe_code)]
+mod tid_lock;
 
+pub use counting::{Counters, Overflow, OverflowMode, Scope, in_overflow_handler};
 pub use doctor::{CHECKED_EVENTS, checkup};
 pub use error::SamplerError;
 pub use launch::TargetExit;
@@ -97,3 +109,4 @@ pub use stat::{
 };
 pub use sysinfo::page_size;
 pub use target::{Target, TargetEnd};
+pub use tid_lock::{HeldByThisThread, TidGuard, TidLock};

@@ -2,6 +2,8 @@
 //! program's text is mapped.
 
 use std::fs;
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use crate::error::SamplerError;
 
@@ -11,7 +13,23 @@ pub(crate) fn current_tid() -> libc::pid_t {
     unsafe { libc::gettid() }
 }
 
-/// Every thread of the calling process now, but `except`. Reading
+/// The library's own threads (the profiles' drain thread): counted by no
+/// profile or set of counters.
+static LIBRARY_THREADS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+
+/// Marks the calling thread as one of the library's, until it ends.
+pub(crate) fn mark_library_thread() {
+    let me = current_tid();
+    let mut threads = LIBRARY_THREADS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    // A tid of this process reused after an earlier thread of ours ended.
+    threads.retain(|&tid| tid != me && Path::new(&format!("/proc/self/task/{tid}")).exists());
+    threads.push(me);
+}
+
+/// Every thread of the calling process now but the library's own and
+/// `except`. Reading
 /// /proc/self/task while other threads exit can skip live entries (the
 /// kernel resumes the listing by position), so the listing is taken again
 /// until two agree.
@@ -28,6 +46,10 @@ pub(crate) fn threads_except(except: libc::pid_t) -> Result<Vec<libc::pid_t>, Sa
 }
 
 fn list_threads(except: libc::pid_t) -> Result<Vec<libc::pid_t>, SamplerError> {
+    let library = LIBRARY_THREADS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
     let listing = |error| SamplerError::System {
         what: "listing the threads of this process (/proc/self/task)",
         error,
@@ -38,6 +60,7 @@ fn list_threads(except: libc::pid_t) -> Result<Vec<libc::pid_t>, SamplerError> {
         // Every entry is a tid; anything else is no thread to follow.
         if let Some(tid) = name.to_str().and_then(|n| n.parse::<libc::pid_t>().ok())
             && tid != except
+            && !library.contains(&tid)
         {
             tids.push(tid);
         }

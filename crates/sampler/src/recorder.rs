@@ -270,6 +270,7 @@ impl Recorder {
             cpus: &cpus,
             bytes: self.ring_bytes,
             enable_on_exec: true,
+            side_band: true,
         })?;
         let until = match self.wait_descendants {
             true => Until::AllHungUp,
@@ -352,6 +353,7 @@ impl Recorder {
             cpus,
             bytes: self.ring_bytes,
             enable_on_exec: false,
+            side_band: true,
         })
         .map_err(|error| self.system_wide_error(error))?;
         push_all(sink, &snapshot::every_process(self.kernel))?;

@@ -4,8 +4,18 @@
 use std::fs;
 use std::io;
 
-use profiler_events::{EventSource, SYSFS_PMUS, is_core_pmu, parse_cpu_list};
+use std::sync::OnceLock;
+
+use profiler_events::{EventSource, Pmus, SYSFS_PMUS, is_core_pmu, parse_cpu_list};
 use profiler_model::HostInfo;
+
+/// This machine's PMUs, read from sysfs once per process: what a program
+/// that profiles or counts itself again and again names its events
+/// against.
+pub(crate) fn pmus() -> &'static Pmus {
+    static PMUS: OnceLock<Pmus> = OnceLock::new();
+    PMUS.get_or_init(Pmus::system)
+}
 
 /// `kernel.perf_event_max_sample_rate`: the highest `-F` the kernel accepts.
 pub fn max_sample_rate() -> Option<u64> {

@@ -4,10 +4,13 @@
 //! The live tests are declared with `live_test!`: where the kernel refuses
 //! to sample they skip outside CI, saying why, and fail under CI=true.
 
+// The thread's CPU clock comes from libc.
+#![allow(unsafe_code)]
+
 use std::hint::black_box;
 use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use profiler_histogram::{BucketWidth, Buckets, Histogram, HistogramConfig, Region, Scale};
 use profiler_model::Avma;
@@ -26,13 +29,15 @@ fn live() -> MutexGuard<'static, ()> {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A dependent chain of shifts and xors for `duration`. No calls in the
-/// inner loop even unoptimized, so that its samples land in this function.
+/// A dependent chain of shifts and xors for `duration` of the thread's CPU
+/// time (a busy machine stretches the wall time, not the samples). No
+/// calls in the inner loop even unoptimized, so that its samples land in
+/// this function.
 #[inline(never)]
 fn burn(duration: Duration) -> u64 {
-    let start = Instant::now();
+    let end = thread_cpu_ns() + duration.as_nanos() as u64;
     let mut x = black_box(0x9e37_79b9_7f4a_7c15_u64);
-    while start.elapsed() < duration {
+    while thread_cpu_ns() < end {
         let mut i = 0;
         while i < 100_000 {
             x ^= x << 13;
@@ -43,6 +48,16 @@ fn burn(duration: Duration) -> u64 {
         x = black_box(x);
     }
     x
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
 fn burn_address() -> u64 {
@@ -80,6 +95,7 @@ fn hot_share(outcome: &ProfilOutcome, from: u64) -> (u64, u64, u64) {
     (inside, total, fullest.1)
 }
 
+/// The library's drain threads: one per process, however many profiles.
 fn profil_threads() -> usize {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return 0;
@@ -88,6 +104,17 @@ fn profil_threads() -> usize {
         .flatten()
         .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
         .filter(|comm| comm.trim() == "profil-drain")
+        .count()
+}
+
+/// The perf event descriptors this process holds open.
+fn perf_fds() -> usize {
+    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+        return 0;
+    };
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter(|target| target.to_string_lossy() == "anon_inode:[perf_event]")
         .count()
 }
 
@@ -181,7 +208,7 @@ live_test!(a_profile_read_while_running_goes_on_counting, || {
     );
     let in_region = |outcome: &ProfilOutcome| outcome.histogram.stats().in_region;
     assert!(in_region(&last) > in_region(&first));
-    assert_eq!(profil_threads(), 0);
+    assert_eq!(perf_fds(), 0);
 });
 
 live_test!(counts_already_in_the_buckets_are_added_to, || {
@@ -235,27 +262,54 @@ live_test!(the_software_fallback_samples_cpu_clock_and_says_why, || {
     );
 });
 
-live_test!(dropping_a_profile_stops_its_thread, || {
+live_test!(dropping_a_profile_closes_its_counters, || {
     let _live = live();
     let profil = start(config());
-    assert_eq!(profil_threads(), 1);
+    assert!(perf_fds() > 0);
     drop(profil);
-    assert_eq!(profil_threads(), 0);
+    assert_eq!(perf_fds(), 0);
+    assert!(profil_threads() <= 1);
+});
+
+// Each profile costs its counters, one per CPU for a process of one
+// thread, and no thread of its own: one drain thread serves them all, and
+// no profile counts it.
+live_test!(profiles_share_one_drain_thread_and_count_none, || {
+    let _live = live();
+    let cpus = thread::available_parallelism().unwrap().get();
+    let before = std::fs::read_dir("/proc/self/task").unwrap().count();
+    let profiles: Vec<Profil> = (0..20).map(|_| start(config())).collect();
+    assert_eq!(profil_threads(), 1);
+    let threads = std::fs::read_dir("/proc/self/task").unwrap().count();
+    assert!(threads <= before + 1, "{before} threads, then {threads}");
+    // The threads of the test harness are counted too: a few per CPU.
+    assert!(
+        perf_fds() <= 20 * cpus * threads,
+        "{} perf fds for 20 profiles of {threads} threads on {cpus} CPUs",
+        perf_fds()
+    );
+    black_box(burn(Duration::from_millis(100)));
+    for profil in profiles {
+        let outcome = profil.stop().unwrap();
+        assert!(outcome.samples >= 100, "{} samples", outcome.samples);
+    }
+    assert_eq!(perf_fds(), 0);
 });
 
 #[test]
-fn a_refused_event_leaves_no_thread_behind() {
+fn a_refused_event_leaves_no_counter_behind() {
     let _live = live();
     // Refused on a machine without a PMU; sampled where there is one.
     match Profil::start(ProfilConfig::new("cycles", 1_000_000)) {
         Ok(profil) => drop(profil.stop().unwrap()),
         Err(error) => assert!(error.to_string().contains("'cycles'"), "{error}"),
     }
-    assert_eq!(profil_threads(), 0);
+    assert_eq!(perf_fds(), 0);
 }
 
 #[test]
 fn bad_input_is_refused_with_the_reason() {
+    let _live = live();
     let error = Profil::start(ProfilConfig::new("cpu-clock", 0))
         .unwrap_err()
         .to_string();

@@ -23,16 +23,18 @@
 //! been counted so far while the profile goes on.
 //!
 //! The counters are the recorder's: one per thread and CPU, inherited by
-//! threads started later, all of a CPU's writing into one ring buffer. A
-//! background thread drains the rings into the histogram as they fill; it is
-//! started before the threads are listed, so that it neither is listed nor
-//! inherits a counter, and it never samples itself.
+//! threads started later, all of a CPU's writing into one ring buffer. One
+//! background thread per process drains every profile's rings into its
+//! histogram as they fill; it is started before the first profile's threads
+//! are listed, so that it neither is listed nor inherits a counter, and no
+//! profile samples it.
 
-use std::io::{self, PipeReader, PipeWriter, Read, Write};
-use std::os::fd::AsFd;
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::thread::{self, JoinHandle};
-use std::time::Duration;
+#[allow(unsafe_code)]
+mod drainer;
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use profiler_events::{CPU_CLOCK, EventSpec};
 use profiler_histogram::{
@@ -40,21 +42,15 @@ use profiler_histogram::{
 };
 use profiler_model::{Avma, Record, RecordSink, Sampling, pour};
 
+use self::drainer::Drainer;
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::error::SamplerError;
 use crate::recorder::{DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, resolve_sampling};
-use crate::{own_process, refusal, signals, sysinfo, target};
+use crate::{own_process, refusal, sysinfo, target};
 
-/// How long the drain thread sleeps when no ring fills up. A request wakes
-/// it at once; this only bounds how stale the buckets may grow.
-const POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// How many times the counters are opened before the list of threads is
 /// taken as it is (see [`open_on_own_threads`]).
 const OPEN_ATTEMPTS: usize = 4;
-/// Requests to the drain thread, one byte each through its pipe (whose
-/// closing means stop too).
-const READ: u8 = b'r';
-const STOP: u8 = b's';
 
 /// What to profile, and how to count it (`PAPI_profil`'s arguments).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,7 +138,7 @@ impl ProfilEvent {
         threshold: u64,
         software_fallback: bool,
     ) -> Result<ProfilEvent, SamplerError> {
-        let spec = EventSpec::parse(event)?;
+        let spec = EventSpec::parse_with(event, sysinfo::pmus())?;
         let requested = Some(Sampling::Period(threshold));
         let max_rate = sysinfo::max_sample_rate();
         let sampling = resolve_sampling(&spec.base, requested, max_rate, &mut Vec::new())?;
@@ -221,7 +217,8 @@ pub struct ProfilOutcome {
 /// dropping it stops it too, and throws the counts away.
 ///
 /// Every thread of the process is followed, including those started while
-/// it runs. Two profiles at once each count the other's drain thread.
+/// it runs, but the library's own: one thread drains every profile of the
+/// process, and none counts it.
 #[derive(Debug)]
 pub struct Profil {
     event: ProfilEvent,
@@ -230,12 +227,8 @@ pub struct Profil {
 
 #[derive(Debug)]
 struct Running {
-    /// Each byte written into it asks the drain thread for something
-    /// ([`READ`], [`STOP`]); its closing means stop too.
-    requests: PipeWriter,
-    /// The drain thread's answers to [`READ`].
-    snapshots: Receiver<ProfilOutcome>,
-    drain: JoinHandle<Result<ProfilOutcome, SamplerError>>,
+    drainer: Arc<Drainer>,
+    id: u64,
 }
 
 impl Profil {
@@ -252,45 +245,18 @@ impl Profil {
     /// once, into `histogram`: its regions, its flags, and the counts its
     /// buckets already hold.
     pub fn start_into(event: &ProfilEvent, histogram: Histogram) -> Result<Profil, SamplerError> {
-        let sink = HistogramSink::new(histogram);
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let cpus = target::online_cpus()?;
-        let (request_reader, requests) = io::pipe().map_err(|error| SamplerError::System {
-            what: "creating the request pipe",
-            error,
-        })?;
-        let (tid_sender, tid_receiver) = mpsc::channel();
-        let (rings_sender, rings_receiver) = mpsc::channel();
-        let (snapshot_sender, snapshots) = mpsc::channel();
-        let drain = thread::Builder::new()
-            .name("profil-drain".into())
-            .spawn(move || {
-                // The program's signal handlers run on its own threads.
-                signals::block_all_in_this_thread();
-                // The receiver outlives this send: the starter waits for it.
-                let _ = tid_sender.send(own_process::current_tid());
-                drain(rings_receiver, request_reader, snapshot_sender, sink)
-            })
-            .map_err(|error| SamplerError::System {
-                what: "starting the drain thread",
-                error,
-            })?;
-        let profil = Profil {
+        // Started, and among the library's threads, before the threads to
+        // count are listed.
+        let drainer = Drainer::get()?;
+        let rings = open_on_own_threads(&event.resolved, &cpus)?;
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        drainer.add(id, rings, HistogramSink::new(histogram))?;
+        Ok(Profil {
             event: event.clone(),
-            running: Some(Running {
-                requests,
-                snapshots,
-                drain,
-            }),
-        };
-        let handed_over = tid_receiver
-            .recv()
-            .map_err(|_| drain_thread_lost())
-            .and_then(|drain_tid| open_on_own_threads(&event.resolved, &cpus, drain_tid))
-            .and_then(|rings| rings_sender.send(rings).map_err(|_| drain_thread_lost()));
-        // On an error the drain thread must see the channel closed before
-        // `profil`'s drop waits for it.
-        drop(rings_sender);
-        handed_over.map(|()| profil)
+            running: Some(Running { drainer, id }),
+        })
     }
 
     /// The event sampled: the one asked for, or the software fallback.
@@ -299,64 +265,61 @@ impl Profil {
     }
 
     /// What the profile has counted so far, every sample taken until now
-    /// included; it goes on counting.
+    /// included; it goes on counting. On an error the profile has ended.
     pub fn read(&mut self) -> Result<ProfilOutcome, SamplerError> {
-        let running = self.running.as_mut().ok_or_else(drain_thread_lost)?;
-        let snapshot = running
-            .requests
-            .write_all(&[READ])
-            .ok()
-            .and_then(|()| running.snapshots.recv().ok());
-        match (snapshot, self.running.take()) {
-            (Some(snapshot), running) => {
-                self.running = running;
-                Ok(snapshot)
-            }
-            // The drain thread has ended, on an error: that error.
-            (None, Some(running)) => Err(running.finish().err().unwrap_or_else(drain_thread_lost)),
-            (None, None) => Err(drain_thread_lost()),
+        let mut snapshot = None;
+        if self.read_with(&mut |outcome| snapshot = Some(outcome.clone()))? {
+            return snapshot.ok_or_else(drain_thread_lost);
         }
+        // Ended on an error: the stop says which.
+        let running = self.running.take().ok_or_else(drain_thread_lost)?;
+        Err(running
+            .drainer
+            .stop(running.id)
+            .err()
+            .unwrap_or_else(drain_thread_lost))
+    }
+
+    /// Calls `visit` with what the profile has counted so far, every sample
+    /// taken until now included, while the profile goes on; `Ok(false)`
+    /// if the profile has ended on an error (which [`Profil::stop`]
+    /// returns). `visit` runs on the library's drain thread while the
+    /// caller waits. This call allocates nothing and takes no lock: it
+    /// may be made from a signal handler.
+    pub fn read_with(
+        &self,
+        visit: &mut (dyn FnMut(&ProfilOutcome) + Send),
+    ) -> Result<bool, SamplerError> {
+        let running = self.running.as_ref().ok_or_else(drain_thread_lost)?;
+        running.drainer.read(running.id, visit)
     }
 
     /// Stops counting and returns what the profile counted, every sample
     /// taken until now included.
     pub fn stop(mut self) -> Result<ProfilOutcome, SamplerError> {
-        self.running
-            .take()
-            .map_or_else(|| Err(drain_thread_lost()), Running::finish)
+        let running = self.running.take().ok_or_else(drain_thread_lost)?;
+        running.drainer.stop(running.id)
     }
 }
 
 impl Drop for Profil {
     fn drop(&mut self) {
         if let Some(running) = self.running.take() {
-            // Nobody asked for the counts; what matters is that the thread
-            // and the counters are gone.
-            let _ = running.finish();
+            // Nobody asked for the counts; what matters is that the
+            // counters are gone.
+            let _ = running.drainer.stop(running.id);
         }
-    }
-}
-
-impl Running {
-    fn finish(mut self) -> Result<ProfilOutcome, SamplerError> {
-        // A byte, not just the hang-up: a child forked without exec holds
-        // the writer open too. If the write fails, the hang-up still wakes.
-        let _ = self.requests.write_all(&[STOP]);
-        drop(self.requests);
-        self.drain
-            .join()
-            .unwrap_or_else(|_| Err(drain_thread_lost()))
     }
 }
 
 fn drain_thread_lost() -> SamplerError {
     SamplerError::System {
         what: "the profile's drain thread",
-        error: io::Error::other("it ended unexpectedly"),
+        error: io::Error::from_raw_os_error(libc::ESRCH),
     }
 }
 
-/// Opens the counters on every thread but the drain thread.
+/// Opens the counters on every thread but the library's own.
 ///
 /// A thread started while they are being opened may start before its
 /// creator's counter exists, and then inherits none; a listed thread may
@@ -365,15 +328,11 @@ fn drain_thread_lost() -> SamplerError {
 /// until the list holds still, at most [`OPEN_ATTEMPTS`] times. No thread
 /// is counted twice: a listed thread existed before any counter of its
 /// attempt, so it inherited none.
-fn open_on_own_threads(
-    event: &ResolvedEvent,
-    cpus: &[usize],
-    drain_tid: libc::pid_t,
-) -> Result<Rings, SamplerError> {
+fn open_on_own_threads(event: &ResolvedEvent, cpus: &[usize]) -> Result<Rings, SamplerError> {
     let mut attempt = 1;
     loop {
         let last = attempt == OPEN_ATTEMPTS;
-        let tasks = own_process::threads_except(drain_tid)?;
+        let tasks = own_process::threads_except(0)?;
         let plan = RingPlan {
             events: std::slice::from_ref(event),
             call_graph: None,
@@ -381,13 +340,14 @@ fn open_on_own_threads(
             cpus,
             bytes: DEFAULT_RING_BYTES,
             enable_on_exec: false,
+            side_band: false,
         };
         match counters::open_rings(&plan) {
             Err(SamplerError::OpenFailed { error, .. })
                 if !last && error.raw_os_error() == Some(libc::ESRCH) => {}
             Err(error) => return Err(error),
             Ok(rings) => {
-                let now = own_process::threads_except(drain_tid)?;
+                let now = own_process::threads_except(0)?;
                 if last || now.iter().all(|tid| tasks.binary_search(tid).is_ok()) {
                     return Ok(rings);
                 }
@@ -397,69 +357,31 @@ fn open_on_own_threads(
     }
 }
 
-/// The drain thread: waits for the rings, then empties them into the
-/// histogram whenever they fill or a request comes, answering each
-/// [`READ`] with what has been counted, until told to stop.
-fn drain(
-    rings: Receiver<Rings>,
-    requests: PipeReader,
-    snapshots: Sender<ProfilOutcome>,
-    mut sink: HistogramSink,
-) -> Result<ProfilOutcome, SamplerError> {
-    // A closed channel: the counters could not be opened, nobody waits.
-    if let Ok(mut rings) = rings.recv() {
-        loop {
-            let asked = rings.wait_or_stop(POLL_INTERVAL, requests.as_fd())?;
-            rings.drain(&mut sink)?;
-            if !asked {
-                continue;
-            }
-            let mut request = [STOP];
-            // A hang-up reads as the end of the pipe: stop.
-            let _ = (&requests).read_exact(&mut request);
-            match request[0] {
-                // The reader waits for the answer.
-                READ => drop(snapshots.send(sink.outcome())),
-                _ => break,
-            }
-        }
-    }
-    Ok(sink.into_outcome())
-}
-
 /// Samples of this process, into buckets.
 struct HistogramSink {
-    histogram: Histogram,
+    outcome: ProfilOutcome,
     pid: u32,
-    samples: u64,
-    lost: u64,
 }
 
 impl HistogramSink {
     fn new(histogram: Histogram) -> HistogramSink {
         HistogramSink {
-            histogram,
+            outcome: ProfilOutcome {
+                histogram,
+                samples: 0,
+                lost: 0,
+            },
             pid: std::process::id(),
-            samples: 0,
-            lost: 0,
         }
     }
 
     /// What has been counted so far.
-    fn outcome(&self) -> ProfilOutcome {
-        ProfilOutcome {
-            histogram: self.histogram.clone(),
-            samples: self.samples,
-            lost: self.lost,
-        }
+    fn outcome(&self) -> &ProfilOutcome {
+        &self.outcome
     }
 
     fn into_outcome(self) -> ProfilOutcome {
-        ProfilOutcome {
-            histogram: self.histogram,
-            samples: self.samples,
-            lost: self.lost,
-        }
+        self.outcome
     }
 }
 
@@ -467,10 +389,10 @@ impl RecordSink for HistogramSink {
     fn push(&mut self, record: &Record) -> io::Result<()> {
         match record {
             Record::Sample(sample) if sample.pid == self.pid => {
-                self.samples += 1;
-                pour(&mut self.histogram, sample.ip.0, sample);
+                self.outcome.samples += 1;
+                pour(&mut self.outcome.histogram, sample.ip.0, sample);
             }
-            Record::Lost(lost) => self.lost += lost.count,
+            Record::Lost(lost) => self.outcome.lost += lost.count,
             _ => {}
         }
         Ok(())
