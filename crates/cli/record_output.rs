@@ -2,7 +2,7 @@
 //! kept going when writing fails.
 //!
 //! A recording is written to a visible temporary file beside its final
-//! name (see [`AtomicFile`](crate::atomic_file::AtomicFile)), so that a
+//! name (see [`AtomicFile`]), so that a
 //! profiler killed mid-run leaves a file `profiler report` can read; later
 //! runs name such files, and refuse to start while another live run writes
 //! the same name. When writing fails (the disk is full, a file-size limit,
