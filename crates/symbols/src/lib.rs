@@ -42,6 +42,7 @@ mod error;
 mod functions;
 mod image;
 mod jit;
+mod jitdump;
 mod kernel;
 mod plt;
 mod regions;
