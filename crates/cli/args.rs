@@ -9,6 +9,8 @@ use profiler_model::CallGraph;
 use profiler_report::{SampleFilter, SortKey};
 use profiler_sampler::DEFAULT_STACK_BYTES;
 
+use crate::width::WidthArgs;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "profiler",
@@ -447,6 +449,9 @@ pub struct ReportArgs {
     pub threads: bool,
 
     #[command(flatten)]
+    pub width: WidthArgs,
+
+    #[command(flatten)]
     pub filter: FilterArgs,
 
     #[command(flatten)]
@@ -456,7 +461,8 @@ pub struct ReportArgs {
 const REPORT_AFTER_HELP: &str = "\
 Each sample counts for the function holding its code, as perf report --no-children and gprof \
 count it; a function whose samples lie mostly in code inlined into it says so on its row, e.g. \
-`hot_a  (92% in inlined burn)`. With more than one command name in the recording, the text \
+`hot_a  (92% inlined: burn)`. Rows fit the terminal (or 100 columns): long names lose their \
+template arguments, then their middle; -w keeps them whole. With more than one command name in the recording, the text \
 report adds a Command column and a line with each command's share.";
 
 #[derive(Debug, Args)]
@@ -546,6 +552,9 @@ pub struct DiffArgs {
     /// The default: code inlined into a function counts as that function's
     #[arg(long, hide = true, conflicts_with = "inline")]
     pub no_inline: bool,
+
+    #[command(flatten)]
+    pub width: WidthArgs,
 
     #[command(flatten)]
     pub symbols: SymbolArgs,
@@ -665,6 +674,9 @@ pub struct HistArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = HistFormat::Text)]
     pub format: HistFormat,
+
+    #[command(flatten)]
+    pub width: WidthArgs,
 
     #[command(flatten)]
     pub symbols: SymbolArgs,

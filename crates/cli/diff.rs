@@ -48,7 +48,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
     };
     let mut out = BufWriter::new(table);
     match args.format {
-        Format::Text => render_diff_text(&diff, &mut out)?,
+        Format::Text => render_diff_text(&diff, args.width.row_width(), &mut out)?,
         Format::Json => render_diff_json(&diff, &mut out)?,
     }
     out.flush()?;

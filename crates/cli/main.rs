@@ -37,6 +37,7 @@ mod report;
 mod stat;
 mod symbolize;
 mod symbols;
+mod width;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -5,11 +5,17 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
+use crate::render::fit::{RowWidth, fit_name};
 use crate::views::diff::ProfileDiff;
 use crate::wording::column_width;
 
-/// The diff as an aligned table, in the manner of `perf diff`.
-pub fn render_diff_text(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<()> {
+/// The diff as an aligned table, in the manner of `perf diff`, its rows at
+/// most `width` wide where function names can give way.
+pub fn render_diff_text(
+    diff: &ProfileDiff,
+    width: RowWidth,
+    out: &mut impl Write,
+) -> io::Result<()> {
     writeln!(
         out,
         "# Event: {}; base {} samples, new {} samples",
@@ -38,7 +44,13 @@ pub fn render_diff_text(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<
         "# {:>7}  {:>7}  {:>8}  {:>8}  {:>8}  {:>9}",
         "(self)", "(self)", "(self)", "(base)", "(new)", "delta"
     )?;
+    // The shares, deltas and counts take 61 columns, the module two more.
+    let room = width.room_after(61 + module_width + 2);
     for row in &diff.rows {
+        let name = match room {
+            Some(room) => fit_name(&row.name, room),
+            None => row.name.clone(),
+        };
         writeln!(
             out,
             "  {:>6.2}%  {:>6.2}%  {:>+8.2}  {:>8}  {:>8}  {:>+9.2}  {:<module_width$}  {}",
@@ -49,7 +61,7 @@ pub fn render_diff_text(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<
             row.new.self_weight.samples,
             row.total_delta(),
             row.module,
-            row.name
+            name
         )?;
     }
     Ok(())
