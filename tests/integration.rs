@@ -38,3 +38,4 @@ mod symbolization;
 mod symbols;
 mod targets;
 mod views;
+mod widths;

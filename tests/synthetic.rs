@@ -311,6 +311,33 @@ impl Synthetic {
     }
 }
 
+/// Writes a jitdump file (perf's convention, as a JIT writes it) at
+/// `path`: a header for `pid`, then a code load record of each function,
+/// `(address, size, name)`, its code `int3`s.
+pub fn write_jitdump(path: &Path, pid: u32, functions: &[(u64, u64, &str)]) {
+    let mut bytes = Vec::new();
+    for word in [0x4A69_5444u32, 1, 40, 62, 0, pid] {
+        bytes.extend(word.to_le_bytes());
+    }
+    bytes.extend([0; 16]);
+    for (index, &(address, size, name)) in functions.iter().enumerate() {
+        let mut body = Vec::new();
+        body.extend(pid.to_le_bytes());
+        body.extend(pid.to_le_bytes());
+        for word in [address, address, size, index as u64] {
+            body.extend(word.to_le_bytes());
+        }
+        body.extend(name.as_bytes());
+        body.push(0);
+        body.extend(std::iter::repeat_n(0xcc, size as usize));
+        bytes.extend(0u32.to_le_bytes());
+        bytes.extend((16 + body.len() as u32).to_le_bytes());
+        bytes.extend((index as u64).to_le_bytes());
+        bytes.extend(body);
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
 /// Where the loader puts `binary`: a PIE or library at [`BASE`], anything
 /// else at the addresses it states.
 pub fn load_base(binary: &Path) -> u64 {
