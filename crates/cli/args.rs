@@ -539,8 +539,9 @@ pub struct DiffArgs {
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
 
-    /// Also write a differential flame graph of NEW: red where a function grew, blue where
-    /// it shrank (- for the standard output; the table then goes to the standard error)
+    /// Also write a differential flame graph of NEW: red where a function's total share grew,
+    /// blue where it shrank (- for the standard output; the table then goes to the standard
+    /// error)
     #[arg(long, value_name = "OUT.svg")]
     pub flamegraph: Option<PathBuf>,
 

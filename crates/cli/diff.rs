@@ -56,7 +56,6 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
     if let Some(path) = &args.flamegraph {
         let flame = FlameOptions {
             title: format!("{} against {}", args.new.display(), args.base.display()),
-            subtitle: Some("red: grew, blue: shrank (shares of each recording's total)".into()),
             ..FlameOptions::default()
         };
         let (base, new) = (
