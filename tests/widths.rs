@@ -6,8 +6,6 @@
 
 use std::path::Path;
 
-use profiler_model::{Avma, FileOffset, Mmap, Record};
-
 use crate::golden::{assert_expected, normalize};
 use crate::synthetic::*;
 use crate::util::*;
@@ -45,29 +43,9 @@ const FUNCTIONS: [(u64, &str); 5] = [
 /// `dir`: run_queries calling each of the others, `scale` multiplying the
 /// hash table's samples.
 fn write_jit_recording(dir: &Path, name: &str, scale: u32) {
-    let dump = dir.join(format!("jit-{PID}.dump"));
-    let functions: Vec<(u64, u64, &str)> = (FUNCTIONS.iter())
-        .map(|&(offset, name)| (JIT + offset, 0x100, name))
-        .collect();
-    write_jitdump(&dump, PID, &functions);
     let mut recording = Synthetic::with_stacks();
     recording.process(PID, 0, "query", &fixture("stable"));
-    let map = |path: &str, start: u64, len: u64, offset: u64| {
-        Record::Mmap(Mmap {
-            time: 0,
-            pid: PID,
-            tid: PID,
-            start: Avma(start),
-            len,
-            offset: FileOffset(offset),
-            path: path.to_owned(),
-            build_id: None,
-        })
-    };
-    // The JIT's marker, then its code, in anonymous memory (whose offset is
-    // its address).
-    recording.push_raw(map(dump.to_str().unwrap(), 0x7f10_0000_0000, 4096, 0));
-    recording.push_raw(map("//anon", JIT, 0x10000, JIT));
+    recording.jit(PID, dir, JIT, &FUNCTIONS);
     let caller = JIT + 0x480;
     for (offset, count) in [
         (0x000, 400 * scale),
