@@ -152,11 +152,72 @@ fn every_subcommand_has_a_man_page_with_every_option() {
         assert!(text.contains("--format"), "{text}");
     }
 
+    // The synopsis says what each option takes, as OPTIONS does.
+    let record = String::from_utf8(run_ok(&dir, &["man", "record"]).stdout).unwrap();
+    let synopsis = record.split(".SH SYNOPSIS").nth(1).unwrap();
+    let synopsis = synopsis.split(".SH ").next().unwrap();
+    for option in [
+        r"[\fB\-e\fR|\fB\-\-event\fR \fI<EVENT>\fR]",
+        r"[\fB\-o\fR|\fB\-\-output\fR \fI<FILE>\fR]",
+        r"[\fB\-g\fR]",
+    ] {
+        assert!(synopsis.contains(option), "{option} not in {synopsis}");
+    }
+
     let unknown = run(&dir, &["man", "recrod"]);
     assert_eq!(unknown.status.code(), Some(1));
     assert!(
         stderr(&unknown).contains("'recrod' is not a subcommand"),
         "{}",
         stderr(&unknown)
+    );
+}
+
+/// `text` as a terminal shows it: without SGR escapes and overstrikes.
+fn plain(text: &str) -> String {
+    let mut plain = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // CSI ... final byte.
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            '\u{8}' => {
+                plain.pop();
+            }
+            '\r' => {}
+            c => plain.push(c),
+        }
+    }
+    plain
+}
+
+#[test]
+fn man_on_a_terminal_shows_the_page_rendered() {
+    if !profiler_testing::tool("script") || !profiler_testing::tool("man") {
+        return;
+    }
+    // script(1) gives the profiler a terminal; the pager is cat, so that
+    // nothing waits for keys.
+    let command = format!("{} man record", env!("CARGO_BIN_EXE_profiler"));
+    let output = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MANWIDTH", "100")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = plain(&String::from_utf8_lossy(&output.stdout));
+    assert!(text.contains("profiler-record - Record"), "{text}");
+    assert!(text.contains("-e|--event <EVENT>"), "{text}");
+    assert!(
+        !text.contains(".TH") && !text.contains("\\fB"),
+        "raw roff: {text}"
     );
 }
