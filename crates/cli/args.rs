@@ -129,6 +129,11 @@ pub struct ListArgs {
     /// Print JSON: [{"name","group","usable","reason","encoding":{"type","config",...}},...]
     #[arg(long)]
     pub json: bool,
+
+    /// Print every event name and alias and every PMU (as `PMU/`) on one line, separated by
+    /// spaces, without opening any: what the completion scripts offer after -e, as perf's
+    #[arg(long, conflicts_with = "json")]
+    pub raw_dump: bool,
 }
 
 const ANNOTATE_AFTER_HELP: &str = "\
