@@ -28,6 +28,7 @@ mod hist;
 mod input;
 mod list;
 mod man;
+mod once;
 mod output;
 mod progress;
 mod record;

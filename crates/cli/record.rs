@@ -57,6 +57,13 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         Some(request) => Some(request.options(recorder.header().program)?),
         None => None,
     };
+    // The same on every run: said once per boot, not by each of a
+    // script's records.
+    if let Some(notice) = recorder.fallback_notice()
+        && crate::once::first_since_boot("no-pmu")
+    {
+        eprintln!("profiler: {notice}");
+    }
     for notice in recorder.notices() {
         eprintln!("profiler: {notice}");
     }
