@@ -220,6 +220,50 @@ live_test!(code_without_unwind_tables_keeps_the_kernels_chain, || {
 // Many threads at once, each sample with 8 KiB of stack: the rings must
 // hold what comes while the recorder waits its turn for a CPU. The exact
 // losses, beside perf's, are in BENCHMARKS.md; this only bounds them.
+live_test!(
+    go_stacks_reach_go_s_own_start_and_get_no_frame_pointer_advice,
+    || {
+        if !profiler_testing::tool("go") {
+            return;
+        }
+        let dir = scratch("stacks-go");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/programs/gohot.go");
+        let build = Command::new("go")
+            .args(["build", "-o", "gohot"])
+            .arg(&source)
+            .current_dir(&dir)
+            .env("HOME", &dir)
+            .env("GOCACHE", dir.join("cache"))
+            .env("GOPATH", dir.join("gopath"))
+            .env("GO111MODULE", "off")
+            .output()
+            .unwrap();
+        assert!(build.status.success(), "{}", stderr(&build));
+        let output = record(&dir, "go.data", &["-g"], &["./gohot"]);
+        // Go keeps frame pointers; its stacks end at runtime.goexit (the
+        // goroutines) and runtime.main (the main one), which count as starts.
+        let said = stderr(&output);
+        assert!(!said.contains("-fno-omit-frame-pointer"), "{said}");
+        let report = report_json(&dir, "go.data");
+        let stacks = &report["events"][0]["stacks"];
+        let (rooted, all) = (
+            stacks["rooted"].as_u64().unwrap(),
+            stacks["samples"].as_u64().unwrap(),
+        );
+        assert!(all >= 1000 && rooted * 100 >= all * 95, "{stacks}");
+        let bottoms = folded(&dir, "go.data", &[]);
+        let from_goexit: u64 = (bottoms.iter())
+            .filter(|(frames, _)| {
+                frames
+                    .first()
+                    .is_some_and(|f| f.starts_with("runtime.goexit"))
+            })
+            .map(|(_, n)| n)
+            .sum();
+        assert!(from_goexit * 2 >= all_samples(&bottoms), "{bottoms:?}");
+    }
+);
+
 live_test!(stack_copies_of_many_threads_are_kept, || {
     let dir = scratch("stacks-many-threads");
     let program = fixture("manythreads");
