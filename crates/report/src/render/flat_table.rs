@@ -480,15 +480,22 @@ mod tests {
     fn inline_notes_give_way_before_names_do() {
         let note = InlineNote {
             percent: 95.0,
-            names: vec![("std::vector<int, std::allocator<int> >::push_back".into(), None)],
+            names: vec![(
+                "std::vector<int, std::allocator<int> >::push_back".into(),
+                None,
+            )],
         };
         let name = "Widget<std::map<int, long> >::burn";
         let cell = Cell::Function(name.into(), Some(note.clone()));
-        let full = format!("{name}  (95% inlined: std::vector<int, std::allocator<int> >::push_back)");
+        let full =
+            format!("{name}  (95% inlined: std::vector<int, std::allocator<int> >::push_back)");
         assert_eq!(cell.fitted(None), full);
         assert_eq!(cell.fitted(Some(200)), full);
         let fitted = |room| cell.fitted(Some(room));
-        assert_eq!(fitted(60), "Widget<..>::burn  (95% inlined: std::vector<..>::push_back)");
+        assert_eq!(
+            fitted(60),
+            "Widget<..>::burn  (95% inlined: std::vector<..>::push_back)"
+        );
         assert_eq!(fitted(40), "Widget<..>::burn  (95% inlined)");
         assert_eq!(fitted(28), "Wid..>::burn  (95% inlined)");
         assert_eq!(fitted(12), fit_name(name, 12));
@@ -496,7 +503,10 @@ mod tests {
             percent: 70.0,
             names: vec![("mix".into(), Some(40.0)), ("hash".into(), Some(30.0))],
         };
-        assert_eq!(several.text(&|n| n.into()), "(70% inlined: mix 40%, hash 30%)");
+        assert_eq!(
+            several.text(&|n| n.into()),
+            "(70% inlined: mix 40%, hash 30%)"
+        );
     }
 
     #[test]
