@@ -559,6 +559,65 @@ live_test!(diff_shows_what_grew_and_what_shrank, || {
     assert!(row.contains("+"), "{text}");
 });
 
+live_test!(diff_pairs_renamed_builds_and_says_how, || {
+    let dir = scratch("diff-renamed");
+    let (split, nopie) = (fixture("split"), fixture("split-nopie"));
+    // Each pair of names: the same binary (build-id), two builds whose names
+    // differ by their version, two builds named apart (the programs run).
+    let cases = [
+        ("alpha", &split, "beta", &split, "the same build-id"),
+        (
+            "app-v1",
+            &split,
+            "app-v2",
+            &nopie,
+            "the same name but for version digits",
+        ),
+        (
+            "old-server",
+            &split,
+            "fresh",
+            &nopie,
+            "the main executables",
+        ),
+    ];
+    for (base_name, base_binary, new_name, new_binary, how) in cases {
+        for (name, binary) in [(base_name, base_binary), (new_name, new_binary)] {
+            std::fs::copy(binary, dir.join(name)).unwrap();
+            record(
+                &dir,
+                &format!("{name}.data"),
+                &["-e", "cpu-clock"],
+                &[&format!("./{name}"), "2"],
+            );
+        }
+        let (base, new) = (format!("{base_name}.data"), format!("{new_name}.data"));
+        let diff = run_json(&dir, &["diff", &base, &new, "--format", "json"]);
+        let row = |function: &str| {
+            (diff["functions"].as_array().unwrap().iter())
+                .find(|f| f["name"] == function)
+                .unwrap_or_else(|| panic!("{function} missing from {diff}"))
+        };
+        // The same program: the shares hardly move, rather than each going
+        // from its share to nothing and from nothing to its share.
+        for function in ["burn_60", "burn_30", "burn_10"] {
+            let row = row(function);
+            assert!(row["self_delta"].as_f64().unwrap().abs() < 5.0, "{row}");
+            assert_eq!(row["module"], new_name, "{row}");
+            assert_eq!(row["base_module"], base_name, "{row}");
+        }
+        let pairs = diff["modules"].as_array().unwrap();
+        let pair = (pairs.iter())
+            .find(|p| p["base"] == base_name)
+            .unwrap_or_else(|| panic!("{diff}"));
+        assert_eq!(pair["new"], new_name);
+        assert_eq!(pair["paired_by"], how);
+        let text = String::from_utf8(run_ok(&dir, &["diff", &base, &new]).stdout).unwrap();
+        let said = format!("# Module:  {base_name} in the base is {new_name} ({how})");
+        assert!(text.contains(&said), "{text}");
+    }
+});
+
 live_test!(histogram_mode_keeps_working_without_stacks, || {
     let dir = scratch("stacks-histogram");
     let program = fixture("split");

@@ -67,6 +67,7 @@ pub use views::flat::{
 pub use views::folded::{FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX, ThreadFrames};
 pub use views::hist::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
 pub use views::inline_sites::{InlineSite, InlineSites, inline_sites};
+pub use views::module_pairs::{ModulePair, PairedBy, pair_modules};
 pub use views::places::PlaceRow;
 pub use views::sort::{PlaceKind, SortKey};
 pub use views::tasks::{Task, TaskRow};

@@ -25,6 +25,15 @@ pub fn render_diff_text(
         out,
         "# Shares are of each recording's own total; deltas in points, most changed first."
     )?;
+    for pair in &diff.pairs {
+        writeln!(
+            out,
+            "# Module:  {} in the base is {} ({})",
+            pair.base,
+            pair.new,
+            pair.by.phrase()
+        )?;
+    }
     writeln!(out, "#")?;
     if diff.rows.is_empty() && diff.percent_limit > 0.0 {
         return writeln!(
@@ -79,6 +88,7 @@ pub fn render_diff_json(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<
             json!({
                 "name": r.name,
                 "module": r.module,
+                "base_module": r.base_module,
                 "base_self": r.base.self_weight.samples,
                 "new_self": r.new.self_weight.samples,
                 "base_self_percent": round(r.base.self_percent),
@@ -92,11 +102,15 @@ pub fn render_diff_json(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<
             })
         })
         .collect();
+    let pairs: Vec<_> = (diff.pairs.iter())
+        .map(|pair| json!({"base": pair.base, "new": pair.new, "paired_by": pair.by.phrase()}))
+        .collect();
     let document = json!({
         "event": diff.event,
         "base_samples": diff.base_samples,
         "new_samples": diff.new_samples,
         "functions": functions,
+        "modules": pairs,
     });
     serde_json::to_writer_pretty(&mut *out, &document)?;
     writeln!(out)
