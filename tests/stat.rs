@@ -84,7 +84,10 @@ live_test!(page_faults_count_one_per_touched_page, || {
         .unwrap_or_else(|| panic!("no page-faults row: {text}"));
     // No clock counted beside it: no rate, as in perf stat.
     assert!(!row.contains("/sec") && row.contains("(100.00%)"), "{row}");
-    assert_eq!(event(&touched, "page-faults")["rate_per_second"], Value::Null);
+    assert_eq!(
+        event(&touched, "page-faults")["rate_per_second"],
+        Value::Null
+    );
     assert!(text.contains("seconds time elapsed"), "{text}");
 });
 

@@ -13,7 +13,7 @@ use rustix::fs::OFlags;
 
 /// Whether the notice `key` is to be said now: not yet said since the
 /// machine booted. Where no stamp can be kept, always.
-pub fn first_since_boot(key: &str) -> bool {
+pub(crate) fn first_since_boot(key: &str) -> bool {
     let Some(boot) = boot_id() else {
         return true;
     };

@@ -12,20 +12,20 @@ const DEFAULT_COLUMNS: usize = 100;
 
 /// The width options of the text views.
 #[derive(Debug, Args)]
-pub struct WidthArgs {
+pub(crate) struct WidthArgs {
     /// Keep whole names, however wide the rows get [default: rows fit the terminal's width,
     /// or 100 columns where the output is not a terminal, names elided in the middle]
     #[arg(short = 'w', long, conflicts_with = "width")]
-    pub wide: bool,
+    pub(crate) wide: bool,
 
     /// Fit rows in COLUMNS columns
     #[arg(long, value_name = "COLUMNS")]
-    pub width: Option<NonZeroUsize>,
+    pub(crate) width: Option<NonZeroUsize>,
 }
 
 impl WidthArgs {
     /// The width rows written to the standard output may take.
-    pub fn row_width(&self) -> RowWidth {
+    pub(crate) fn row_width(&self) -> RowWidth {
         if self.wide {
             return RowWidth::Unlimited;
         }

@@ -45,28 +45,28 @@ const ELF_HEADER_SIZE: u64 = 0x40;
 /// unwinding info said of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct JitFunction {
-    pub start: u64,
-    pub end: u64,
-    pub name: Arc<str>,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) name: Arc<str>,
     /// The source line from each offset into the code on, by offset.
-    pub lines: Arc<[LineEntry]>,
-    pub unwind: Option<Arc<UnwindInfo>>,
+    pub(crate) lines: Arc<[LineEntry]>,
+    pub(crate) unwind: Option<Arc<UnwindInfo>>,
 }
 
 /// From `offset` bytes into a function's code on, its source line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LineEntry {
-    pub offset: u64,
-    pub file: Arc<str>,
-    pub line: u32,
+    pub(crate) offset: u64,
+    pub(crate) file: Arc<str>,
+    pub(crate) line: u32,
 }
 
 /// A function's `.eh_frame` followed by its `.eh_frame_hdr`, as they lie
 /// right after its code (where the JIT's pointers in them expect them).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct UnwindInfo {
-    pub bytes: Arc<[u8]>,
-    pub eh_frame_hdr_size: u64,
+    pub(crate) bytes: Arc<[u8]>,
+    pub(crate) eh_frame_hdr_size: u64,
 }
 
 /// The functions a jitdump file describes, each address named by the last
@@ -108,7 +108,7 @@ pub(crate) struct JitDumps {
 
 impl JitDumps {
     /// The jitdump of process `pid`, found among `paths`.
-    pub fn get(&self, paths: &[PathBuf], pid: u32) -> DumpRead {
+    pub(crate) fn get(&self, paths: &[PathBuf], pid: u32) -> DumpRead {
         let mut read = self.read.lock().unwrap_or_else(PoisonError::into_inner);
         let dump = read.entry(pid).or_insert_with(|| {
             let Some(path) = dump_of(paths, pid) else {
@@ -124,13 +124,13 @@ impl JitDumps {
 
 impl JitDump {
     /// Reads the jitdump file at `path`.
-    pub fn load(path: &Path) -> io::Result<JitDump> {
+    pub(crate) fn load(path: &Path) -> io::Result<JitDump> {
         let (file, size) = open_owned_regular(path)?;
         JitDump::read(BufReader::new(file), size)
     }
 
     /// Reads a jitdump file of `size` bytes from `input`.
-    pub fn read(input: impl Read, size: u64) -> io::Result<JitDump> {
+    pub(crate) fn read(input: impl Read, size: u64) -> io::Result<JitDump> {
         let mut input = Input {
             inner: input.take(size),
             left: size,
@@ -176,13 +176,13 @@ impl JitDump {
     }
 
     /// The function whose code holds `address`.
-    pub fn function(&self, address: u64) -> Option<&JitFunction> {
+    pub(crate) fn function(&self, address: u64) -> Option<&JitFunction> {
         let (_, function) = self.functions.range(..=address).next_back()?;
         (address < function.end).then_some(function)
     }
 
     /// The functions that overlap `range`, by start.
-    pub fn functions_in(&self, start: u64, end: u64) -> impl Iterator<Item = &JitFunction> {
+    pub(crate) fn functions_in(&self, start: u64, end: u64) -> impl Iterator<Item = &JitFunction> {
         let first = self.function(start).map_or(start, |f| f.start);
         (self.functions.range(first..end)).map(|(_, function)| function)
     }
