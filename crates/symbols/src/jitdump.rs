@@ -75,6 +75,8 @@ pub(crate) struct UnwindInfo {
 pub(crate) struct JitDump {
     /// Disjoint, by start.
     functions: BTreeMap<u64, JitFunction>,
+    /// Why the records after some point were not read, if they were not.
+    pub(crate) problem: Option<String>,
 }
 
 /// The process id a jitdump file's name gives (`jit-PID.dump`), if it
@@ -114,9 +116,14 @@ impl JitDumps {
             let Some(path) = dump_of(paths, pid) else {
                 return Ok(None);
             };
-            JitDump::load(path)
-                .map(|dump| Some(Arc::new(dump)))
-                .map_err(|error| format!("cannot read {}: {error}", path.display()))
+            match JitDump::load(path) {
+                Ok(mut dump) => {
+                    let named = |problem| format!("{}: {problem}", path.display());
+                    dump.problem = dump.problem.map(named);
+                    Ok(Some(Arc::new(dump)))
+                }
+                Err(error) => Err(format!("cannot read {}: {error}", path.display())),
+            }
         });
         dump.clone()
     }
@@ -149,7 +156,10 @@ impl JitDump {
         }
         input.skip(header_size - HEADER_SIZE)?;
         let mut builder = Builder::default();
+        let mut problem = None;
+        let mut index = 0u64;
         while input.left >= RECORD_HEADER_SIZE {
+            index += 1;
             let head = Fields::new(input.bytes(RECORD_HEADER_SIZE)?, input.swapped);
             let (id, total) = (head.u32_at(0)?, u64::from(head.u32_at(4)?));
             let Some(body) = total.checked_sub(RECORD_HEADER_SIZE) else {
@@ -168,10 +178,18 @@ impl JitDump {
                 continue;
             }
             let body = Fields::new(input.bytes(body)?, input.swapped);
-            builder.add(id, &body)?;
+            // A record that does not add up ends the reading, as in perf;
+            // what came before stands.
+            if let Err(error) = builder.add(id, &body) {
+                problem = Some(format!(
+                    "record {index} is damaged ({error}); the records after it are left out"
+                ));
+                break;
+            }
         }
         Ok(JitDump {
             functions: builder.functions,
+            problem,
         })
     }
 
@@ -184,7 +202,7 @@ impl JitDump {
     /// The functions that overlap `range`, by start.
     pub(crate) fn functions_in(&self, start: u64, end: u64) -> impl Iterator<Item = &JitFunction> {
         let first = self.function(start).map_or(start, |f| f.start);
-        (self.functions.range(first..end)).map(|(_, function)| function)
+        (self.functions.range(first..end.max(first))).map(|(_, function)| function)
     }
 }
 
@@ -617,12 +635,15 @@ mod tests {
         lying.load(0x1000, &[0x90; 4], "f");
         let size_at = 40 + 16 + 24;
         lying.bytes[size_at..size_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(lying.read().is_err());
+        lying.load(0x2000, &[0x90; 4], "after");
+        let read = lying.read().unwrap();
+        assert!(read.function(0x1000).is_none() && read.function(0x2000).is_none());
+        assert!(read.problem.unwrap().starts_with("record 1 is damaged"));
         let mut nameless = DumpWriter::new(42);
         nameless.load(0x1000, &[], "f");
         let last = nameless.bytes.len() - 1;
         nameless.bytes[last] = b'x';
-        assert!(nameless.read().is_err());
+        assert!(nameless.read().unwrap().problem.is_some());
         let mut counted = DumpWriter::new(42);
         counted.lines(0x1000, &[(0, "a.js", 1)]);
         let count_at = 40 + 16 + 8;

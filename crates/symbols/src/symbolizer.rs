@@ -221,7 +221,10 @@ fn symbolize_offsets(
 /// perf map.
 fn jit_symbols(pid: u32, dump: DumpRead, offsets: &[FileOffset]) -> ModuleSymbols {
     let (dump, problem) = match dump {
-        Ok(dump) => (dump, None),
+        Ok(dump) => {
+            let problem = (dump.as_ref()).and_then(|d| d.problem.clone());
+            (dump, problem)
+        }
         Err(problem) => (None, Some(problem)),
     };
     let mut map = None;
