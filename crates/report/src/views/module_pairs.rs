@@ -90,12 +90,7 @@ fn pair(base: &Side, new: &Side) -> Vec<ModulePair> {
         .collect();
     let unpaired = |side: &Side, pairs: &[ModulePair], is_base: bool| -> Vec<String> {
         (side.modules.keys())
-            .filter(|name| {
-                !pairs.iter().any(|p| match is_base {
-                    true => &p.base == *name,
-                    false => &p.new == *name,
-                })
-            })
+            .filter(|name| !is_paired(pairs, name, is_base))
             .cloned()
             .collect()
     };
@@ -142,22 +137,26 @@ fn pair(base: &Side, new: &Side) -> Vec<ModulePair> {
         }
     }
     // The main executables.
-    if let (Some(base_main), Some(new_main)) = (&base.main, &new.main) {
-        let free = |name: &String, is_base: bool| {
-            !pairs.iter().any(|p| match is_base {
-                true => &p.base == name,
-                false => &p.new == name,
-            })
-        };
-        if free(base_main, true) && free(new_main, false) {
-            pairs.push(ModulePair {
-                base: base_main.clone(),
-                new: new_main.clone(),
-                by: PairedBy::MainExecutable,
-            });
-        }
+    if let (Some(base_main), Some(new_main)) = (&base.main, &new.main)
+        && !is_paired(&pairs, base_main, true)
+        && !is_paired(&pairs, new_main, false)
+    {
+        pairs.push(ModulePair {
+            base: base_main.clone(),
+            new: new_main.clone(),
+            by: PairedBy::MainExecutable,
+        });
     }
     pairs
+}
+
+/// Whether module `name` of the base (or, not `is_base`, of the new
+/// recording) is in one of `pairs`.
+fn is_paired(pairs: &[ModulePair], name: &str, is_base: bool) -> bool {
+    (pairs.iter()).any(|pair| match is_base {
+        true => pair.base == name,
+        false => pair.new == name,
+    })
 }
 
 /// `name` without version digits: its parts between `.`, `-` and `_` that
