@@ -191,8 +191,8 @@ live_test!(a_library_function_without_a_frame_keeps_its_caller, || {
     );
 });
 
-// JIT code has no unwind tables: its samples keep the kernel's chain,
-// with nothing guessed into it.
+// JIT code with no jitdump has no unwind tables: its samples keep the
+// kernel's chain, with nothing guessed into it.
 live_test!(code_without_unwind_tables_keeps_the_kernels_chain, || {
     let dir = scratch("stacks-jit");
     let program = fixture("jit");
@@ -217,9 +217,6 @@ live_test!(code_without_unwind_tables_keeps_the_kernels_chain, || {
     }
 });
 
-// Many threads at once, each sample with 8 KiB of stack: the rings must
-// hold what comes while the recorder waits its turn for a CPU. The exact
-// losses, beside perf's, are in BENCHMARKS.md; this only bounds them.
 live_test!(
     go_stacks_reach_go_s_own_start_and_get_no_frame_pointer_advice,
     || {
@@ -264,6 +261,9 @@ live_test!(
     }
 );
 
+// Many threads at once, each sample with 8 KiB of stack: the rings must
+// hold what comes while the recorder waits its turn for a CPU. The exact
+// losses, beside perf's, are in BENCHMARKS.md; this only bounds them.
 live_test!(stack_copies_of_many_threads_are_kept, || {
     let dir = scratch("stacks-many-threads");
     let program = fixture("manythreads");
