@@ -136,8 +136,10 @@ fn pair(base: &Side, new: &Side) -> Vec<ModulePair> {
             });
         }
     }
-    // The main executables.
+    // The main executables, where each is among its side's modules.
     if let (Some(base_main), Some(new_main)) = (&base.main, &new.main)
+        && base.modules.contains_key(base_main)
+        && new.modules.contains_key(new_main)
         && !is_paired(&pairs, base_main, true)
         && !is_paired(&pairs, new_main, false)
     {
