@@ -15,6 +15,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::synthetic::{At, Synthetic};
 use crate::util::*;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -207,12 +208,13 @@ fn sandwich_self_percent(text: &[String], function: &str) -> f64 {
 }
 
 /// A frame of the flame graph as the browser left it: its title, its
-/// rectangle's width and fill.
+/// rectangle's width and fill, and its label.
 #[derive(Debug, Default)]
 struct SvgFrame {
     title: String,
     width: f64,
     fill: String,
+    label: String,
 }
 
 /// The frames (each `<g>` in `#frames`) and the `#matched` text of a
@@ -255,6 +257,9 @@ fn svg_frames(svg: &str) -> (Vec<SvgFrame>, String) {
                 match element.last().map(String::as_str) {
                     Some("title") if in_frames && depth == 1 => {
                         frames.last_mut().unwrap().title = text;
+                    }
+                    Some("text") if in_frames && depth == 1 => {
+                        frames.last_mut().unwrap().label = text;
                     }
                     Some("text") if text.starts_with("Matched") => matched = text,
                     _ => {}
@@ -421,3 +426,46 @@ live_test!(
         assert!(highlighted > 1000, "{highlighted} highlighted pixels");
     }
 );
+
+#[test]
+fn flame_graph_labels_keep_their_start_in_chromium() {
+    if !profiler_testing::tool(CHROMIUM) {
+        return;
+    }
+    // A long name in a frame a tenth of the graph wide, made by hand: its
+    // JIT code is named by a jitdump beside the recording.
+    let dir = scratch("browser-labels");
+    let long = "compute_the_weighted_moving_average_of_every_sensor_reading_in_the_buffer";
+    let (pid, jit) = (4243, 0x7f00_0000_0000);
+    let mut recording = Synthetic::with_stacks();
+    recording.process(pid, 0, "labels", &fixture("stable"));
+    recording.jit(
+        pid,
+        &dir,
+        jit,
+        &[(0, long), (0x100, "short"), (0x200, "caller")],
+    );
+    for (offset, count) in [(0x10, 100), (0x110, 900)] {
+        let at = At {
+            pid,
+            user: vec![jit + offset, jit + 0x210],
+            ..At::default()
+        };
+        recording.take(&at, count);
+    }
+    recording.write(&dir.join("labels.data"), &["labels"]);
+    run_ok(
+        &dir,
+        &["flamegraph", "-i", "labels.data", "-o", "flame.svg"],
+    );
+    let svg = format!("file://{}", dir.join("flame.svg").display());
+    let (frames, _) = svg_frames(&chromium(&svg, &["--dump-dom"]));
+    let frame = (frames.iter())
+        .find(|f| f.title.starts_with(long))
+        .unwrap_or_else(|| panic!("no frame of {long}: {frames:?}"));
+    let kept = frame
+        .label
+        .strip_suffix("..")
+        .unwrap_or_else(|| panic!("{frame:?}"));
+    assert!(kept.len() >= 3 && long.starts_with(kept), "{frame:?}");
+}

@@ -191,8 +191,8 @@ live_test!(a_library_function_without_a_frame_keeps_its_caller, || {
     );
 });
 
-// JIT code has no unwind tables: its samples keep the kernel's chain,
-// with nothing guessed into it.
+// JIT code with no jitdump has no unwind tables: its samples keep the
+// kernel's chain, with nothing guessed into it.
 live_test!(code_without_unwind_tables_keeps_the_kernels_chain, || {
     let dir = scratch("stacks-jit");
     let program = fixture("jit");
@@ -216,6 +216,50 @@ live_test!(code_without_unwind_tables_keeps_the_kernels_chain, || {
         assert!(as_the_kernel_has_it * 100 >= jit * 99, "{stacks:?}");
     }
 });
+
+live_test!(
+    go_stacks_reach_go_s_own_start_and_get_no_frame_pointer_advice,
+    || {
+        if !profiler_testing::tool("go") {
+            return;
+        }
+        let dir = scratch("stacks-go");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/programs/gohot.go");
+        let build = Command::new("go")
+            .args(["build", "-o", "gohot"])
+            .arg(&source)
+            .current_dir(&dir)
+            .env("HOME", &dir)
+            .env("GOCACHE", dir.join("cache"))
+            .env("GOPATH", dir.join("gopath"))
+            .env("GO111MODULE", "off")
+            .output()
+            .unwrap();
+        assert!(build.status.success(), "{}", stderr(&build));
+        let output = record(&dir, "go.data", &["-g"], &["./gohot"]);
+        // Go keeps frame pointers; its stacks end at runtime.goexit (the
+        // goroutines) and runtime.main (the main one), which count as starts.
+        let said = stderr(&output);
+        assert!(!said.contains("-fno-omit-frame-pointer"), "{said}");
+        let report = report_json(&dir, "go.data");
+        let stacks = &report["events"][0]["stacks"];
+        let (rooted, all) = (
+            stacks["rooted"].as_u64().unwrap(),
+            stacks["samples"].as_u64().unwrap(),
+        );
+        assert!(all >= 1000 && rooted * 100 >= all * 95, "{stacks}");
+        let bottoms = folded(&dir, "go.data", &[]);
+        let from_goexit: u64 = (bottoms.iter())
+            .filter(|(frames, _)| {
+                frames
+                    .first()
+                    .is_some_and(|f| f.starts_with("runtime.goexit"))
+            })
+            .map(|(_, n)| n)
+            .sum();
+        assert!(from_goexit * 2 >= all_samples(&bottoms), "{bottoms:?}");
+    }
+);
 
 // Many threads at once, each sample with 8 KiB of stack: the rings must
 // hold what comes while the recorder waits its turn for a CPU. The exact
@@ -513,6 +557,65 @@ live_test!(diff_shows_what_grew_and_what_shrank, || {
     let text = String::from_utf8(text.stdout).unwrap();
     let row = text.lines().find(|l| l.ends_with(" burn_10")).unwrap();
     assert!(row.contains("+"), "{text}");
+});
+
+live_test!(diff_pairs_renamed_builds_and_says_how, || {
+    let dir = scratch("diff-renamed");
+    let (split, nopie) = (fixture("split"), fixture("split-nopie"));
+    // Each pair of names: the same binary (build-id), two builds whose names
+    // differ by their version, two builds named apart (the programs run).
+    let cases = [
+        ("alpha", &split, "beta", &split, "the same build-id"),
+        (
+            "app-v1",
+            &split,
+            "app-v2",
+            &nopie,
+            "the same name but for version digits",
+        ),
+        (
+            "old-server",
+            &split,
+            "fresh",
+            &nopie,
+            "the main executables",
+        ),
+    ];
+    for (base_name, base_binary, new_name, new_binary, how) in cases {
+        for (name, binary) in [(base_name, base_binary), (new_name, new_binary)] {
+            std::fs::copy(binary, dir.join(name)).unwrap();
+            record(
+                &dir,
+                &format!("{name}.data"),
+                &["-e", "cpu-clock"],
+                &[&format!("./{name}"), "2"],
+            );
+        }
+        let (base, new) = (format!("{base_name}.data"), format!("{new_name}.data"));
+        let diff = run_json(&dir, &["diff", &base, &new, "--format", "json"]);
+        let row = |function: &str| {
+            (diff["functions"].as_array().unwrap().iter())
+                .find(|f| f["name"] == function)
+                .unwrap_or_else(|| panic!("{function} missing from {diff}"))
+        };
+        // The same program: the shares hardly move, rather than each going
+        // from its share to nothing and from nothing to its share.
+        for function in ["burn_60", "burn_30", "burn_10"] {
+            let row = row(function);
+            assert!(row["self_delta"].as_f64().unwrap().abs() < 5.0, "{row}");
+            assert_eq!(row["module"], new_name, "{row}");
+            assert_eq!(row["base_module"], base_name, "{row}");
+        }
+        let pairs = diff["modules"].as_array().unwrap();
+        let pair = (pairs.iter())
+            .find(|p| p["base"] == base_name)
+            .unwrap_or_else(|| panic!("{diff}"));
+        assert_eq!(pair["new"], new_name);
+        assert_eq!(pair["paired_by"], how);
+        let text = String::from_utf8(run_ok(&dir, &["diff", &base, &new]).stdout).unwrap();
+        let said = format!("# Module:  {base_name} in the base is {new_name} ({how})");
+        assert!(text.contains(&said), "{text}");
+    }
 });
 
 live_test!(histogram_mode_keeps_working_without_stacks, || {

@@ -74,11 +74,13 @@ live_test!(
         let report = report_json(&dir, "long.data");
         assert!(samples(&report) >= 100, "{report}");
         assert!(percent(&report, "burn_60") > 40.0, "{report}");
+        // Said once: the command was killed by the Ctrl-C's signal.
+        let summary = stderr(&output);
         assert!(
-            stderr(&output).contains("interrupted"),
-            "{}",
-            stderr(&output)
+            summary.contains("killed by signal 2 (Interrupt)"),
+            "{summary}"
         );
+        assert_eq!(summary.matches("signal 2").count(), 1, "{summary}");
     }
 );
 

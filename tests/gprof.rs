@@ -168,3 +168,109 @@ live_test!(gmon_export_refuses_what_gprof_cannot_read, || {
         .collect();
     assert_eq!(leftovers, ["full.data"]);
 });
+
+live_test!(
+    gprof_agrees_with_report_on_every_row_despite_gccs_copies,
+    || {
+        if !profiler_testing::tool("gprof") {
+            return;
+        }
+        let dir = scratch("gprof-clones");
+        let program = fixture("clones");
+        let command = [program.to_str().unwrap(), "300"];
+        record(&dir, "clones.data", &["-e", "cpu-clock"], &command);
+        let args = [
+            "export",
+            "--format",
+            "gmon",
+            "-i",
+            "clones.data",
+            "-o",
+            "clones.gmon",
+        ];
+        let said = stderr(&run_ok(&dir, &args));
+        let flat = gprof_flat_profile(&program, &dir.join("clones.gmon"));
+        let report = report_json(&dir, "clones.data");
+        let ours = |name: &str| percent(&report, name);
+        let theirs = |name: &str| {
+            flat.iter()
+                .find(|(f, _)| f == name)
+                .map_or(0.0, |(_, p)| *p)
+        };
+        let copies = ["hash_key.isra.0", "lookup.part.0"];
+        // Their samples are where report has them, not in the function
+        // gprof would have given them to.
+        assert!(
+            ours(copies[0]) + ours(copies[1]) >= 60.0,
+            "{}",
+            report["functions"]
+        );
+        for copy in copies {
+            assert!(
+                said.contains(&format!("{copy} ")),
+                "{copy} is not named: {said}"
+            );
+            assert_eq!(theirs(copy), 0.0, "{flat:?}");
+        }
+        for row in report["functions"].as_array().unwrap() {
+            let (name, share) = (
+                row["name"].as_str().unwrap(),
+                row["self_percent"].as_f64().unwrap(),
+            );
+            if share >= 1.0 && !copies.contains(&name) {
+                let gprof = theirs(name);
+                assert!(
+                    (gprof - share).abs() <= 0.5,
+                    "{name}: gprof {gprof}%, report {share}%"
+                );
+            }
+        }
+        for (name, gprof) in &flat {
+            assert!(
+                (gprof - ours(name)).abs() <= 0.5,
+                "{name}: gprof {gprof}%, report {}%",
+                ours(name)
+            );
+        }
+    }
+);
+
+live_test!(
+    gmon_export_says_before_gprof_that_a_stripped_file_has_no_symbols,
+    || {
+        if !profiler_testing::tool("gprof") {
+            return;
+        }
+        let dir = scratch("gprof-stripped");
+        let program = fixture("split-stripped");
+        record(
+            &dir,
+            "stripped.data",
+            &["-e", "cpu-clock"],
+            &[program.to_str().unwrap(), "1"],
+        );
+        let args = [
+            "export",
+            "--format",
+            "gmon",
+            "-i",
+            "stripped.data",
+            "-o",
+            "stripped.gmon",
+        ];
+        let said = stderr(&run_ok(&dir, &args));
+        assert!(
+            said.contains("split-stripped has no symbol table"),
+            "{said}"
+        );
+        // As gprof itself then says.
+        let gprof = Command::new("gprof")
+            .args(["-p", "-b"])
+            .arg(&program)
+            .arg(dir.join("stripped.gmon"))
+            .output()
+            .unwrap();
+        let gprof_said = String::from_utf8_lossy(&gprof.stderr);
+        assert!(gprof_said.contains("no symbols"), "{gprof_said}");
+    }
+);

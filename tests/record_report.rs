@@ -259,18 +259,41 @@ live_test!(a_threshold_takes_one_sample_every_n_events, || {
 });
 
 live_test!(
-    the_default_event_is_cycles_or_cpu_clock_with_a_notice,
+    the_default_event_is_cycles_or_cpu_clock_with_a_notice_once_per_boot,
     || {
         let dir = scratch("default-event");
-        let output = record(&dir, "default.data", &[], &["true"]);
+        // A runtime directory of its own: nothing said yet this boot.
+        let runtime = dir.join("runtime");
+        std::fs::create_dir(&runtime).unwrap();
+        let record = |data: &str| {
+            let args = ["record", "-o", data, "--", "true"];
+            let output = profiler()
+                .current_dir(&dir)
+                .env("XDG_RUNTIME_DIR", &runtime)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{}", stderr(&output));
+            stderr(&output)
+        };
+        let first = record("default.data");
         let report = report_json(&dir, "default.data");
+        // Ten records more, as a script makes them: none says it again.
+        let again: Vec<String> = (0..10)
+            .map(|i| record(&format!("again-{i}.data")))
+            .collect();
+        let said = |text: &str| text.contains("sampling cpu-clock instead");
+        assert!(!again.iter().any(|text| said(text)), "{again:?}");
         if has_pmu() {
             assert_eq!(report["events"][0]["name"], "cycles");
+            assert!(!said(&first), "{first}");
         } else {
             assert_eq!(report["events"][0]["name"], "cpu-clock");
-            let notice = stderr(&output);
-            assert!(notice.contains("sampling cpu-clock instead"), "{notice}");
+            assert!(said(&first), "{first}");
             assert_eq!(report["events"][0]["sampling"]["frequency"], 4000);
+            let stamp = std::fs::read_to_string(runtime.join("profiler/no-pmu")).unwrap();
+            let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+            assert_eq!(stamp.trim(), boot.trim());
         }
     }
 );

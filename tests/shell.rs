@@ -9,7 +9,16 @@ use crate::util::*;
 
 /// Runs `shell -c script` and returns its standard output.
 fn shell(shell: &str, script: &str) -> String {
-    let output = Command::new(shell).args(["-c", script]).output().unwrap();
+    // The completion scripts run `profiler list`, found on PATH.
+    let bin = Path::new(env!("CARGO_BIN_EXE_profiler")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = (Command::new(shell).args(["-c", script]).env("PATH", path))
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{shell}: {}", stderr(&output));
     String::from_utf8(output.stdout).unwrap()
 }
@@ -44,7 +53,7 @@ fn completions_complete_subcommands_options_and_values() {
         let complete = |words: &str| {
             let words: Vec<&str> = words.split(' ').collect();
             let call = format!(
-                "source {file}; COMP_WORDS=({}); COMP_CWORD={}; _profiler profiler '{}' '{}'; \
+                "source {file}; COMP_WORDS=({}); COMP_CWORD={}; _profiler_values profiler '{}' '{}'; \
                  echo ${{COMPREPLY[@]}}",
                 words
                     .iter()
@@ -64,7 +73,44 @@ fn completions_complete_subcommands_options_and_values() {
             assert!(formats.split_whitespace().any(|f| f == format), "{formats}");
         }
         let registered = shell("bash", &format!("source {file}; complete -p profiler"));
-        assert!(registered.contains("-F _profiler profiler"), "{registered}");
+        assert!(
+            registered.contains("-F _profiler_values profiler"),
+            "{registered}"
+        );
+        // Events and PMUs after -e (the list's own, through PATH), after a
+        // comma too; running processes after -p, threads after -t.
+        let events = complete("profiler record -e cpu-c");
+        assert!(
+            events.split_whitespace().any(|e| e == "cpu-clock"),
+            "{events}"
+        );
+        let listed = complete("profiler stat -e cpu-clock,page-");
+        assert!(
+            listed
+                .split_whitespace()
+                .any(|e| e == "cpu-clock,page-faults"),
+            "{listed}"
+        );
+        assert!(complete("profiler record -e softw").contains("software/"));
+        let tasks = shell(
+            "bash",
+            &format!(
+                "source {file}; sleep 30 & COMP_WORDS=(profiler record -p ''); COMP_CWORD=3; \
+                 _profiler_values; echo \"$! ${{COMPREPLY[@]}}\"; \
+                 COMP_WORDS=(profiler stat -t 1,); _profiler_values; echo \"${{COMPREPLY[@]}}\"; \
+                 kill $!"
+            ),
+        );
+        let mut lines = tasks.lines();
+        let mut pids = lines.next().unwrap().split_whitespace();
+        let sleeper = pids.next().unwrap();
+        assert!(pids.any(|pid| pid == sleeper), "{tasks}");
+        assert!(
+            lines.next().unwrap().split_whitespace().any(|t| t == "1,1"),
+            "{tasks}"
+        );
+        // Elsewhere clap's completion, as before.
+        assert!(complete("profiler report --for").contains("--format"));
     }
     if profiler_testing::tool("fish") {
         let file = script("fish");
@@ -73,6 +119,35 @@ fn completions_complete_subcommands_options_and_values() {
         let formats = complete("profiler export --format ");
         assert!(formats.lines().any(|l| l == "pprof"), "{formats}");
         assert!(complete("profiler record --call").contains("--call-graph"));
+        let events = complete("profiler record -e cpu-c");
+        assert!(
+            events.lines().any(|l| l.starts_with("cpu-clock\t")),
+            "{events}"
+        );
+        let listed = complete("profiler stat -e cpu-clock,task-");
+        assert!(
+            listed
+                .lines()
+                .any(|l| l.starts_with("cpu-clock,task-clock\t")),
+            "{listed}"
+        );
+        let tasks = shell(
+            "fish",
+            &format!(
+                "source {file}; sleep 30 &; set -l sleeper $last_pid; echo $sleeper; \
+                 complete -C 'profiler record -p '; complete -C \"profiler stat -t $sleeper,\"; \
+                 kill $sleeper"
+            ),
+        );
+        let sleeper = tasks.lines().next().unwrap();
+        assert!(
+            tasks
+                .lines()
+                .any(|l| l.starts_with(&format!("{sleeper}\t"))),
+            "{tasks}"
+        );
+        let listed = format!("{sleeper},{sleeper}\t");
+        assert!(tasks.lines().any(|l| l.starts_with(&listed)), "{tasks}");
     }
     if profiler_testing::tool("zsh") {
         let file = script("zsh");
@@ -85,6 +160,27 @@ fn completions_complete_subcommands_options_and_values() {
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(text.starts_with("#compdef profiler"), "{text}");
         assert!(text.contains("speedscope"), "no export formats in {file}");
+        for (option, helper) in [
+            ("-e+", "_profiler_events"),
+            ("-p+", "_profiler_pids"),
+            ("-t+", "_profiler_tids"),
+        ] {
+            let spec =
+                (text.lines()).find(|l| l.contains(&format!("*{option}[")) && l.contains(helper));
+            assert!(spec.is_some(), "{option} does not complete with {helper}");
+        }
+        // The helpers, with compadd and _sequence standing in for the
+        // completion system's: what they would offer.
+        let offered = shell(
+            "zsh",
+            &format!(
+                "autoload -U compinit; compinit -u; source {file}; \
+                 compadd() {{ [[ $1 == -a ]] && print -rl -- ${{(P)2}} }}; _sequence() {{ \"$@\" }}; \
+                 words=(profiler record -e); _profiler_events; _profiler_tids"
+            ),
+        );
+        assert!(offered.lines().any(|l| l == "cpu-clock"), "{offered}");
+        assert!(offered.lines().any(|l| l == "1"), "{offered}");
     }
 }
 
@@ -152,11 +248,72 @@ fn every_subcommand_has_a_man_page_with_every_option() {
         assert!(text.contains("--format"), "{text}");
     }
 
+    // The synopsis says what each option takes, as OPTIONS does.
+    let record = String::from_utf8(run_ok(&dir, &["man", "record"]).stdout).unwrap();
+    let synopsis = record.split(".SH SYNOPSIS").nth(1).unwrap();
+    let synopsis = synopsis.split(".SH ").next().unwrap();
+    for option in [
+        r"[\fB\-e\fR|\fB\-\-event\fR \fI<EVENT>\fR]",
+        r"[\fB\-o\fR|\fB\-\-output\fR \fI<FILE>\fR]",
+        r"[\fB\-g\fR]",
+    ] {
+        assert!(synopsis.contains(option), "{option} not in {synopsis}");
+    }
+
     let unknown = run(&dir, &["man", "recrod"]);
     assert_eq!(unknown.status.code(), Some(1));
     assert!(
         stderr(&unknown).contains("'recrod' is not a subcommand"),
         "{}",
         stderr(&unknown)
+    );
+}
+
+/// `text` as a terminal shows it: without SGR escapes and overstrikes.
+fn plain(text: &str) -> String {
+    let mut plain = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // CSI ... final byte.
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            '\u{8}' => {
+                plain.pop();
+            }
+            '\r' => {}
+            c => plain.push(c),
+        }
+    }
+    plain
+}
+
+#[test]
+fn man_on_a_terminal_shows_the_page_rendered() {
+    if !profiler_testing::tool("script") || !profiler_testing::tool("man") {
+        return;
+    }
+    // script(1) gives the profiler a terminal; the pager is cat, so that
+    // nothing waits for keys.
+    let command = format!("{} man record", env!("CARGO_BIN_EXE_profiler"));
+    let output = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MANWIDTH", "100")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = plain(&String::from_utf8_lossy(&output.stdout));
+    assert!(text.contains("profiler-record - Record"), "{text}");
+    assert!(text.contains("-e|--event <EVENT>"), "{text}");
+    assert!(
+        !text.contains(".TH") && !text.contains("\\fB"),
+        "raw roff: {text}"
     );
 }

@@ -82,7 +82,12 @@ live_test!(page_faults_count_one_per_touched_page, || {
         .lines()
         .find(|l| l.contains("page-faults"))
         .unwrap_or_else(|| panic!("no page-faults row: {text}"));
-    assert!(row.contains("/sec") && row.contains("(100.00%)"), "{row}");
+    // No clock counted beside it: no rate, as in perf stat.
+    assert!(!row.contains("/sec") && row.contains("(100.00%)"), "{row}");
+    assert_eq!(
+        event(&touched, "page-faults")["rate_per_second"],
+        Value::Null
+    );
     assert!(text.contains("seconds time elapsed"), "{text}");
 });
 
@@ -111,6 +116,80 @@ live_test!(task_clock_is_the_commands_cpu_time, || {
         .unwrap();
     assert!(utilized > 0.0 && utilized <= 1.05, "{totals}");
 });
+
+/// The count, its rate per second, and the task-clock in seconds of a
+/// `perf stat`-style text (ours or perf's): `(page-faults, rate, clock)`.
+fn faults_rate_and_clock(text: &str) -> (f64, f64, f64) {
+    let number = |field: &str| field.replace(',', "").parse::<f64>().unwrap();
+    let line = |name: &str| {
+        (text.lines())
+            .find(|l| l.split_whitespace().nth(1) == Some(name) || l.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+    let clock = number(line("task-clock").split_whitespace().next().unwrap()) / 1e3;
+    let faults = line("page-faults");
+    let count = number(faults.split_whitespace().next().unwrap());
+    let rate = faults
+        .split('#')
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>();
+    let scale = match rate[1] {
+        "K/sec" => 1e3,
+        "M/sec" => 1e6,
+        "/sec" => 1.0,
+        other => panic!("unit {other} in {faults}"),
+    };
+    (count, number(rate[0]) * scale, clock)
+}
+
+live_test!(
+    rates_are_per_second_of_task_clock_as_perf_stat_gives_them,
+    || {
+        let dir = scratch("stat-rates");
+        // split sleeps as much as it works: wall time and CPU time differ.
+        let command = [fixture_path("split"), "1".into()];
+        let args = [
+            &["-e", "task-clock,page-faults", "--"][..],
+            &[&command[0][..], &command[1][..]],
+        ];
+        let ours = stat_text(&dir, &args.concat());
+        let (count, rate, clock) = faults_rate_and_clock(&ours);
+        assert!(clock > 0.05 && count >= 10.0, "{ours}");
+        let per_cpu_second = count / clock;
+        assert!(
+            (rate - per_cpu_second).abs() <= per_cpu_second * 0.002 + 0.001,
+            "{ours}"
+        );
+        assert!(ours.contains("/sec: per second of task-clock"), "{ours}");
+        // perf stat's own rates follow the same rule.
+        if profiler_testing::tool("perf") {
+            let perf = Command::new("perf")
+                .args(["stat", "-e", "task-clock,page-faults", "--"])
+                .args(&command)
+                .output()
+                .unwrap();
+            let theirs = String::from_utf8_lossy(&perf.stderr);
+            let (count, rate, clock) = faults_rate_and_clock(&theirs);
+            let per_cpu_second = count / clock;
+            assert!(
+                (rate - per_cpu_second).abs() <= per_cpu_second * 0.002 + 0.001,
+                "{theirs}"
+            );
+        }
+        // Without a clock counted there is no rate, as in perf stat.
+        let alone = stat_text(
+            &dir,
+            &[
+                &["-e", "page-faults", "--"][..],
+                &[&command[0][..], &command[1][..]],
+            ]
+            .concat(),
+        );
+        assert!(!alone.contains("/sec"), "{alone}");
+    }
+);
 
 live_test!(several_events_are_counted_at_once, || {
     let dir = scratch("stat-several");

@@ -190,6 +190,36 @@ impl Synthetic {
         }
     }
 
+    /// Gives process `pid` JIT code at `start`, in anonymous memory: the
+    /// functions `(offset, name)`, 0x100 bytes each, named by a jitdump
+    /// file written in `dir`, which the process maps as a JIT's marker.
+    pub fn jit(&mut self, pid: u32, dir: &Path, start: u64, functions: &[(u64, &str)]) {
+        let dump = dir.join(format!("jit-{pid}.dump"));
+        let loads: Vec<(u64, u64, &str)> = (functions.iter())
+            .map(|&(offset, name)| (start + offset, 0x100, name))
+            .collect();
+        write_jitdump(&dump, pid, &loads);
+        let end = functions.iter().map(|&(offset, _)| offset + 0x100).max();
+        let len = end.unwrap_or(0x100).next_multiple_of(4096);
+        for (path, at, len, offset) in [
+            (dump.to_str().unwrap(), start + len + 0x10_0000, 4096, 0),
+            // An anonymous mapping's offset is its address.
+            ("//anon", start, len, start),
+        ] {
+            let time = self.tick();
+            self.records.push(Record::Mmap(Mmap {
+                time,
+                pid,
+                tid: pid,
+                start: Avma(at),
+                len,
+                offset: FileOffset(offset),
+                path: path.to_owned(),
+                build_id: None,
+            }));
+        }
+    }
+
     /// A record as it is, for records no other method makes.
     pub fn push_raw(&mut self, record: Record) {
         self.records.push(record);
@@ -309,6 +339,33 @@ impl Synthetic {
         };
         writer.finish(trailer).unwrap();
     }
+}
+
+/// Writes a jitdump file (perf's convention, as a JIT writes it) at
+/// `path`: a header for `pid`, then a code load record of each function,
+/// `(address, size, name)`, its code `int3`s.
+pub fn write_jitdump(path: &Path, pid: u32, functions: &[(u64, u64, &str)]) {
+    let mut bytes = Vec::new();
+    for word in [0x4A69_5444u32, 1, 40, 62, 0, pid] {
+        bytes.extend(word.to_le_bytes());
+    }
+    bytes.extend([0; 16]);
+    for (index, &(address, size, name)) in functions.iter().enumerate() {
+        let mut body = Vec::new();
+        body.extend(pid.to_le_bytes());
+        body.extend(pid.to_le_bytes());
+        for word in [address, address, size, index as u64] {
+            body.extend(word.to_le_bytes());
+        }
+        body.extend(name.as_bytes());
+        body.push(0);
+        body.extend(std::iter::repeat_n(0xcc, size as usize));
+        bytes.extend(0u32.to_le_bytes());
+        bytes.extend((16 + body.len() as u32).to_le_bytes());
+        bytes.extend((index as u64).to_le_bytes());
+        bytes.extend(body);
+    }
+    std::fs::write(path, bytes).unwrap();
 }
 
 /// Where the loader puts `binary`: a PIE or library at [`BASE`], anything

@@ -60,8 +60,18 @@ pub fn scratch(test: &str) -> PathBuf {
     dir
 }
 
+/// The profiler, its once-per-boot notices stamped under the tests' own
+/// runtime directory rather than the user's.
 pub fn profiler() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profiler"))
+    static RUNTIME: OnceLock<PathBuf> = OnceLock::new();
+    let runtime = RUNTIME.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch/runtime");
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    });
+    let mut command = Command::new(env!("CARGO_BIN_EXE_profiler"));
+    command.env("XDG_RUNTIME_DIR", runtime);
+    command
 }
 
 /// Runs the profiler with `args` in `dir`.

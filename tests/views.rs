@@ -95,8 +95,8 @@ fn a_shared_inlined_helper_counts_for_the_functions_holding_it() {
     assert_eq!(hot_a["inlined"][0]["percent"], 95.0);
 
     let text = text(&dir, &["report", "-i", "inlined.data"]);
-    assert!(text.contains("hot_a  (95% in inlined burn)"), "{text}");
-    assert!(text.contains("hot_c  (100% in inlined burn)"), "{text}");
+    assert!(text.contains("hot_a  (95% inlined: burn)"), "{text}");
+    assert!(text.contains("hot_c  (100% inlined: burn)"), "{text}");
 
     let inline = report_json_with(&dir, "inlined.data", &["--inline"]);
     assert_eq!(percent(&inline, "burn"), 97.0, "{}", inline["functions"]);

@@ -13,7 +13,7 @@ use profiler_symbols::{Archiver, ElfSymbolizer, ElfUnwinder};
 use crate::args::{ArchiveArgs, SymbolArgs};
 use crate::messages::say;
 use crate::output::{describe, write_output};
-use crate::symbols::{options, same_kernel};
+use crate::symbols::recording_options;
 
 pub fn run(args: ArchiveArgs) -> Result<ExitCode> {
     let path = &args.input.path;
@@ -48,7 +48,7 @@ pub fn archive(recording: &Recording, symbols: &SymbolArgs, output: &Path) -> Re
             path.display()
         );
     }
-    let options = options(symbols, same_kernel(recording));
+    let options = recording_options(symbols, &[recording]);
     let elf = ElfSymbolizer::new(options.clone());
     let archiver = Archiver::new(&elf);
     // Every address any view names: every event, stacks whole, inline

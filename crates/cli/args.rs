@@ -9,6 +9,8 @@ use profiler_model::CallGraph;
 use profiler_report::{SampleFilter, SortKey};
 use profiler_sampler::DEFAULT_STACK_BYTES;
 
+use crate::width::WidthArgs;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "profiler",
@@ -127,6 +129,11 @@ pub struct ListArgs {
     /// Print JSON: [{"name","group","usable","reason","encoding":{"type","config",...}},...]
     #[arg(long)]
     pub json: bool,
+
+    /// Print every event name and alias and every PMU (as `PMU/`) on one line, separated by
+    /// spaces, without opening any: what the completion scripts offer after -e, as perf's
+    #[arg(long, conflicts_with = "json")]
+    pub raw_dump: bool,
 }
 
 const ANNOTATE_AFTER_HELP: &str = "\
@@ -447,6 +454,9 @@ pub struct ReportArgs {
     pub threads: bool,
 
     #[command(flatten)]
+    pub width: WidthArgs,
+
+    #[command(flatten)]
     pub filter: FilterArgs,
 
     #[command(flatten)]
@@ -456,7 +466,8 @@ pub struct ReportArgs {
 const REPORT_AFTER_HELP: &str = "\
 Each sample counts for the function holding its code, as perf report --no-children and gprof \
 count it; a function whose samples lie mostly in code inlined into it says so on its row, e.g. \
-`hot_a  (92% in inlined burn)`. With more than one command name in the recording, the text \
+`hot_a  (92% inlined: burn)`. Rows fit the terminal (or 100 columns): long names lose their \
+template arguments, then their middle; -w keeps them whole. With more than one command name in the recording, the text \
 report adds a Command column and a line with each command's share.";
 
 #[derive(Debug, Args)]
@@ -533,8 +544,9 @@ pub struct DiffArgs {
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
 
-    /// Also write a differential flame graph of NEW: red where a function grew, blue where
-    /// it shrank (- for the standard output; the table then goes to the standard error)
+    /// Also write a differential flame graph of NEW: red where a function's total share grew,
+    /// blue where it shrank (- for the standard output; the table then goes to the standard
+    /// error)
     #[arg(long, value_name = "OUT.svg")]
     pub flamegraph: Option<PathBuf>,
 
@@ -546,6 +558,9 @@ pub struct DiffArgs {
     /// The default: code inlined into a function counts as that function's
     #[arg(long, hide = true, conflicts_with = "inline")]
     pub no_inline: bool,
+
+    #[command(flatten)]
+    pub width: WidthArgs,
 
     #[command(flatten)]
     pub symbols: SymbolArgs,
@@ -665,6 +680,9 @@ pub struct HistArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = HistFormat::Text)]
     pub format: HistFormat,
+
+    #[command(flatten)]
+    pub width: WidthArgs,
 
     #[command(flatten)]
     pub symbols: SymbolArgs,

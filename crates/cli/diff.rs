@@ -9,8 +9,8 @@ use anyhow::{Result, anyhow};
 use profiler_model::Recording;
 use profiler_report::{
     EventProfile, FlameOptions, ReportOptions, StackOptions, StackProfile, ThreadFrames,
-    diff_profiles, flat_profile, read_stacks, render_diff_flamegraph, render_diff_json,
-    render_diff_text,
+    diff_profiles, flat_profile, pair_modules, read_stacks, render_diff_flamegraph,
+    render_diff_json, render_diff_text,
 };
 
 use crate::args::{DiffArgs, Format};
@@ -39,6 +39,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
     let diff = diff_profiles(
         &event_profile(&base, &base_stacks, &args.base, args.inline)?,
         &event_profile(&new, &new_stacks, &args.new, args.inline)?,
+        &pair_modules(&base, &new),
         args.percent_limit,
     );
     // With the flame graph on the standard output, the table goes to the
@@ -49,7 +50,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
     };
     let mut out = BufWriter::new(table);
     match args.format {
-        Format::Text => render_diff_text(&diff, &mut out)?,
+        Format::Text => render_diff_text(&diff, args.width.row_width(), &mut out)?,
         Format::Json => render_diff_json(&diff, &mut out)?,
     }
     out.flush()?;
@@ -57,7 +58,6 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
     if let Some(path) = &args.flamegraph {
         let flame = FlameOptions {
             title: format!("{} against {}", args.new.display(), args.base.display()),
-            subtitle: Some("red: grew, blue: shrank (shares of each recording's total)".into()),
             ..FlameOptions::default()
         };
         let (base, new) = (

@@ -12,6 +12,7 @@ use profiler_report::{
     HistOptions, StackOptions, StackProfile, ThreadFrames, read_stacks, render_firefox,
     render_pprof, render_speedscope, write_gmon,
 };
+use profiler_symbols::{SymbolTable, symbol_table};
 
 use crate::args::{ExportArgs, ExportFormat};
 use crate::messages::say;
@@ -51,6 +52,29 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         ),
         false => String::new(),
     };
+    // gprof names code from the file's .symtab alone: said before gprof
+    // says "has no symbols", with the debug file that has them, if any.
+    let symbols_from = match symbol_table(Path::new(&summary.path), &args.symbols.debug_dirs) {
+        Ok(SymbolTable::InDebugFile(debug)) => {
+            say!(
+                "profiler: {} is stripped of its symbol table, which gprof names functions from: \
+                 give gprof its debug file, {}",
+                summary.path,
+                debug.display()
+            );
+            debug.display().to_string()
+        }
+        Ok(SymbolTable::Missing) => {
+            say!(
+                "profiler: warning: {} has no symbol table (it is stripped), which gprof names \
+                 functions from: gprof will say it has no symbols; install its debug file (e.g. \
+                 the -dbg or -dbgsym package) and pass it with --debug-dir if it is elsewhere",
+                summary.path
+            );
+            summary.path.clone()
+        }
+        _ => summary.path.clone(),
+    };
     say!(
         "profiler: wrote {}: {} samples of {} in {}{picked} in {} bins{capped}; read it with \
          `gprof -p -b {} {}`",
@@ -59,9 +83,21 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         summary.event,
         summary.module,
         summary.bins,
-        summary.path,
+        symbols_from,
         output.display()
     );
+    if !summary.unshown.is_empty() {
+        let share = |n: u64| n as f64 * 100.0 / summary.samples.max(1) as f64;
+        let listed: Vec<String> = (summary.unshown.iter())
+            .map(|(name, n)| format!("{name} {:.1}%", share(*n)))
+            .collect();
+        say!(
+            "profiler: gprof shows no row for copies of functions whose names carry GCC's \
+             .isra, .part or .cold and the like; their samples count in its total, not for the \
+             function before them: {}",
+            listed.join(", ")
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -29,7 +29,7 @@ pub fn run(args: HistArgs) -> Result<ExitCode> {
     })?;
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
-        HistFormat::Text => render_hist_text(&table, &mut out)?,
+        HistFormat::Text => render_hist_text(&table, args.width.row_width(), &mut out)?,
         HistFormat::Json => render_hist_json(&table, &mut out)?,
         HistFormat::Csv => render_hist_csv(&table, &mut out)?,
     }

@@ -37,6 +37,7 @@ mod leftovers;
 mod list;
 mod man;
 mod messages;
+mod once;
 mod output;
 mod output_dir;
 mod placement;
@@ -48,6 +49,7 @@ mod report;
 mod stat;
 mod symbolize;
 mod symbols;
+mod width;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

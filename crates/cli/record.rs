@@ -10,7 +10,9 @@ use anyhow::{Result, bail};
 use clap::ArgMatches;
 use profiler_model::{CallGraph, Recording, RecordingHeader, RecordingStats, Sampling};
 use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phrase};
-use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
+use profiler_sampler::{
+    EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd, TargetExit,
+};
 use profiler_symbols::ElfUnwinder;
 
 use crate::PROFILER_FAILED;
@@ -63,6 +65,13 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         Some(request) => Some(request.options(recorder.header().program)?),
         None => None,
     };
+    // The same on every run: said once per boot, not by each of a
+    // script's records.
+    if let Some(notice) = recorder.fallback_notice()
+        && crate::once::first_since_boot("no-pmu")
+    {
+        say!("profiler: {notice}");
+    }
     for notice in recorder.notices() {
         say!("profiler: {notice}");
     }
@@ -238,9 +247,14 @@ fn event_requests(
 fn summary(stats: &RecordingStats, outcome: &RecordOutcome, wrote: &str) -> String {
     let total = stats.total();
     let count = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let interrupted = match outcome.interrupted_by {
-        Some(signal) => format!(" (interrupted by signal {signal})"),
-        None => String::new(),
+    // A command killed by the very signal that interrupted the recording
+    // says so once: `killed by signal 2 (Interrupt)`.
+    let interrupted = match (outcome.interrupted_by, outcome.end) {
+        (Some(signal), TargetEnd::Exited(TargetExit::Signaled(killed))) if killed == signal => {
+            String::new()
+        }
+        (Some(signal), _) => format!(" (interrupted by signal {signal})"),
+        (None, _) => String::new(),
     };
     format!(
         "{} ({} lost, {} throttled) from {} and {} in {:.2} s; {} {}{interrupted}; {wrote}",
@@ -256,4 +270,42 @@ fn summary(stats: &RecordingStats, outcome: &RecordOutcome, wrote: &str) -> Stri
         },
         outcome.describe(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(end: TargetEnd, interrupted_by: Option<i32>) -> RecordOutcome {
+        RecordOutcome {
+            end,
+            duration: std::time::Duration::from_secs(2),
+            interrupted_by,
+            ring_bytes: 0,
+            notices: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_signal_is_named_once_in_the_summary() {
+        let stats = RecordingStats::default();
+        let said = |end, interrupted_by| summary(&stats, &outcome(end, interrupted_by), "wrote x");
+        let killed = said(TargetEnd::Exited(TargetExit::Signaled(2)), Some(2));
+        assert!(
+            killed.contains("command killed by signal 2 (Interrupt); wrote x"),
+            "{killed}"
+        );
+        assert_eq!(killed.matches("signal").count(), 1, "{killed}");
+        // Another signal, or a command that lived through it: both said.
+        let escalated = said(TargetEnd::Exited(TargetExit::Signaled(15)), Some(2));
+        assert!(
+            escalated.contains("(Terminated) (interrupted by signal 2)"),
+            "{escalated}"
+        );
+        let attached = said(TargetEnd::LeftRunning, Some(2));
+        assert!(
+            attached.ends_with("(interrupted by signal 2); wrote x"),
+            "{attached}"
+        );
+    }
 }

@@ -63,7 +63,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let profile = flat_profile(&recording, &stacks, &options);
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
-        Format::Text => render_text(&profile, &mut out)?,
+        Format::Text => render_text(&profile, args.width.row_width(), &mut out)?,
         Format::Json => render_json(&profile, &mut out)?,
     }
     out.flush()?;

@@ -2,6 +2,7 @@
 //! recording: the recording's archive, if it has one, before the files on
 //! disk.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use profiler_model::{Archive, Recording, read_archive};
@@ -31,8 +32,7 @@ pub fn with_symbolizer_for<T>(
     work: impl FnOnce(&ShowProgress<'_, ArchivedSymbolizer>, &ElfUnwinder) -> T,
 ) -> T {
     let progress = Progress::start("reading the recording");
-    let last = recordings.last().copied();
-    let same_kernel = last.is_some_and(same_kernel);
+    let options = recording_options(args, recordings);
     let mut archive = Archive::default();
     for recording in recordings {
         let more = self::archive(recording);
@@ -40,9 +40,8 @@ pub fn with_symbolizer_for<T>(
         archive.kernel.extend(more.kernel);
     }
     archive.kernel.sort();
-    let elf = ElfSymbolizer::new(options(args, same_kernel));
+    let elf = ElfSymbolizer::new(options.clone());
     let symbolizer = ArchivedSymbolizer::new(elf, Arc::new(archive));
-    let options = options(args, same_kernel);
     let unwinder = ElfUnwinder::with_archive(&options, Arc::clone(symbolizer.archive()));
     let symbolizer = ShowProgress {
         inner: &symbolizer,
@@ -55,7 +54,7 @@ pub fn with_symbolizer_for<T>(
 /// machine's kallsyms and vdso name its kernel and vdso code only if it was
 /// made under the running kernel.
 pub fn symbolizer(args: &SymbolArgs, recording: &Recording) -> ArchivedSymbolizer {
-    let elf = ElfSymbolizer::new(options(args, same_kernel(recording)));
+    let elf = ElfSymbolizer::new(recording_options(args, &[recording]));
     ArchivedSymbolizer::new(elf, Arc::new(archive(recording)))
 }
 
@@ -100,5 +99,20 @@ pub fn options(args: &SymbolArgs, same_kernel: bool) -> SymbolizerOptions {
         full_signatures: args.full_signatures,
         same_kernel,
         threads: args.jobs.map_or(0, |n| n.get()),
+        mapped_files: Vec::new(),
+    }
+}
+
+/// [`options`] for naming the code of `recordings`: whether the kernel's
+/// symbols apply is judged by the last; the files they mapped hold the JITs'
+/// jitdump files.
+pub fn recording_options(args: &SymbolArgs, recordings: &[&Recording]) -> SymbolizerOptions {
+    let last = recordings.last().copied();
+    SymbolizerOptions {
+        mapped_files: (recordings.iter())
+            .flat_map(|recording| &recording.trailer.modules)
+            .map(|module| PathBuf::from(&module.path))
+            .collect(),
+        ..options(args, last.is_some_and(same_kernel))
     }
 }

@@ -11,8 +11,8 @@ use profiler_model::{
     AsmSyntax, Disassembler, Module, NoSymbols, NoUnwinder, Recording, read_archive,
 };
 use profiler_report::{
-    FlameOptions, HistOptions, Places, ReportOptions, StackOptions, ThreadFrames, TreeDirection,
-    flat_profile, histogram_table, read_stacks, render_firefox, render_flamegraph,
+    FlameOptions, HistOptions, Places, ReportOptions, RowWidth, StackOptions, ThreadFrames,
+    TreeDirection, flat_profile, histogram_table, read_stacks, render_firefox, render_flamegraph,
     render_hist_text, render_json, render_pprof, render_speedscope, render_text,
     stack_completeness, write_gmon,
 };
@@ -40,7 +40,7 @@ pub fn exercise(recording: &Recording) {
         };
         if let Ok(stacks) = read_stacks(recording, &symbolizer, &NoUnwinder, &options) {
             let profile = flat_profile(recording, &stacks, &ReportOptions::default());
-            let _ = render_text(&profile, &mut io::sink());
+            let _ = render_text(&profile, RowWidth::Columns(80), &mut io::sink());
         }
         for module in &archive.modules {
             let module = Module {
@@ -85,7 +85,7 @@ pub fn exercise(recording: &Recording) {
         ];
         for report in trees {
             let profile = flat_profile(recording, &stacks, &report);
-            let _ = render_text(&profile, &mut io::sink());
+            let _ = render_text(&profile, RowWidth::Columns(80), &mut io::sink());
             let _ = render_json(&profile, &mut io::sink());
         }
         let folded = stacks.folded(ThreadFrames::default());
@@ -105,7 +105,7 @@ pub fn exercise(recording: &Recording) {
         ..HistOptions::default()
     };
     if let Ok(table) = histogram_table(recording, &NoSymbols, &hist) {
-        let _ = render_hist_text(&table, &mut io::sink());
+        let _ = render_hist_text(&table, RowWidth::Columns(80), &mut io::sink());
     }
     let _ = write_gmon(recording, &NoSymbols, &hist, &mut io::sink());
 }

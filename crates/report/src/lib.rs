@@ -8,12 +8,14 @@
 //!
 //! ```no_run
 //! use profiler_model::{NoSymbols, NoUnwinder, Recording};
-//! use profiler_report::{ReportOptions, StackOptions, flat_profile, read_stacks, render_text};
+//! use profiler_report::{
+//!     ReportOptions, RowWidth, StackOptions, flat_profile, read_stacks, render_text,
+//! };
 //!
 //! let recording = Recording::open("profiler.data".as_ref())?;
 //! let stacks = read_stacks(&recording, &NoSymbols, &NoUnwinder, &StackOptions::default())?;
 //! let profile = flat_profile(&recording, &stacks, &ReportOptions::default());
-//! render_text(&profile, &mut std::io::stdout().lock())?;
+//! render_text(&profile, RowWidth::Columns(100), &mut std::io::stdout().lock())?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -41,6 +43,7 @@ pub use render::annotate::{render_annotation_json, render_annotation_text};
 pub use render::checkup::{render_checkup_json, render_checkup_text};
 pub use render::diff::{render_diff_json, render_diff_text};
 pub use render::event_list::{render_event_list_json, render_event_list_text};
+pub use render::fit::RowWidth;
 pub use render::flat_json::render_json;
 pub use render::flat_text::render_text;
 pub use render::hist::{render_hist_csv, render_hist_json, render_hist_text};
@@ -64,6 +67,7 @@ pub use views::flat::{
 pub use views::folded::{FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX, ThreadFrames};
 pub use views::hist::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
 pub use views::inline_sites::{InlineSite, InlineSites, inline_sites};
+pub use views::module_pairs::{ModulePair, PairedBy, pair_modules};
 pub use views::places::PlaceRow;
 pub use views::sort::{PlaceKind, SortKey};
 pub use views::tasks::{Task, TaskRow};

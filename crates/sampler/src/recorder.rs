@@ -119,6 +119,8 @@ pub struct Recorder {
     kernel: bool,
     events: Vec<ResolvedEvent>,
     notices: Vec<String>,
+    /// Why the default event is cpu-clock rather than cycles, if it is.
+    fallback: Option<String>,
     call_graph: Option<CallGraph>,
     stacks: Option<CallStacks>,
     /// Data bytes per ring, and how many rings: one per CPU sampled.
@@ -138,9 +140,12 @@ impl Recorder {
         }
         let max_rate = sysinfo::max_sample_rate();
         let mut notices = Vec::new();
+        let mut fallback = None;
         let events = if config.events.is_empty() {
             let sampling = resolve_sampling(CYCLES.name, config.sampling, max_rate, &mut notices)?;
-            vec![default_event(sampling, config.kernel, &mut notices)]
+            let (event, why) = default_event(sampling, config.kernel);
+            fallback = why;
+            vec![event]
         } else {
             let pmus = Pmus::system();
             let mut events = Vec::new();
@@ -188,6 +193,7 @@ impl Recorder {
             kernel: config.kernel,
             events,
             notices,
+            fallback,
             call_graph: config.call_graph,
             stacks,
             wait_descendants: config.wait_descendants,
@@ -196,9 +202,16 @@ impl Recorder {
         })
     }
 
-    /// One-line notices for the user (e.g. the fallback to cpu-clock).
+    /// One-line notices for the user (e.g. the kernel's rate limit).
     pub fn notices(&self) -> &[String] {
         &self.notices
+    }
+
+    /// Where no event was asked for and hardware cycles cannot be sampled
+    /// (a machine without a PMU), the notice that cpu-clock is sampled
+    /// instead: the same on every run, so the caller may say it once.
+    pub fn fallback_notice(&self) -> Option<&str> {
+        self.fallback.as_deref()
     }
 
     /// Whether samples carry the top of the stack beside a frame-pointer
@@ -603,9 +616,9 @@ fn default_sampling(max_rate: Option<u64>, notices: &mut Vec<String>) -> Samplin
     }
 }
 
-/// Hardware cycles where the kernel will sample them, cpu-clock otherwise;
-/// in user space only, or with `kernel` in the kernel too.
-fn default_event(sampling: Sampling, kernel: bool, notices: &mut Vec<String>) -> ResolvedEvent {
+/// Hardware cycles where the kernel will sample them, cpu-clock otherwise,
+/// with why; in user space only, or with `kernel` in the kernel too.
+fn default_event(sampling: Sampling, kernel: bool) -> (ResolvedEvent, Option<String>) {
     let spec = |event| EventSpec {
         kernel,
         ..EventSpec::user_only(event)
@@ -616,17 +629,18 @@ fn default_event(sampling: Sampling, kernel: bool, notices: &mut Vec<String>) ->
         leader: None,
     };
     match counters::probe(&cycles, Role::Alone, None) {
-        Ok(()) => cycles,
+        Ok(()) => (cycles, None),
         Err(error) => {
-            notices.push(format!(
+            let why = format!(
                 "hardware cycles cannot be sampled: {}; sampling cpu-clock instead",
                 refusal::reason(error)
-            ));
-            ResolvedEvent {
+            );
+            let clock = ResolvedEvent {
                 spec: spec(CPU_CLOCK),
                 sampling,
                 leader: None,
-            }
+            };
+            (clock, Some(why))
         }
     }
 }

@@ -1,15 +1,15 @@
 //! The symbolizer the reports use: one module at a time, from the files on
 //! disk (and their separate debug files), or perf's copy by build-id of
 //! those since changed, checked against the build-id the recording kept;
-//! the vdso from this process's memory, JIT code from `/tmp/perf-PID.map`,
-//! the kernel from /proc/kallsyms.
+//! the vdso from this process's memory, JIT code from the process's
+//! jitdump file and `/tmp/perf-PID.map`, the kernel from /proc/kallsyms.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use profiler_model::{
-    AddressSymbol, Avma, Detail, FileOffset, FunctionSymbol, Module, ModuleSymbols,
+    AddressSymbol, Avma, Detail, FileOffset, Frame, FunctionSymbol, Module, ModuleSymbols,
     RelativeAddress, Svma, Symbolizer,
 };
 
@@ -17,6 +17,7 @@ use crate::build_id_cache::open_as_recorded;
 use crate::elf_module::{ElfModule, ModuleFiles, Naming};
 use crate::error::SymbolsError;
 use crate::jit::PerfMap;
+use crate::jitdump::{DumpRead, JitDumps, JitFunction, line_of};
 use crate::kernel::Kallsyms;
 use crate::vdso::own_vdso;
 
@@ -35,6 +36,9 @@ pub struct SymbolizerOptions {
     /// large module's addresses in parts [default 0: one per CPU]. The names
     /// are the same with any number.
     pub threads: usize,
+    /// The files the recorded processes mapped executable, among which a
+    /// JIT's marker, its jitdump file (`jit-PID.dump`), names its code.
+    pub mapped_files: Vec<PathBuf>,
 }
 
 impl SymbolizerOptions {
@@ -60,6 +64,8 @@ impl SymbolizerOptions {
 pub struct ElfSymbolizer {
     options: SymbolizerOptions,
     kallsyms: OnceLock<Option<Kallsyms>>,
+    /// Each process's jitdump file, read once.
+    jit_dumps: JitDumps,
 }
 
 impl ElfSymbolizer {
@@ -67,6 +73,7 @@ impl ElfSymbolizer {
         ElfSymbolizer {
             options,
             kallsyms: OnceLock::new(),
+            jit_dumps: JitDumps::default(),
         }
     }
 
@@ -130,7 +137,8 @@ pub(crate) fn parse_recorded<'a>(
 impl Symbolizer for ElfSymbolizer {
     fn symbolize(&self, module: &Module, offsets: &[FileOffset], detail: Detail) -> ModuleSymbols {
         if let Some(pid) = module.pid {
-            return jit_symbols(pid, offsets);
+            let dump = self.jit_dumps.get(&self.options.mapped_files, pid);
+            return jit_symbols(pid, dump, offsets);
         }
         let files = match self.open(module) {
             Ok(files) => files,
@@ -208,13 +216,26 @@ fn symbolize_offsets(
     })
 }
 
-/// JIT code: the offsets of anonymous memory are its addresses.
-fn jit_symbols(pid: u32, offsets: &[FileOffset]) -> ModuleSymbols {
-    let map = PerfMap::load(pid);
+/// JIT code: the offsets of anonymous memory are its addresses, named by
+/// the process's jitdump file, with their source lines, or else by its
+/// perf map.
+fn jit_symbols(pid: u32, dump: DumpRead, offsets: &[FileOffset]) -> ModuleSymbols {
+    let (dump, problem) = match dump {
+        Ok(dump) => {
+            let problem = (dump.as_ref()).and_then(|d| d.problem.clone());
+            (dump, problem)
+        }
+        Err(problem) => (None, Some(problem)),
+    };
+    let mut map = None;
     let addresses = offsets
         .iter()
         .map(|offset| {
             let address = Module::anonymous_avma(*offset);
+            if let Some(function) = dump.as_ref().and_then(|d| d.function(address.0)) {
+                return jitdump_symbol(function, address);
+            }
+            let map = map.get_or_insert_with(|| PerfMap::load(pid));
             let found = map.as_ref().and_then(|m| m.function(address));
             AddressSymbol {
                 // Anonymous memory has no image base: its functions start
@@ -228,9 +249,30 @@ fn jit_symbols(pid: u32, offsets: &[FileOffset]) -> ModuleSymbols {
             }
         })
         .collect();
-    ModuleSymbols {
-        problem: None,
-        addresses,
+    ModuleSymbols { problem, addresses }
+}
+
+/// What a jitdump says of `address` in `function`: its name, and its source
+/// line where the debug info gives one.
+fn jitdump_symbol(function: &JitFunction, address: Avma) -> AddressSymbol {
+    let line = line_of(function, address.0);
+    AddressSymbol {
+        svma: None,
+        relative: Some(RelativeAddress(address.0)),
+        function: Some(FunctionSymbol {
+            name: Some(Arc::clone(&function.name)),
+            linkage_name: None,
+            start: RelativeAddress(function.start),
+        }),
+        frames: line
+            .map(|entry| Frame {
+                function: Some(Arc::clone(&function.name)),
+                linkage_name: None,
+                file: Some(Arc::clone(&entry.file)),
+                line: Some(entry.line),
+            })
+            .into_iter()
+            .collect(),
     }
 }
 

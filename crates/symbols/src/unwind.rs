@@ -4,8 +4,10 @@
 //!
 //! A module's unwind sections are read once and shared by every process
 //! that maps it; each process gets its own list of mappings and rule cache.
-//! Code without unwind tables (JIT code, a module whose file is missing or
-//! has changed) is walked by its frame pointers instead.
+//! JIT code is unwound with the unwinding info of its jitdump file, where
+//! the JIT wrote some. Code without unwind tables (other JIT code, a module
+//! whose file is missing or has changed) is walked by its frame pointers
+//! instead.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -25,6 +27,7 @@ use profiler_model::{
 use crate::build_id_cache::open_as_recorded;
 use crate::debug_file::find_debug_file;
 use crate::image::{self, Image, ObjectFile};
+use crate::jitdump::{JitDumps, JitFunction, UnwindInfo};
 use crate::symbolizer::SymbolizerOptions;
 use crate::vdso::own_vdso;
 
@@ -45,6 +48,8 @@ pub struct ElfUnwinder {
     options: SymbolizerOptions,
     archive: Arc<Archive>,
     modules: Mutex<HashMap<Module, Slot>>,
+    /// The JITs' jitdump files, for the unwinding info they hold.
+    jit_dumps: JitDumps,
 }
 
 /// A module's unwind data, `None` where it has none usable. A cell per
@@ -65,6 +70,7 @@ impl ElfUnwinder {
             options: options.clone(),
             archive,
             modules: Mutex::default(),
+            jit_dumps: JitDumps::default(),
         }
     }
 
@@ -83,6 +89,67 @@ impl ElfUnwinder {
         })
         .clone()
     }
+}
+
+impl ElfUnwinder {
+    /// Gives `unwinder` the JIT functions of process `pid` in `mapping`
+    /// whose jitdump came with unwinding info; returns their ranges.
+    fn add_jit_functions(
+        &self,
+        unwinder: &mut UnwinderX86_64<Data>,
+        pid: u32,
+        mapping: &MappedRange,
+    ) -> Vec<Range<u64>> {
+        let Ok(Some(dump)) = self.jit_dumps.get(&self.options.mapped_files, pid) else {
+            return Vec::new();
+        };
+        let mut covered = Vec::new();
+        for function in dump.functions_in(mapping.start.0, mapping.end.0) {
+            let Some(sections) = function
+                .unwind
+                .as_ref()
+                .and_then(|u| jit_sections(function, u))
+            else {
+                continue;
+            };
+            // Anonymous memory is stated at its own addresses; framehop
+            // wants addresses within 4 GiB of the base.
+            unwinder.add_module(framehop::Module::new(
+                function.name.to_string(),
+                function.start..function.end,
+                function.start,
+                sections,
+            ));
+            covered.push(function.start..function.end);
+        }
+        covered
+    }
+}
+
+/// The unwind sections of a JIT function, where its jitdump placed them:
+/// `.eh_frame` right after its code, then `.eh_frame_hdr`.
+fn jit_sections(
+    function: &JitFunction,
+    unwind: &UnwindInfo,
+) -> Option<ExplicitModuleSectionInfo<Data>> {
+    let size = unwind.bytes.len() as u64;
+    let eh_frame_size = size.checked_sub(unwind.eh_frame_hdr_size)?;
+    let eh_frame_end = function.end.checked_add(eh_frame_size)?;
+    let hdr_end = eh_frame_end.checked_add(unwind.eh_frame_hdr_size)?;
+    let (eh_frame, eh_frame_hdr) = unwind.bytes.split_at(eh_frame_size as usize);
+    let sections = ExplicitModuleSectionInfo {
+        base_svma: function.start,
+        text_svma: Some(function.start..function.end),
+        eh_frame_svma: Some(function.end..eh_frame_end),
+        eh_frame: (!eh_frame.is_empty()).then(|| Data::from(eh_frame)),
+        eh_frame_hdr_svma: Some(eh_frame_end..hdr_end),
+        eh_frame_hdr: (!eh_frame_hdr.is_empty()).then(|| Data::from(eh_frame_hdr)),
+        ..ExplicitModuleSectionInfo::default()
+    };
+    sections
+        .eh_frame
+        .is_some()
+        .then(|| checked_search_table(sections))
 }
 
 impl fmt::Debug for ElfUnwinder {
@@ -107,6 +174,10 @@ impl StackUnwinder for ElfUnwinder {
             unwinder.remove_module(mapping.start.0);
             covered.retain(|range| range.start != mapping.start.0);
             let module = modules.get(mapping.module);
+            if let Some(pid) = module.pid {
+                covered.extend(self.add_jit_functions(&mut unwinder, pid, mapping));
+                continue;
+            }
             let Some(data) = self.module_data(module) else {
                 continue;
             };

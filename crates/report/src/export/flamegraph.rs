@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 
 use inferno::flamegraph::color::{Color, PaletteMap};
-use inferno::flamegraph::{Direction, Options, from_lines};
+use inferno::flamegraph::{Direction, Options, TextTruncateDirection, from_lines};
 
 use crate::ReportError;
 use crate::views::folded::{FoldedStacks, FrameKind};
@@ -70,14 +70,15 @@ pub fn render_flamegraph(
     Ok(())
 }
 
-/// Draws the stacks of `new` as a differential flame graph against `base`:
-/// a frame is red where `new` spends more of its time there than `base`
-/// did, blue where less, the deeper the hue the larger the change. As in
-/// Brendan Gregg's difffolded and flamegraph, the colour measures a frame's
-/// own (self) weight, so frames with none of their own stay white.
-///
-/// `base` is scaled to `new`'s total first (difffolded's `-n`), so that
-/// profiles of different lengths compare by proportion.
+/// Draws the stacks of `new` as a differential flame graph against `base`,
+/// as Brendan Gregg's differential flame graphs are read: widths are
+/// `new`'s; a function is red where its total share (its samples and its
+/// callees', each sample once) grew from `base` to `new`, blue where it
+/// shrank, near white where it kept its share, the deeper the hue the
+/// larger the change against the largest one in the graph. Shares are of
+/// each recording's own total, so profiles of different lengths compare by
+/// proportion. Each tooltip adds the change, and the subtitle (unless
+/// `options` gives one) is the legend.
 pub fn render_diff_flamegraph(
     base: &FoldedStacks,
     new: &FoldedStacks,
@@ -88,17 +89,113 @@ pub fn render_diff_flamegraph(
     if new.total() == 0 {
         return write_empty(options, &mut out);
     }
-    let lines = diff_lines(base, new);
-    let base_divisor = fitting_divisor(lines.values().map(|(base, _)| *base));
-    let new_divisor = fitting_divisor(lines.values().map(|(_, new)| *new));
+    let changes = total_changes(base, new);
+    let largest = changes.values().fold(0.0f64, |most, d| most.max(d.abs()));
+    let mut palette = PaletteMap::default();
+    palette.insert("", change_color(0.0, largest));
+    for (name, change) in &changes {
+        palette.insert(name, change_color(*change, largest));
+    }
+    let lines = flame_lines(new);
+    let divisor = fitting_divisor(lines.iter().map(|(_, weight)| *weight));
     let lines: Vec<String> = (lines.into_iter())
-        .map(|(stack, (base, new))| {
-            format!("{stack} {} {}", base / base_divisor, new / new_divisor)
-        })
+        .map(|(stack, weight)| format!("{stack} {}", weight / divisor))
         .collect();
     let mut inferno_options = inferno_options(options);
-    from_lines(&mut inferno_options, lines.iter().map(String::as_str), out)?;
+    inferno_options.subtitle = Some(options.subtitle.clone().unwrap_or_else(|| {
+        format!(
+            "red: a function's total share grew, blue: it shrank, the deeper the more (the \
+             deepest: {largest:.2} points); widths are the new recording's"
+        )
+    }));
+    inferno_options.palette_map = Some(&mut palette);
+    let mut svg = Vec::new();
+    from_lines(
+        &mut inferno_options,
+        lines.iter().map(String::as_str),
+        &mut svg,
+    )?;
+    out.write_all(with_changes(&String::from_utf8_lossy(&svg), &changes).as_bytes())?;
+    out.flush()?;
     Ok(())
+}
+
+/// The change, in points, of each function's total share from `base` to
+/// `new`, by its label (as inferno reads it): a stack counts once for
+/// every function in it, however often it recurses.
+fn total_changes(base: &FoldedStacks, new: &FoldedStacks) -> BTreeMap<String, f64> {
+    let shares = |stacks: &FoldedStacks| {
+        let total = stacks.total().max(1) as f64;
+        let mut weights: BTreeMap<String, f64> = BTreeMap::new();
+        for (stack, weight) in &stacks.stacks {
+            let mut labels: Vec<String> = (stacks.frames_of(stack))
+                .map(|frame| protect_number(&frame.label()))
+                .collect();
+            labels.sort_unstable();
+            labels.dedup();
+            for label in labels {
+                *weights.entry(label).or_default() += *weight as f64;
+            }
+        }
+        weights.values_mut().for_each(|w| *w *= 100.0 / total);
+        weights
+    };
+    let (before, mut changes) = (shares(base), shares(new));
+    for (label, share) in &mut changes {
+        *share -= before.get(label).copied().unwrap_or(0.0);
+    }
+    changes
+}
+
+/// Red for growth, blue for shrinkage, from near white to deep as
+/// `change` nears the `largest` change (inferno's differential scale).
+fn change_color(change: f64, largest: f64) -> Color {
+    // Changes under a hundredth of a point are none.
+    if change.abs() < 0.005 || largest <= 0.0 {
+        return Color {
+            r: 250,
+            g: 250,
+            b: 250,
+        };
+    }
+    let depth = (change.abs() / largest).min(1.0);
+    let c = (100.0 + 150.0 * (1.0 - depth)).round() as u8;
+    match change > 0.0 {
+        true => Color { r: 255, g: c, b: c },
+        false => Color { r: c, g: c, b: 255 },
+    }
+}
+
+/// `svg` with each frame's tooltip, `NAME (N samples, P%)`, saying how its
+/// total share changed: `NAME (N samples, P%; total +1.50 points)`.
+fn with_changes(svg: &str, changes: &BTreeMap<String, f64>) -> String {
+    let escaped: FxHashMap<String, f64> = (changes.iter())
+        .map(|(name, change)| (escape_xml(name), *change))
+        .collect();
+    let mut text = String::with_capacity(svg.len() + 32 * changes.len());
+    let mut rest = svg;
+    while let Some(at) = rest.find("<title>") {
+        let (before, title) = rest.split_at(at + "<title>".len());
+        text.push_str(before);
+        let Some(end) = title.find("</title>") else {
+            rest = title;
+            break;
+        };
+        let content = &title[..end];
+        let change = (content.rsplit_once(" ("))
+            .filter(|_| content.ends_with(')'))
+            .and_then(|(name, _)| escaped.get(name));
+        match change {
+            Some(change) => {
+                text.push_str(&content[..content.len() - 1]);
+                text.push_str(&format!("; total {change:+.2} points)"));
+            }
+            None => text.push_str(content),
+        }
+        rest = &title[end..];
+    }
+    text.push_str(rest);
+    text
 }
 
 /// What to divide `weights` by for their sum to fit in 64 bits, as
@@ -120,6 +217,9 @@ fn inferno_options(options: &FlameOptions) -> Options<'static> {
         Direction::Straight
     };
     inferno_options.min_width = options.min_width;
+    // A label too long for its frame keeps its start, as inferno's own
+    // text does before the script runs.
+    inferno_options.text_truncate_direction = TextTruncateDirection::Right;
     inferno_options.count_name = options.count_name.clone();
     // Frames missing from the palette map (none should) get a colour of
     // their name, not of inferno's random generator, whose state carries
@@ -145,29 +245,6 @@ fn flame_lines(stacks: &FoldedStacks) -> Vec<(String, u64)> {
             (line, weight)
         })
         .collect()
-}
-
-/// Each stack of either profile with its weight in `base`, scaled to
-/// `new`'s total and rounded (difffolded truncates, which would tint every
-/// frame blue), and in `new`; sorted by stack.
-fn diff_lines(base: &FoldedStacks, new: &FoldedStacks) -> BTreeMap<String, (u64, u64)> {
-    let (base_total, new_total) = (base.total(), new.total());
-    let scale = |weight: u64| {
-        if base_total == 0 {
-            return weight;
-        }
-        let scaled = (u128::from(weight) * u128::from(new_total) + u128::from(base_total) / 2)
-            / u128::from(base_total);
-        u64::try_from(scaled).unwrap_or(u64::MAX)
-    };
-    let mut merged: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for (line, weight) in flame_lines(base) {
-        merged.entry(line).or_default().0 = scale(weight);
-    }
-    for (line, weight) in flame_lines(new) {
-        merged.entry(line).or_default().1 = weight;
-    }
-    merged
 }
 
 fn protect_number(name: &str) -> String {
@@ -395,6 +472,10 @@ mod tests {
         assert!(svg.contains("<title>compute (50 cycles"), "{svg}");
         assert!(svg.contains("<title>page_fault (10 cycles"));
         assert!(svg.contains(r#"inverted = true"#), "icicle");
+        assert!(
+            svg.contains("truncate_text_right = true"),
+            "labels keep their start"
+        );
     }
 
     #[test]
@@ -471,21 +552,24 @@ mod tests {
     }
 
     #[test]
-    fn diff_scales_base_to_new_and_keeps_stacks_only_in_base() {
-        let base = FoldedStacks {
+    fn diff_changes_are_of_each_functions_total_share_once_per_stack() {
+        // main -> work -> work (recursing) -> leaf: work counts once.
+        let stacks = |leaf: u64, other: u64| FoldedStacks {
             frames: vec![
                 frame("main", FrameKind::Program),
-                frame("gone", FrameKind::Program),
+                frame("work", FrameKind::Program),
+                frame("leaf", FrameKind::Program),
+                frame("other", FrameKind::Program),
             ],
-            stacks: vec![(vec![0], 10), (vec![0, 1], 30)],
+            stacks: vec![(vec![0, 1, 1, 2], leaf), (vec![0, 3], other)],
         };
-        let new = FoldedStacks {
-            frames: vec![frame("main", FrameKind::Program)],
-            stacks: vec![(vec![0], 20)],
-        };
-        let lines = diff_lines(&base, &new);
-        assert_eq!(lines["main"], (5, 20));
-        assert_eq!(lines["main;gone"], (15, 0));
+        // Twice the samples in the base: shares compare, not counts.
+        let changes = total_changes(&stacks(60, 140), &stacks(60, 40));
+        let near = |name: &str, points: f64| (changes[name] - points).abs() < 1e-9;
+        assert!(near("main", 0.0), "{changes:?}");
+        assert!(near("work", 30.0), "{changes:?}");
+        assert!(near("leaf", 30.0), "{changes:?}");
+        assert!(near("other", -30.0), "{changes:?}");
     }
 
     fn render_diff(base: &FoldedStacks, new: &FoldedStacks) -> String {
@@ -495,21 +579,37 @@ mod tests {
     }
 
     #[test]
-    fn diff_colours_growth_red_and_shrinkage_blue() {
-        // compute shrinks from 50% to 20%, memcpy grows from 30% to 60%;
-        // the base has twice the samples, which normalising cancels.
-        let svg = render_diff(
-            &sample_stacks(100, 60, 20, 20),
-            &sample_stacks(20, 60, 10, 10),
-        );
+    fn diff_colours_by_the_change_of_each_functions_total() {
+        // compute keeps its self share (40%) while its total grows from 60%
+        // to 75% through memcpy: red, as memcpy; page_fault and jitted
+        // shrink: blue; main keeps 100%: white. The base has twice the
+        // samples, which shares cancel.
+        let svg = render_diff(&sample_stacks(80, 40, 0, 80), &sample_stacks(40, 35, 0, 25));
         assert_well_formed(&svg);
-        let (grew, shrank) = (fill_of(&svg, "memcpy"), fill_of(&svg, "compute"));
-        assert!(grew.0 > grew.2, "grew: {grew:?}");
-        assert!(shrank.2 > shrank.0, "shrank: {shrank:?}");
-        // page_fault and jitted kept their share: neither red nor blue.
-        for name in ["page_fault", "jitted"] {
-            let (r, _, b) = fill_of(&svg, name);
-            assert_eq!(r, b, "{name}");
+        for name in ["compute", "memcpy"] {
+            let (r, g, b) = fill_of(&svg, name);
+            assert!(
+                r == 255 && g < 200 && g == b,
+                "{name} grew: {:?}",
+                (r, g, b)
+            );
         }
+        let (r, g, b) = fill_of(&svg, "jitted");
+        assert!(
+            b == 255 && r < 200 && r == g,
+            "jitted shrank: {:?}",
+            (r, g, b)
+        );
+        assert_eq!(fill_of(&svg, "main"), (250, 250, 250));
+        // The larger change is the deeper.
+        assert!(fill_of(&svg, "compute").1 <= fill_of(&svg, "memcpy").1);
+        // Tooltips say the change; the subtitle is the legend.
+        assert!(
+            svg.contains("<title>compute (75 samples, 75.00%; total +15.00 points)</title>"),
+            "{svg}"
+        );
+        assert!(svg.contains("<title>jitted (25 samples, 25.00%; total -15.00 points)</title>"));
+        assert!(svg.contains("red: a function&apos;s total share grew, blue: it shrank"));
+        assert!(svg.contains("the deepest: 15.00 points"));
     }
 }

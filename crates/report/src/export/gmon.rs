@@ -8,13 +8,23 @@
 //! bytes) and its abbreviation (1 byte), then the bins, 16 bits each, all in
 //! the machine's byte order. Addresses are the module's stated addresses,
 //! which for a PIE are relative to its load address, as glibc writes them.
+//!
+//! gprof gives a bin to the function whose symbol lies before it, skipping
+//! symbols it does not accept: GCC's copies of a function with a `.` suffix
+//! other than `.constprop.N`, `.clone.N` and `.N` (`.isra.0`, `.part.0`,
+//! `.cold`). Left where they are, their samples would swell the function
+//! before them (a make_key at 9% for 1%); they are moved to a histogram of
+//! their own below every symbol, where gprof counts them in its total but
+//! in no function's row, so that every row it shows is as `report` has it,
+//! and the summary names the functions it will not show.
 
 use rustc_hash::FxHashMap;
 use std::io::Write;
 
-use profiler_histogram::{BucketWidth, Scale};
+use profiler_histogram::{BucketWidth, Buckets, OnFull, Scale};
 use profiler_model::{
-    Detail, EventDescription, FileOffset, HistogramSet, Recording, Sampling, Symbolizer,
+    Detail, EventDescription, FileOffset, HistogramSet, ModuleRegion, ModuleSymbols, Recording,
+    Sampling, Symbolizer,
 };
 
 use crate::error::ReportError;
@@ -38,6 +48,9 @@ pub struct GmonSummary {
     pub event_samples: u64,
     /// The module was chosen as the one with the most samples, not named.
     pub picked: bool,
+    /// The functions gprof will not show (copies whose names it does not
+    /// accept), with their samples: counted in its total, in no row.
+    pub unshown: Vec<(String, u64)>,
 }
 
 /// Writes the histogram of one module (`options.module`, or the one with
@@ -83,6 +96,19 @@ pub fn write_gmon(
             info.name()
         )));
     }
+    for region in &regions {
+        if !region.region.scale.is_uniform() {
+            return Err(ReportError::Options(format!(
+                "gprof needs bins of a whole number of bytes, and scale {} does not give them; use \
+                 a power of two such as 65536",
+                region.region.scale.value()
+            )));
+        }
+    }
+    let lows: Vec<u64> = (regions.iter().zip(&symbols.addresses))
+        .map(|(region, symbol)| symbol.svma.map_or(region.region.offset, |s| s.0))
+        .collect();
+    let (kept, unshown) = set_apart_unshown(&regions, symbolizer, info);
 
     out.write_all(b"gmon")?;
     out.write_all(&1u32.to_ne_bytes())?;
@@ -99,36 +125,162 @@ pub fn write_gmon(
             .map(|r| r.buckets.total())
             .fold(0, u64::saturating_add),
         picked: options.module.is_none(),
+        unshown: Vec::new(),
     };
-    let (rate, dimension, abbreviation) = rate_and_dimension(description);
-    for (region, symbol) in regions.iter().zip(&symbols.addresses) {
-        if !region.region.scale.is_uniform() {
-            return Err(ReportError::Options(format!(
-                "gprof needs bins of a whole number of bytes, and scale {} does not give them; use \
-                 a power of two such as 65536",
-                region.region.scale.value()
-            )));
+    let hist = HistRecord::of(description);
+    // The functions gprof does not show, in bins of their own below its
+    // lowest symbol (a module's code never starts at 0: its headers do).
+    let moved: u64 = unshown
+        .iter()
+        .map(|(_, n)| n)
+        .fold(0, |a, &n| a.saturating_add(n));
+    let lowest = lows.iter().copied().min().unwrap_or(0);
+    if moved > 0 {
+        let bins = moved.div_ceil(u64::from(u16::MAX));
+        if bins.saturating_mul(2) <= lowest {
+            let mut buckets = Buckets::new(BucketWidth::Bits16, bins as usize);
+            let mut left = moved;
+            for bin in 0..bins as usize {
+                let count = left.min(u64::from(u16::MAX));
+                buckets.add(bin, count, OnFull::Saturate);
+                left -= count;
+            }
+            hist.write(0, bins * 2, &buckets, &mut summary, out)?;
+            summary.unshown = unshown;
         }
-        let low = symbol.svma.map_or(region.region.offset, |s| s.0);
+    }
+    for ((region, buckets), low) in regions.iter().zip(&kept).zip(&lows) {
         let span = region.region.end() - region.region.offset;
-        let bins = region.buckets.len();
-        out.write_all(&[0])?;
-        out.write_all(&low.to_ne_bytes())?;
         // Code stated at the end of the address space ends there.
-        out.write_all(&low.saturating_add(span).to_ne_bytes())?;
-        out.write_all(&(bins as u32).to_ne_bytes())?;
-        out.write_all(&rate.to_ne_bytes())?;
-        out.write_all(&dimension)?;
-        out.write_all(&[abbreviation])?;
-        // The bins in one write: a large module has millions.
-        let mut bins_bytes = Vec::new();
-        let (samples, capped) = region.buckets.write_u16_ne(&mut bins_bytes);
-        summary.samples = summary.samples.saturating_add(samples);
-        summary.capped += capped;
-        out.write_all(&bins_bytes)?;
-        summary.bins += bins;
+        hist.write(*low, low.saturating_add(span), buckets, &mut summary, out)?;
     }
     Ok(summary)
+}
+
+/// The bins of `regions` with those of functions gprof does not show
+/// emptied, and those functions with their samples, the most first.
+fn set_apart_unshown(
+    regions: &[&ModuleRegion],
+    symbolizer: &dyn Symbolizer,
+    module: &profiler_model::Module,
+) -> (Vec<Buckets>, Vec<(String, u64)>) {
+    let mut offsets: Vec<FileOffset> = (regions.iter())
+        .flat_map(|r| {
+            (r.buckets.nonzero().into_iter()).map(|(i, _)| FileOffset(r.region.first_address(i)))
+        })
+        .collect();
+    offsets.sort_unstable();
+    offsets.dedup();
+    let ModuleSymbols { addresses, .. } = symbolizer.symbolize(module, &offsets, Detail::Functions);
+    let unshown_at: FxHashMap<FileOffset, String> = (offsets.iter().zip(addresses))
+        .filter_map(|(offset, symbol)| {
+            let function = symbol.function?;
+            let name = function.name?;
+            let symbol_name = function.linkage_name.unwrap_or_else(|| name.clone());
+            (!gprof_shows(&symbol_name)).then(|| (*offset, name.to_string()))
+        })
+        .collect();
+    let mut unshown: FxHashMap<String, u64> = FxHashMap::default();
+    let kept = (regions.iter())
+        .map(|region| {
+            let mut kept = Buckets::new(region.buckets.width(), region.buckets.len());
+            for (index, count) in region.buckets.nonzero() {
+                let offset = FileOffset(region.region.first_address(index));
+                match unshown_at.get(&offset) {
+                    Some(name) => {
+                        let moved = unshown.entry(name.clone()).or_default();
+                        *moved = moved.saturating_add(count);
+                    }
+                    None => {
+                        kept.add(index, count, OnFull::Saturate);
+                    }
+                }
+            }
+            kept
+        })
+        .collect();
+    let mut unshown: Vec<(String, u64)> = unshown.into_iter().collect();
+    unshown.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    (kept, unshown)
+}
+
+/// Whether gprof shows the function of symbol `name`, by the rule of its
+/// `core_sym_class`: no `$`, and after a `.` only digits (`.1`), which
+/// `.clone.` and `.constprop.` may precede, repeatedly.
+fn gprof_shows(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'$' => return false,
+            b'.' => {
+                let rest = &name[at..];
+                for accepted in [".clone.", ".constprop."] {
+                    if rest.len() > accepted.len() && rest.starts_with(accepted) {
+                        at += accepted.len() - 1;
+                    }
+                }
+                at += 1;
+                let mut digits = false;
+                while at < bytes.len() && !(digits && bytes[at] == b'.') {
+                    if !bytes[at].is_ascii_digit() {
+                        return false;
+                    }
+                    digits = true;
+                    at += 1;
+                }
+            }
+            _ => at += 1,
+        }
+    }
+    true
+}
+
+/// What each histogram record of one event states besides its range and
+/// bins.
+struct HistRecord {
+    rate: u32,
+    dimension: [u8; 15],
+    abbreviation: u8,
+}
+
+impl HistRecord {
+    fn of(event: &EventDescription) -> HistRecord {
+        let (rate, dimension, abbreviation) = rate_and_dimension(event);
+        HistRecord {
+            rate,
+            dimension,
+            abbreviation,
+        }
+    }
+
+    /// Writes a histogram record of `buckets` over `low..high`, adding its
+    /// bins and samples to `summary`.
+    fn write(
+        &self,
+        low: u64,
+        high: u64,
+        buckets: &Buckets,
+        summary: &mut GmonSummary,
+        out: &mut impl Write,
+    ) -> Result<(), ReportError> {
+        let bins = buckets.len();
+        out.write_all(&[0])?;
+        out.write_all(&low.to_ne_bytes())?;
+        out.write_all(&high.to_ne_bytes())?;
+        out.write_all(&(bins as u32).to_ne_bytes())?;
+        out.write_all(&self.rate.to_ne_bytes())?;
+        out.write_all(&self.dimension)?;
+        out.write_all(&[self.abbreviation])?;
+        // The bins in one write: a large module has millions.
+        let mut bins_bytes = Vec::new();
+        let (samples, capped) = buckets.write_u16_ne(&mut bins_bytes);
+        summary.samples = summary.samples.saturating_add(samples);
+        summary.capped += capped;
+        summary.bins += bins;
+        out.write_all(&bins_bytes)?;
+        Ok(())
+    }
 }
 
 /// gprof divides a bin's count by the rate to get its time: for a clock,
@@ -188,4 +340,33 @@ fn pick_module(set: &HistogramSet, event: usize, wanted: Option<&str>) -> Result
             available: names.join(", "),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gprof_shows_constprop_clone_and_numbered_copies_only() {
+        for shown in [
+            "make_key",
+            "f.constprop.0",
+            "f.clone.3",
+            "f.7",
+            "f.constprop.0.5",
+            "_Z3fooi",
+        ] {
+            assert!(gprof_shows(shown), "{shown}");
+        }
+        for hidden in [
+            "f.isra.0",
+            "f.part.0",
+            "f.cold",
+            "f.constprop.0.isra.0",
+            "_Z3fooi.isra.0",
+            "a$b",
+        ] {
+            assert!(!gprof_shows(hidden), "{hidden}");
+        }
+    }
 }

@@ -17,7 +17,9 @@ use crate::read::walk::StackWalker;
 
 /// Functions a complete stack starts from: the program's entry, `main`,
 /// the places threads start, and the dynamic loader's entry (samples taken
-/// while it loads the program).
+/// while it loads the program); glibc's, musl's, Rust's and Go's (whose
+/// goroutines start at `runtime.goexit`, its threads at `runtime.mstart`,
+/// the program at `runtime.rt0_go`, its assembly named `.abi0`).
 pub(crate) const ROOTS: &[&str] = &[
     "_start",
     "_dl_start",
@@ -31,6 +33,23 @@ pub(crate) const ROOTS: &[&str] = &[
     "__clone",
     "__clone3",
     "thread_start",
+    // musl: the program's entry, and where its threads start.
+    "_start_c",
+    "libc_start_main_stage2",
+    "start",
+    "start_c11",
+    // Rust, where `main` is not reached.
+    "std::rt::lang_start",
+    "std::rt::lang_start_internal",
+    // Go.
+    "runtime.goexit",
+    "runtime.goexit.abi0",
+    "runtime.main",
+    "runtime.mstart",
+    "runtime.mstart.abi0",
+    "runtime.rt0_go",
+    "runtime.rt0_go.abi0",
+    "_rt0_amd64_linux",
 ];
 
 /// How whole the call stacks of one event are.

@@ -5,11 +5,17 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
+use crate::render::fit::{RowWidth, fit_name};
 use crate::views::diff::ProfileDiff;
 use crate::wording::column_width;
 
-/// The diff as an aligned table, in the manner of `perf diff`.
-pub fn render_diff_text(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<()> {
+/// The diff as an aligned table, in the manner of `perf diff`, its rows at
+/// most `width` wide where function names can give way.
+pub fn render_diff_text(
+    diff: &ProfileDiff,
+    width: RowWidth,
+    out: &mut impl Write,
+) -> io::Result<()> {
     writeln!(
         out,
         "# Event: {}; base {} samples, new {} samples",
@@ -19,6 +25,15 @@ pub fn render_diff_text(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<
         out,
         "# Shares are of each recording's own total; deltas in points, most changed first."
     )?;
+    for pair in &diff.pairs {
+        writeln!(
+            out,
+            "# Module:  {} in the base is {} ({})",
+            pair.base,
+            pair.new,
+            pair.by.phrase()
+        )?;
+    }
     writeln!(out, "#")?;
     if diff.rows.is_empty() && diff.percent_limit > 0.0 {
         return writeln!(
@@ -38,7 +53,13 @@ pub fn render_diff_text(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<
         "# {:>7}  {:>7}  {:>8}  {:>8}  {:>8}  {:>9}",
         "(self)", "(self)", "(self)", "(base)", "(new)", "delta"
     )?;
+    // The shares, deltas and counts take 61 columns, the module two more.
+    let room = width.room_after(61 + module_width + 2);
     for row in &diff.rows {
+        let name = match room {
+            Some(room) => fit_name(&row.name, room),
+            None => row.name.clone(),
+        };
         writeln!(
             out,
             "  {:>6.2}%  {:>6.2}%  {:>+8.2}  {:>8}  {:>8}  {:>+9.2}  {:<module_width$}  {}",
@@ -49,7 +70,7 @@ pub fn render_diff_text(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<
             row.new.self_weight.samples,
             row.total_delta(),
             row.module,
-            row.name
+            name
         )?;
     }
     Ok(())
@@ -67,6 +88,7 @@ pub fn render_diff_json(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<
             json!({
                 "name": r.name,
                 "module": r.module,
+                "base_module": r.base_module,
                 "base_self": r.base.self_weight.samples,
                 "new_self": r.new.self_weight.samples,
                 "base_self_percent": round(r.base.self_percent),
@@ -80,11 +102,15 @@ pub fn render_diff_json(diff: &ProfileDiff, out: &mut impl Write) -> io::Result<
             })
         })
         .collect();
+    let pairs: Vec<_> = (diff.pairs.iter())
+        .map(|pair| json!({"base": pair.base, "new": pair.new, "paired_by": pair.by.phrase()}))
+        .collect();
     let document = json!({
         "event": diff.event,
         "base_samples": diff.base_samples,
         "new_samples": diff.new_samples,
         "functions": functions,
+        "modules": pairs,
     });
     serde_json::to_writer_pretty(&mut *out, &document)?;
     writeln!(out)

@@ -4,11 +4,14 @@
 use std::io::{self, Write};
 
 use crate::render::call_tree::render_call_tree;
+use crate::render::fit::RowWidth;
 use crate::render::flat_table::render_table;
 use crate::views::flat::{EventProfile, FlatProfile};
 use crate::wording::{event_phrase, loss_advice, stack_advice, stack_phrase};
 
-pub fn render_text(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()> {
+/// The profile as text, its rows at most `width` wide where names can give
+/// way.
+pub fn render_text(profile: &FlatProfile, width: RowWidth, out: &mut impl Write) -> io::Result<()> {
     let header = &profile.header;
     writeln!(out, "# Command:  {}", header.command.join(" "))?;
     let host = &header.host;
@@ -43,7 +46,7 @@ pub fn render_text(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
                 settings.bucket_bits, settings.scale, totals.outside
             )?;
         }
-        render_event(event, profile, out)?;
+        render_event(event, profile, width, out)?;
     }
     Ok(())
 }
@@ -51,6 +54,7 @@ pub fn render_text(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
 fn render_event(
     event: &EventProfile,
     profile: &FlatProfile,
+    width: RowWidth,
     out: &mut impl Write,
 ) -> io::Result<()> {
     let stats = &event.stats;
@@ -96,9 +100,9 @@ fn render_event(
         writeln!(out, "# Commands: {}", commands_phrase(event))?;
     }
     writeln!(out, "#")?;
-    render_table(event, profile, out)?;
+    render_table(event, profile, width, out)?;
     if let Some(tree) = &event.tree {
-        render_call_tree(tree, out)?;
+        render_call_tree(tree, width, out)?;
     }
     Ok(())
 }

@@ -5,10 +5,20 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
+use crate::render::fit::{RowWidth, columns, elide_middle, fit_name};
 use crate::views::hist::HistTable;
 use crate::wording::{column_width, event_phrase};
 
-pub fn render_hist_text(table: &HistTable, out: &mut impl Write) -> io::Result<()> {
+/// The widest a module's column gets where rows must fit a width.
+const MODULE_MOST: usize = 24;
+
+/// The histogram table as text, its rows at most `width` wide where
+/// symbols (and long module names) can give way.
+pub fn render_hist_text(
+    table: &HistTable,
+    width: RowWidth,
+    out: &mut impl Write,
+) -> io::Result<()> {
     let buckets: usize = table.regions.iter().map(|r| r.buckets).sum();
     let bytes: usize = table.regions.iter().map(|r| r.bytes).sum();
     writeln!(
@@ -53,8 +63,8 @@ pub fn render_hist_text(table: &HistTable, out: &mut impl Write) -> io::Result<(
 
     let rows = || table.rows.iter();
     let address_width = column_width(rows().map(|r| format!("{:#x}", r.address).len()), "Address");
-    let module_width = column_width(rows().map(|r| r.module.len()), "Module");
-    let symbol_width = column_width(rows().map(|r| r.symbol.len()), "Symbol");
+    let mut module_width = column_width(rows().map(|r| columns(&r.module)), "Module");
+    let mut symbol_width = column_width(rows().map(|r| columns(&r.symbol)), "Symbol");
     let count_widths: Vec<usize> = table
         .events
         .iter()
@@ -69,6 +79,32 @@ pub fn render_hist_text(table: &HistTable, out: &mut impl Write) -> io::Result<(
             widest.max(e.name.len())
         })
         .collect();
+    let counts_width: usize = count_widths.iter().map(|w| w + 2).sum();
+    let (mut module_room, mut symbol_room) = (None, None);
+    if let RowWidth::Columns(limit) = width
+        && 2 + address_width + 2 + module_width + 2 + symbol_width + counts_width > limit
+    {
+        if module_width > MODULE_MOST {
+            module_width = MODULE_MOST;
+            module_room = Some(MODULE_MOST);
+        }
+        symbol_room = width.room_after(2 + address_width + 2 + module_width + 2 + counts_width);
+    }
+    let fitted = |text: &str, room: Option<usize>, fit: fn(&str, usize) -> String| match room {
+        Some(room) => fit(text, room),
+        None => text.to_owned(),
+    };
+    let cells: Vec<(String, String)> = (table.rows.iter())
+        .map(|row| {
+            (
+                fitted(&row.module, module_room, elide_middle),
+                fitted(&row.symbol, symbol_room, fit_name),
+            )
+        })
+        .collect();
+    if symbol_room.is_some() {
+        symbol_width = column_width(cells.iter().map(|(_, symbol)| columns(symbol)), "Symbol");
+    }
     write!(
         out,
         "# {:<address_width$}  {:<module_width$}  {:<symbol_width$}",
@@ -78,12 +114,11 @@ pub fn render_hist_text(table: &HistTable, out: &mut impl Write) -> io::Result<(
         write!(out, "  {:>width$}", event.name)?;
     }
     writeln!(out)?;
-    for row in &table.rows {
+    for (row, (module, symbol)) in table.rows.iter().zip(cells) {
         let address = format!("{:#x}", row.address);
         write!(
             out,
-            "  {address:<address_width$}  {:<module_width$}  {:<symbol_width$}",
-            row.module, row.symbol
+            "  {address:<address_width$}  {module:<module_width$}  {symbol:<symbol_width$}",
         )?;
         for (count, width) in row.counts.iter().zip(&count_widths) {
             write!(out, "  {count:>width$}")?;

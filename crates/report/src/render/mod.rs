@@ -8,6 +8,7 @@ pub(crate) mod call_tree;
 pub(crate) mod checkup;
 pub(crate) mod diff;
 pub(crate) mod event_list;
+pub(crate) mod fit;
 pub(crate) mod flat_json;
 pub(crate) mod flat_table;
 pub(crate) mod flat_text;

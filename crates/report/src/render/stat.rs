@@ -1,6 +1,11 @@
 //! `profiler stat`'s output: per-event totals, rates and running shares as
 //! `perf stat` prints them, or JSON; and the counts of every interval as
 //! they come.
+//!
+//! As in perf stat, an event's rate is per second of the task-clock (or
+//! cpu-clock) counted beside it, the CPU time of what was counted, not per
+//! second of wall time; without a clock counted there is none. A line under
+//! the counts says so.
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -44,8 +49,9 @@ pub fn render_stat_interval_text(
         if first {
             writeln!(out, "#{:>14} {:>18} {:<5} event", "time", "counts", "unit")?;
         }
+        let clock = clock_seconds(&counts.events);
         for event in &counts.events {
-            writeln!(out, "{time:15.9} {}", event_line(event, counts.span))?;
+            writeln!(out, "{time:15.9} {}", event_line(event, clock, counts.span))?;
         }
     } else {
         if first {
@@ -56,12 +62,13 @@ pub fn render_stat_interval_text(
             )?;
         }
         for thread in &counts.threads {
+            let clock = clock_seconds(&thread.events);
             for event in &thread.events {
                 writeln!(
                     out,
                     "{time:15.9} {:<24} {}",
                     thread_label(thread),
-                    event_line(event, counts.span)
+                    event_line(event, clock, counts.span)
                 )?;
             }
         }
@@ -76,21 +83,40 @@ pub fn render_stat_text(summary: &StatSummary, out: &mut dyn Write) -> io::Resul
     writeln!(out)?;
     writeln!(out, " Performance counter stats for {target}:")?;
     writeln!(out)?;
+    let mut rated = false;
     if totals.threads.is_empty() {
+        let clock = clock_seconds(&totals.events);
+        rated |= clock.is_some();
         for event in &totals.events {
-            writeln!(out, "{}", event_line(event, totals.elapsed))?;
+            writeln!(out, "{}", event_line(event, clock, totals.elapsed))?;
         }
     } else {
         for thread in &totals.threads {
+            let clock = clock_seconds(&thread.events);
+            rated |= clock.is_some();
             for event in &thread.events {
                 writeln!(
                     out,
                     "{:>24} {}",
                     thread_label(thread),
-                    event_line(event, totals.elapsed)
+                    event_line(event, clock, totals.elapsed)
                 )?;
             }
         }
+    }
+    let others = || {
+        totals
+            .events
+            .iter()
+            .chain(totals.threads.iter().flat_map(|t| &t.events))
+    };
+    if rated && others().any(|event| event.unit != "ns") {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:>18} /sec: per second of task-clock, the CPU time counted (as perf stat)",
+            ""
+        )?;
     }
     writeln!(out)?;
     writeln!(
@@ -115,9 +141,10 @@ fn thread_label(thread: &ThreadCount) -> String {
     format!("{}-{}", thread.name.as_deref().unwrap_or("?"), thread.tid)
 }
 
-/// One event: the scaled count, its name, its rate over `span` of wall
-/// time, and the share of the time it ran.
-fn event_line(event: &EventCount, span: Duration) -> String {
+/// One event: the scaled count, its name, its rate per second of the
+/// `clock` counted beside it (a clock: the CPUs it used over `span` of wall
+/// time), and the share of the time it ran.
+fn event_line(event: &EventCount, clock: Option<f64>, span: Duration) -> String {
     let count = match &event.value {
         EventValue::NotSupported { .. } => {
             return format!("{:>18}      {}", "<not supported>", event.event);
@@ -136,18 +163,41 @@ fn event_line(event: &EventCount, span: Duration) -> String {
         _ => (
             group_digits(count.scaled),
             "",
-            rate_text(rate_per_second(count, span)),
+            rate_per_clock_second(count, clock).map_or(String::new(), rate_text),
         ),
     };
     let running = count
         .running_percent()
         .map_or(String::new(), |p| format!("({p:.2}%)"));
-    format!(
-        "{value:>18} {unit:<5} {:<26} # {rate:<22} {running}",
-        event.event
-    )
-    .trim_end()
-    .to_owned()
+    let rate = match rate.is_empty() {
+        true => format!("  {:<22}", ""),
+        false => format!("# {rate:<22}"),
+    };
+    format!("{value:>18} {unit:<5} {:<26} {rate} {running}", event.event)
+        .trim_end()
+        .to_owned()
+}
+
+/// The seconds of CPU time the task-clock (or cpu-clock) among `events`
+/// counted, if one did.
+fn clock_seconds(events: &[EventCount]) -> Option<f64> {
+    let is_clock = |name: &str| {
+        let base = name.split(':').next().unwrap_or(name);
+        matches!(base, "task-clock" | "cpu-clock")
+    };
+    (events.iter())
+        .filter(|event| event.unit == "ns" && is_clock(&event.event))
+        .find_map(|event| match &event.value {
+            EventValue::Counted(count) if count.was_counted() && count.scaled > 0 => {
+                Some(count.scaled as f64 / 1e9)
+            }
+            _ => None,
+        })
+}
+
+/// `count` per second of the clock, as perf stat's rates are.
+fn rate_per_clock_second(count: &Count, clock: Option<f64>) -> Option<f64> {
+    clock.map(|seconds| count.scaled as f64 / seconds)
 }
 
 fn rate_per_second(count: &Count, span: Duration) -> f64 {
@@ -199,7 +249,7 @@ fn group_digits_f64(value: f64, decimals: usize) -> String {
     }
 }
 
-fn event_json(event: &EventCount, span: Duration) -> Value {
+fn event_json(event: &EventCount, clock: Option<f64>, span: Duration) -> Value {
     match &event.value {
         EventValue::NotSupported { reason } => json!({
             "event": event.event,
@@ -218,7 +268,8 @@ fn event_json(event: &EventCount, span: Duration) -> Value {
                 "time_enabled_ns": count.enabled_ns,
                 "time_running_ns": count.running_ns,
                 "running_percent": count.running_percent(),
-                "rate_per_second": rate_per_second(count, span),
+                "rate_per_second": rate_per_clock_second(count, clock),
+                "rate_per_elapsed_second": rate_per_second(count, span),
             });
             if event.unit == "ns" {
                 value["cpus_utilized"] = json!(cpus_utilized(count, span));
@@ -229,10 +280,11 @@ fn event_json(event: &EventCount, span: Duration) -> Value {
 }
 
 fn counts_json(counts: &StatCounts, span: Duration) -> (Value, Value) {
+    let clock = clock_seconds(&counts.events);
     let events = counts
         .events
         .iter()
-        .map(|e| event_json(e, span))
+        .map(|e| event_json(e, clock, span))
         .collect::<Vec<_>>();
     let threads = counts
         .threads
@@ -242,7 +294,9 @@ fn counts_json(counts: &StatCounts, span: Duration) -> (Value, Value) {
                 "pid": thread.pid,
                 "tid": thread.tid,
                 "name": thread.name,
-                "events": thread.events.iter().map(|e| event_json(e, span)).collect::<Vec<_>>(),
+                "events": (thread.events.iter())
+                    .map(|e| event_json(e, clock_seconds(&thread.events), span))
+                    .collect::<Vec<_>>(),
             })
         })
         .collect::<Vec<_>>();

@@ -12,6 +12,7 @@ pub(crate) mod flat;
 pub(crate) mod folded;
 pub(crate) mod hist;
 pub(crate) mod inline_sites;
+pub(crate) mod module_pairs;
 pub(crate) mod places;
 pub(crate) mod sort;
 pub(crate) mod tasks;
