@@ -111,9 +111,11 @@ fn every_flag_the_docs_name_is_in_the_help_of_its_subcommand() {
         for piece in code(&text) {
             match invocation(&piece) {
                 // Each line in a block may pipe into other tools: only the
-                // profiler's part up to a pipe or `&&` is its own.
+                // profiler's part up to a pipe or `&&` is its own, and what
+                // follows `--` is the command's.
                 Some((sub, rest)) if helps.contains_key(sub) => {
                     let own = rest.split(['|', '&', '>', '<']).next().unwrap_or(rest);
+                    let own = own.split(" -- ").next().unwrap_or(own);
                     for flag in flags(own) {
                         if !helps[sub].contains(&flag) && flag != "-h" {
                             unknown.push(format!("{name}: `profiler {sub}` has no {flag}"));
