@@ -19,7 +19,7 @@ use crate::util::*;
 
 /// Runs the profiler with `args` in `dir` within `memory_mib` of address
 /// space; panics if it runs for more than 60 s (a hang).
-fn run_bounded(dir: &Path, args: &[&str], memory_mib: u64) -> Output {
+pub(crate) fn run_bounded(dir: &Path, args: &[&str], memory_mib: u64) -> Output {
     run_bounded_from(dir, args, memory_mib, Stdio::null())
 }
 
@@ -50,7 +50,7 @@ fn run_bounded_from(dir: &Path, args: &[&str], memory_mib: u64, stdin: Stdio) ->
         })
 }
 
-fn mkfifo(path: &Path) {
+pub(crate) fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo").arg(path).status().unwrap();
     assert!(status.success());
 }

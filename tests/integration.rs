@@ -27,6 +27,7 @@ mod hostile;
 mod outputs;
 mod perfdata;
 mod pprof;
+mod reading;
 mod record_report;
 mod renderers;
 mod salvage;

@@ -94,7 +94,7 @@ pub use record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
     Throttle, UserStack,
 };
-pub use regular_file::{open_regular, read_regular};
+pub use regular_file::{open_regular, open_regular_with_owner, read_regular};
 pub use replay::Samples;
 pub use sink::{RecordingSink, open_sink};
 pub use source::{RecordSource, SourceRecords, count_records};
