@@ -24,6 +24,7 @@ mod gprof;
 mod groups;
 mod histogram;
 mod hostile;
+mod names;
 mod outputs;
 mod perfdata;
 mod pprof;

@@ -347,3 +347,136 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+/// A recording of JIT code in process `pid` at 0x7100_0000_0000, made by
+/// processes of `user`.
+fn jit_recording(path: &Path, pid: u32, user: Option<u32>) {
+    let mut recording = Synthetic::new();
+    recording.user = user;
+    recording.push_raw(Record::Mmap(Mmap {
+        time: 1,
+        pid,
+        tid: pid,
+        start: Avma(0x7100_0000_0000),
+        len: 0x1000,
+        offset: FileOffset(0x7100_0000_0000),
+        path: "//anon".into(),
+        build_id: None,
+    }));
+    let at = At {
+        pid,
+        user: vec![0x7100_0000_0010],
+        ..At::default()
+    };
+    recording.take(&at, 10);
+    recording.write(path, &["./jit"]);
+}
+
+#[test]
+fn a_jit_map_is_believed_only_from_the_processes_user_or_root() {
+    if !profiler_testing::root("giving a JIT map to another user") {
+        return;
+    }
+    let dir = scratch("reading-jit-owner");
+    let pid = 0x6000_0000 + std::process::id() % 0x1000_0000;
+    let map = PathBuf::from(format!("/tmp/perf-{pid}.map"));
+    std::fs::write(&map, "710000000000 40 planted_name\n").unwrap();
+    let nobody = 65534;
+    // (the map's owner, the recording's user, believed)
+    let cases = [
+        (nobody, None, false),
+        (nobody, Some(1000), false),
+        (nobody, Some(nobody), true),
+        (0, Some(1000), true),
+        (0, None, true),
+    ];
+    for (owner, user, believed) in cases {
+        std::os::unix::fs::chown(&map, Some(owner), Some(owner)).unwrap();
+        jit_recording(&dir.join("jit.data"), pid, user);
+        let report = report_json(&dir, "jit.data");
+        let named = function(&report, "planted_name").is_some();
+        let problems = report["problems"].to_string();
+        let said = problems.contains(&format!(
+            "/tmp/perf-{pid}.map belongs to user {owner}, neither the process's user nor root"
+        ));
+        assert_eq!(
+            (named, said),
+            (believed, !believed),
+            "owner {owner}, user {user:?}: {problems}"
+        );
+    }
+    let _ = std::fs::remove_file(&map);
+}
+
+/// Builds `hot` from `app/src/prog.c` in `app/build` (the debug info names
+/// the source `app/build/../src/prog.c`) and records it; returns the
+/// annotation of `hot` with `--source-dir remap`.
+fn annotate_remapped(dir: &Path, remap: &str) -> String {
+    let output = run(
+        dir,
+        &[
+            "annotate",
+            "hot",
+            "--source",
+            "-i",
+            "prog.data",
+            "--source-dir",
+            remap,
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn source_dir_resolves_dot_dot_first_and_never_leads_out_of_new() {
+    let dir = scratch("reading-source-dir");
+    let app = dir.join("app");
+    std::fs::create_dir_all(app.join("build")).unwrap();
+    std::fs::create_dir_all(app.join("src")).unwrap();
+    std::fs::write(app.join("src/prog.c"), PROGRAM).unwrap();
+    let prog = compile(&dir, "app/build", "../src/prog.c", "prog");
+    hot_recording(&dir.join("prog.data"), 100, &prog);
+    let source_line = |text: &str| -> String {
+        (text.lines())
+            .find(|l| l.starts_with("# Source:"))
+            .unwrap_or_else(|| panic!("no source: {text}"))
+            .to_owned()
+    };
+
+    // Moved with the whole of app: found under NEW, and named there.
+    let new = dir.join("new");
+    std::fs::create_dir_all(new.join("src")).unwrap();
+    std::fs::write(
+        new.join("src/prog.c"),
+        PROGRAM.replace("the hot line", "the moved hot line"),
+    )
+    .unwrap();
+    let text = annotate_remapped(&dir, &format!("{}={}", app.display(), new.display()));
+    assert!(text.contains("the moved hot line"), "{text}");
+    let header = source_line(&text);
+    assert_eq!(
+        header,
+        format!("# Source:   {}", new.join("src/prog.c").display())
+    );
+
+    // app/build=NEW: `..` would lead from NEW to a file beside it. The file
+    // is not under app/build once `..` is resolved, so it is read where
+    // the debug info says.
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("build")).unwrap();
+    std::fs::create_dir_all(elsewhere.join("src")).unwrap();
+    std::fs::write(elsewhere.join("src/prog.c"), "/* not NEW's */\n".repeat(20)).unwrap();
+    let remap = format!(
+        "{}={}",
+        app.join("build").display(),
+        elsewhere.join("build").display()
+    );
+    let text = annotate_remapped(&dir, &remap);
+    assert!(!text.contains("not NEW's"), "{text}");
+    assert!(text.contains("the hot line"), "{text}");
+    assert!(
+        source_line(&text).ends_with("app/build/../src/prog.c"),
+        "{text}"
+    );
+}

@@ -29,6 +29,8 @@ pub struct Synthetic {
     call_graph: Option<CallGraph>,
     /// The program the command was, as `record` resolves it.
     pub program: Option<String>,
+    /// The user the processes ran as, as `record` finds it.
+    pub user: Option<u32>,
     /// The events; cpu-clock alone where none was added.
     events: Vec<EventDescription>,
     histogram: Option<HistogramSettings>,
@@ -281,6 +283,7 @@ impl Synthetic {
             events: self.events,
             command: command.iter().map(|s| s.to_string()).collect(),
             program: self.program.clone(),
+            user: self.user,
             histogram: self.histogram,
             call_graph: self.call_graph,
             host: HostInfo {

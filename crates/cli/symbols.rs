@@ -39,9 +39,18 @@ pub fn with_symbolizer_for<T>(
         archive.kernel.extend(more.kernel);
     }
     archive.kernel.sort();
-    let elf = ElfSymbolizer::new(options(args, same_kernel));
+    // The recorded processes' user, where the recordings agree on one.
+    let users: Vec<Option<u32>> = recordings.iter().map(|r| r.header.user).collect();
+    let options = SymbolizerOptions {
+        process_user: users
+            .first()
+            .copied()
+            .flatten()
+            .filter(|_| users.windows(2).all(|w| w[0] == w[1])),
+        ..options(args, same_kernel)
+    };
+    let elf = ElfSymbolizer::new(options.clone());
     let symbolizer = ArchivedSymbolizer::new(elf, Arc::new(archive));
-    let options = options(args, same_kernel);
     let unwinder = ElfUnwinder::with_archive(&options, Arc::clone(symbolizer.archive()));
     let symbolizer = ShowProgress {
         inner: &symbolizer,
@@ -54,7 +63,11 @@ pub fn with_symbolizer_for<T>(
 /// machine's kallsyms and vdso name its kernel and vdso code only if it was
 /// made under the running kernel.
 pub fn symbolizer(args: &SymbolArgs, recording: &Recording) -> ArchivedSymbolizer {
-    let elf = ElfSymbolizer::new(options(args, same_kernel(recording)));
+    let options = SymbolizerOptions {
+        process_user: recording.header.user,
+        ..options(args, same_kernel(recording))
+    };
+    let elf = ElfSymbolizer::new(options);
     ArchivedSymbolizer::new(elf, Arc::new(archive(recording)))
 }
 
@@ -99,5 +112,6 @@ pub fn options(args: &SymbolArgs, same_kernel: bool) -> SymbolizerOptions {
         full_signatures: args.full_signatures,
         same_kernel,
         threads: args.jobs.map_or(0, |n| n.get()),
+        process_user: None,
     }
 }

@@ -97,6 +97,7 @@ fn header(events: Vec<EventDescription>) -> RecordingHeader {
         events,
         command: vec!["./app".into(), "--work".into()],
         program: Some("/bin/app".into()),
+        user: None,
         histogram: None,
         call_graph: Some(CallGraph::Dwarf { stack_bytes: 64 }),
         host: HostInfo::default(),

@@ -140,6 +140,7 @@ mod tests {
             events: vec![],
             command: vec!["./app".into()],
             program: None,
+            user: None,
             histogram: None,
             call_graph: None,
             host: HostInfo::default(),

@@ -6,6 +6,7 @@
 
 use crate::address::{Avma, FileOffset};
 use crate::event::EventIndex;
+use crate::printable::printable_bytes;
 use crate::record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
     Throttle, UserStack,
@@ -434,7 +435,9 @@ impl<'a> Cursor<'a> {
     fn str(&mut self) -> Result<String, &'static str> {
         let len = usize::from(self.u16()?);
         let bytes = self.bytes(len)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| "string field is not UTF-8")
+        // Names of processes and files, which anyone may have chosen:
+        // they are shown, never trusted raw.
+        Ok(printable_bytes(bytes).into_owned())
     }
 }
 

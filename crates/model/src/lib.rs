@@ -20,6 +20,7 @@
 //!     events: vec![],
 //!     command: vec!["./app".into()],
 //!     program: None,
+//!     user: None,
 //!     histogram: None,
 //!     call_graph: None,
 //!     host: HostInfo::default(),
@@ -52,6 +53,7 @@ mod listing;
 mod live_histograms;
 mod module;
 mod module_histograms;
+mod printable;
 mod process;
 mod reader;
 mod record;
@@ -80,12 +82,15 @@ pub use header::{
     CallGraph, HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
 };
 pub use layout::FORMAT_VERSION;
-pub use listing::{AsmSyntax, Disassembler, Flow, FunctionListing, Instruction, SourceReader};
+pub use listing::{
+    AsmSyntax, Disassembler, Flow, FunctionListing, Instruction, SourceReader, SourceText,
+};
 pub use live_histograms::HistogramRecorder;
 pub use module::{Module, ModuleId, ModuleTable};
 pub use module_histograms::{
     HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion, pour,
 };
+pub use printable::{make_printable, printable, printable_arc, printable_bytes, printable_line};
 pub use process::{
     LastMapping, LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order,
 };

@@ -59,7 +59,8 @@ impl Recording {
             file: &file,
             size: metadata.len(),
         };
-        let (header, records_start) = frame.header()?;
+        let (mut header, records_start) = frame.header()?;
+        header.make_printable();
         let (end, trailer) = frame.trailer(records_start)?;
         let has_end_marker = end.is_some();
         let end = end.unwrap_or(frame.size);
@@ -113,10 +114,12 @@ impl Recording {
     /// made its header and trailer.
     pub fn from_source(
         path: &Path,
-        header: RecordingHeader,
-        trailer: Trailer,
+        mut header: RecordingHeader,
+        mut trailer: Trailer,
         source: Box<dyn RecordSource>,
     ) -> Recording {
+        header.make_printable();
+        trailer.make_printable();
         Recording {
             path: path.to_owned(),
             header,
@@ -266,7 +269,14 @@ impl Iterator for RecordStream {
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             RecordStream::Chunks(records) => records.next(),
-            RecordStream::Source(records) => records.next(),
+            // Another format's strings, made printable as the codec makes
+            // a profiler recording's.
+            RecordStream::Source(records) => records.next().map(|record| {
+                record.map(|mut record| {
+                    record.make_printable();
+                    record
+                })
+            }),
         }
     }
 }
@@ -533,7 +543,9 @@ impl Frame<'_> {
 /// A trailer whose checksum held but whose JSON does not parse is as lost
 /// as a damaged one: its totals are recounted.
 fn parse_trailer(bytes: &[u8]) -> Option<Trailer> {
-    serde_json::from_slice(bytes).ok()
+    let mut trailer: Trailer = serde_json::from_slice(bytes).ok()?;
+    trailer.make_printable();
+    Some(trailer)
 }
 
 fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
@@ -557,6 +569,7 @@ mod tests {
             events: vec![],
             command: vec!["./app".into(), "arg".into()],
             program: None,
+            user: None,
             histogram: None,
             call_graph: None,
             host: HostInfo::default(),

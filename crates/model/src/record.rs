@@ -8,6 +8,7 @@ use std::fmt;
 
 use crate::address::{Avma, FileOffset};
 use crate::event::EventIndex;
+use crate::printable::make_printable;
 
 /// One record of the event stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +21,20 @@ pub enum Record {
     Lost(Lost),
     Throttle(Throttle),
     Histogram(HistogramRecord),
+}
+
+impl Record {
+    /// Escapes the control characters of the names and paths it holds, as
+    /// a profiler recording's are when decoded: for records another
+    /// format's reader made.
+    pub fn make_printable(&mut self) {
+        match self {
+            Record::Comm(comm) => make_printable(&mut comm.name),
+            Record::Mmap(mmap) => make_printable(&mut mmap.path),
+            Record::Histogram(histogram) => make_printable(&mut histogram.path),
+            _ => {}
+        }
+    }
 }
 
 /// Where the CPU was executing when a sample was taken

@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(owner, std::fs::metadata(&file).unwrap().uid());
 
         let fifo = dir.join("fifo");
-        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from(0o600)).unwrap();
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, Mode::from(0o600)).unwrap();
         let error = open_regular(&fifo).unwrap_err();
         assert_eq!(error.to_string(), "a FIFO, not a regular file");
         let error = open_regular(&dir).unwrap_err();

@@ -220,6 +220,7 @@ mod tests {
             events: vec![],
             command: vec![],
             program: None,
+            user: None,
             histogram: None,
             call_graph: None,
             host: HostInfo::default(),

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use profiler_model::{
     AddressSymbol, Avma, Detail, FileOffset, FunctionSymbol, Module, ModuleSymbols,
-    RelativeAddress, Svma, Symbolizer,
+    RelativeAddress, Svma, Symbolizer, printable,
 };
 
 use crate::build_id_cache::open_as_recorded;
@@ -35,6 +35,10 @@ pub struct SymbolizerOptions {
     /// large module's addresses in parts [default 0: one per CPU]. The names
     /// are the same with any number.
     pub threads: usize,
+    /// The user the recorded processes ran as, where the recording says:
+    /// a JIT map is believed only from that user or root. Where it does
+    /// not say, from the user reading or root, as perf does.
+    pub process_user: Option<u32>,
 }
 
 impl SymbolizerOptions {
@@ -127,10 +131,16 @@ pub(crate) fn parse_recorded<'a>(
     Ok(elf)
 }
 
-impl Symbolizer for ElfSymbolizer {
-    fn symbolize(&self, module: &Module, offsets: &[FileOffset], detail: Detail) -> ModuleSymbols {
+impl ElfSymbolizer {
+    /// What the files say of `offsets`, names as they are there.
+    fn symbolize_raw(
+        &self,
+        module: &Module,
+        offsets: &[FileOffset],
+        detail: Detail,
+    ) -> ModuleSymbols {
         if let Some(pid) = module.pid {
-            return jit_symbols(pid, offsets);
+            return jit_symbols(pid, offsets, self.options.process_user);
         }
         let files = match self.open(module) {
             Ok(files) => files,
@@ -142,6 +152,16 @@ impl Symbolizer for ElfSymbolizer {
             Err(error) => unnamed(offsets, Some(error)),
         }
     }
+}
+
+impl Symbolizer for ElfSymbolizer {
+    /// Names, with every control character escaped: symbol tables, debug
+    /// info and JIT maps are written by anyone.
+    fn symbolize(&self, module: &Module, offsets: &[FileOffset], detail: Detail) -> ModuleSymbols {
+        let mut symbols = self.symbolize_raw(module, offsets, detail);
+        symbols.make_printable();
+        symbols
+    }
 
     fn symbolize_kernel(&self, addresses: &[Avma]) -> Vec<Option<String>> {
         let kallsyms = match self.options.same_kernel {
@@ -150,7 +170,11 @@ impl Symbolizer for ElfSymbolizer {
         };
         addresses
             .iter()
-            .map(|a| kallsyms.and_then(|k| k.name(a.0)).map(str::to_owned))
+            .map(|a| {
+                kallsyms
+                    .and_then(|k| k.name(a.0))
+                    .map(|n| printable(n).into_owned())
+            })
             .collect()
     }
 
@@ -174,7 +198,10 @@ pub fn symbolize_file(
     options: &SymbolizerOptions,
 ) -> Result<Vec<AddressSymbol>, SymbolsError> {
     let files = ModuleFiles::open(path, &options.debug_dirs)?;
-    Ok(ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options.naming()))
+    let mut symbols =
+        ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options.naming());
+    symbols.iter_mut().for_each(AddressSymbol::make_printable);
+    Ok(symbols)
 }
 
 fn symbolize_offsets(
@@ -208,14 +235,16 @@ fn symbolize_offsets(
     })
 }
 
-/// JIT code: the offsets of anonymous memory are its addresses.
-fn jit_symbols(pid: u32, offsets: &[FileOffset]) -> ModuleSymbols {
-    let map = PerfMap::load(pid);
-    let addresses = offsets
+/// JIT code: the offsets of anonymous memory are its addresses. Its map
+/// is believed from root, or from `user` (the reader's own where `None`).
+fn jit_symbols(pid: u32, offsets: &[FileOffset], user: Option<u32>) -> ModuleSymbols {
+    let user = user.unwrap_or_else(|| rustix::process::geteuid().as_raw());
+    let wanted: Vec<Avma> = offsets.iter().map(|&o| Module::anonymous_avma(o)).collect();
+    let loaded = PerfMap::load(pid, &wanted, |owner| owner == 0 || owner == user);
+    let addresses = wanted
         .iter()
-        .map(|offset| {
-            let address = Module::anonymous_avma(*offset);
-            let found = map.as_ref().and_then(|m| m.function(address));
+        .map(|&address| {
+            let found = loaded.map.as_ref().and_then(|m| m.function(address));
             AddressSymbol {
                 // Anonymous memory has no image base: its functions start
                 // where the process has them.
@@ -229,7 +258,7 @@ fn jit_symbols(pid: u32, offsets: &[FileOffset]) -> ModuleSymbols {
         })
         .collect();
     ModuleSymbols {
-        problem: None,
+        problem: loaded.note,
         addresses,
     }
 }
