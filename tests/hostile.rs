@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use profiler_histogram::{BucketWidth, Buckets};
 use profiler_model::{
     Avma, CallchainEntry, CpuMode, FileOffset, HistogramRecord, HistogramSettings, Lost, Mmap,
     Record, Sample, Sampling, UserStack,
@@ -318,8 +319,7 @@ fn histogram_buckets_as_full_as_64_bits_allow_are_summed_not_trusted() {
             build_id: None,
             start: FileOffset(burn & !0xf),
             scale: 65536,
-            bucket_bits: 64,
-            buckets: vec![0xff; 8 * buckets],
+            buckets: Buckets::from_le_bytes(BucketWidth::Bits64, &vec![0xff; 8 * buckets]).unwrap(),
         }));
     }
     recording.write(&dir.join("buckets.data"), &["./split"]);

@@ -12,6 +12,7 @@ mod util;
 mod annotate;
 mod archive;
 mod bad_input;
+mod bombs;
 mod browser;
 mod call_graphs;
 mod capi;

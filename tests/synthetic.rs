@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
+use profiler_histogram::{BucketWidth, Buckets};
 use profiler_model::{
     Avma, CallGraph, CallchainEntry, Comm, CpuMode, EventDescription, EventIndex, FileOffset,
     HistogramRecord, HistogramSettings, HistogramTotals, HostInfo, Mmap, Record, RecordSink,
@@ -264,8 +265,14 @@ impl Synthetic {
             build_id: None,
             start: FileOffset(start),
             scale: settings.scale,
-            bucket_bits: 16,
-            buckets: counts.iter().flat_map(|c| c.to_le_bytes()).collect(),
+            buckets: Buckets::from_le_bytes(
+                BucketWidth::Bits16,
+                &counts
+                    .iter()
+                    .flat_map(|c| c.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            )
+            .unwrap(),
         }));
     }
 

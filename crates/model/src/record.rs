@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use profiler_histogram::Buckets;
+
 use crate::address::{Avma, FileOffset};
 use crate::event::EventIndex;
 use crate::printable::make_printable;
@@ -215,10 +217,9 @@ pub struct HistogramRecord {
     pub start: FileOffset,
     /// PAPI's scale (131072, or 2..=65536).
     pub scale: u32,
-    /// 16, 32 or 64.
-    pub bucket_bits: u8,
-    /// The buckets, little-endian, `bucket_bits / 8` bytes each.
-    pub buckets: Vec<u8>,
+    /// The buckets, 16, 32 or 64 bits wide. Read from a recording, they
+    /// are sparse: only the runs that counted take memory.
+    pub buckets: Buckets,
 }
 
 /// A GNU build-id (the `.note.gnu.build-id` payload).

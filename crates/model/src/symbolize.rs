@@ -55,15 +55,18 @@ pub struct ModuleSymbols {
     /// missing or no longer matches the recorded build-id.
     pub problem: Option<String>,
     pub addresses: Vec<AddressSymbol>,
+    /// What was passed over or not believed while naming (a section
+    /// claiming more than it holds, a JIT map of another user), each in
+    /// one line: the names given are good, but may be fewer.
+    pub notes: Vec<String>,
 }
 
 impl ModuleSymbols {
     /// Escapes the control characters of every name, path and problem:
     /// they come from files anyone may have made.
     pub fn make_printable(&mut self) {
-        if let Some(problem) = &mut self.problem {
-            make_printable(problem);
-        }
+        self.problem.iter_mut().for_each(make_printable);
+        self.notes.iter_mut().for_each(make_printable);
         self.addresses
             .iter_mut()
             .for_each(AddressSymbol::make_printable);
@@ -150,6 +153,7 @@ impl Symbolizer for NoSymbols {
         ModuleSymbols {
             problem: None,
             addresses: vec![AddressSymbol::default(); offsets.len()],
+            notes: Vec::new(),
         }
     }
 }

@@ -217,6 +217,7 @@ fn symbolize_offsets(
     // Offsets the file does not load leave gaps to fill; most often none.
     let gaps = (known.len() < svmas.len()).then_some(svmas);
     let resolved = elf.resolve(&known, detail, options.naming());
+    let notes = elf.notes();
     let addresses = match gaps {
         None => resolved,
         Some(svmas) => {
@@ -232,6 +233,7 @@ fn symbolize_offsets(
     Ok(ModuleSymbols {
         problem: None,
         addresses,
+        notes,
     })
 }
 
@@ -258,8 +260,9 @@ fn jit_symbols(pid: u32, offsets: &[FileOffset], user: Option<u32>) -> ModuleSym
         })
         .collect();
     ModuleSymbols {
-        problem: loaded.note,
+        problem: None,
         addresses,
+        notes: loaded.note.into_iter().collect(),
     }
 }
 
@@ -267,6 +270,7 @@ fn unnamed(offsets: &[FileOffset], problem: Option<SymbolsError>) -> ModuleSymbo
     ModuleSymbols {
         problem: problem.map(|e| e.to_string()),
         addresses: vec![AddressSymbol::default(); offsets.len()],
+        notes: Vec::new(),
     }
 }
 
