@@ -39,6 +39,7 @@ pub const TARGET: Target = Target {
         b"1e999",
     ],
     mend: Some(mend_checksums),
+    restructure: Some(crate::structure::restructure),
     run,
 };
 

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::rng::Rng;
 use crate::{events, perfdata, recording, symbols};
 
 /// One reader to fuzz.
@@ -18,6 +19,9 @@ pub struct Target {
     /// Mends what a mutation broke that would stop the reader at its door
     /// (checksums), applied to half the inputs.
     pub mend: Option<fn(&mut [u8])>,
+    /// Rearranges an input's parts whole (chunks dropped, repeated,
+    /// moved), for a third of the inputs; `None` where it has none.
+    pub restructure: Option<fn(&mut Rng, &[u8]) -> Option<Vec<u8>>>,
     /// Feeds one input to the reader; it must return (errors are fine),
     /// never panic, hang or exhaust memory.
     pub run: fn(&[u8], &Scratch),
