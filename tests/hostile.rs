@@ -515,7 +515,7 @@ fn elf_files_stated_at_the_end_of_the_address_space_are_named_in_bounds() {
 
 /// Rewrites the trailer of the recording at `path` with `change`, its
 /// checksums mended, as a crafted file would have it.
-fn rewrite_trailer(path: &Path, change: impl FnOnce(&mut serde_json::Value)) {
+pub(crate) fn rewrite_trailer(path: &Path, change: impl FnOnce(&mut serde_json::Value)) {
     let mut bytes = std::fs::read(path).unwrap();
     let footer = bytes.len() - 24;
     let start = word(&bytes, footer) as usize;

@@ -16,6 +16,7 @@ mod bombs;
 mod browser;
 mod call_graphs;
 mod capi;
+mod chunks;
 mod doctor;
 mod events;
 mod exit_status;

@@ -118,6 +118,19 @@ pub(crate) fn is_sample(tag: u8) -> bool {
     tag == TAG_SAMPLE
 }
 
+/// How many samples the records of a chunk's `payload` hold, by their
+/// frames alone; `None` where the frames do not fill it exactly (a reader
+/// stops there with an error).
+pub(crate) fn count_samples(payload: &[u8]) -> Option<u64> {
+    let (mut at, mut samples) = (0usize, 0u64);
+    while at < payload.len() {
+        let (tag, len) = frame_header(*payload[at..].first_chunk()?);
+        samples += u64::from(is_sample(tag));
+        at = at.checked_add(FRAME_HEADER_LEN + len as usize)?;
+    }
+    (at == payload.len()).then_some(samples)
+}
+
 /// Splits a frame header into its tag and payload length.
 pub(crate) fn frame_header(bytes: [u8; FRAME_HEADER_LEN]) -> (u8, u32) {
     (

@@ -123,6 +123,10 @@ pub struct Trailer {
     /// In histogram mode, per event (indexed like the header's events).
     #[serde(default)]
     pub histogram_totals: Vec<HistogramTotals>,
+    /// How many chunks of records were written (numbered 1 to this), so
+    /// that the last ones lost are seen; 0 in recordings made before.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub record_chunks: u64,
     /// Where the chunks of the recording's archive start, once `profiler
     /// archive` added one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -135,6 +139,10 @@ impl Trailer {
         make_printable(&mut self.outcome);
         (self.modules.iter_mut()).for_each(|m| make_printable(&mut m.path));
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A file mapped executable into a profiled process.

@@ -42,6 +42,7 @@ mod archive_codec;
 mod archive_file;
 mod atomic_file;
 mod chunk;
+mod chunk_order;
 mod codec;
 mod damage;
 mod error;
