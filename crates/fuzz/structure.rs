@@ -50,9 +50,13 @@ pub fn restructure(rng: &mut Rng, input: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Where the chunks start, the chunks before the trailer, and the trailer
-/// chunk, walking from the header as far as chunks follow each other.
-fn split(input: &[u8]) -> Option<(usize, Vec<Range<usize>>, Option<Range<usize>>)> {
+/// A recording's parts: where its chunks start, the chunks before the
+/// trailer, and the trailer chunk.
+type Parts = (usize, Vec<Range<usize>>, Option<Range<usize>>);
+
+/// The parts of `input`, walking from the header as far as chunks follow
+/// each other.
+fn split(input: &[u8]) -> Option<Parts> {
     let word = |at: usize| -> Option<usize> {
         Some(u32::from_le_bytes(input.get(at..at + 4)?.try_into().ok()?) as usize)
     };

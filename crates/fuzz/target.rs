@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use crate::rng::Rng;
 use crate::{events, perfdata, recording, symbols};
 
+/// Rearranges an input's parts; `None` where it cannot.
+pub type Restructure = fn(&mut Rng, &[u8]) -> Option<Vec<u8>>;
+
 /// One reader to fuzz.
 pub struct Target {
     pub name: &'static str,
@@ -21,7 +24,7 @@ pub struct Target {
     pub mend: Option<fn(&mut [u8])>,
     /// Rearranges an input's parts whole (chunks dropped, repeated,
     /// moved), for a third of the inputs; `None` where it has none.
-    pub restructure: Option<fn(&mut Rng, &[u8]) -> Option<Vec<u8>>>,
+    pub restructure: Option<Restructure>,
     /// Feeds one input to the reader; it must return (errors are fine),
     /// never panic, hang or exhaust memory.
     pub run: fn(&[u8], &Scratch),

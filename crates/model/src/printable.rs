@@ -58,7 +58,7 @@ pub fn make_printable(text: &mut String) {
 fn escaped(text: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
     // Bytes first: nearly every name is printable ASCII, and a search by
     // characters costs several times as much where builds are not optimized.
-    let suspect = text.bytes().position(|b| b < 0x20 || b >= 0x7f);
+    let suspect = text.bytes().position(|b| !(0x20..0x7f).contains(&b));
     let Some(first) = suspect.and_then(|at| text[at..].find(&escape).map(|i| at + i)) else {
         return Cow::Borrowed(text);
     };
