@@ -10,11 +10,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use profiler_histogram::{BucketWidth, Buckets};
-use profiler_model::{
-    Avma, FileOffset, HistogramRecord, HistogramSettings, Mmap, Record, Sampling,
-};
+use profiler_model::{FileOffset, HistogramRecord, HistogramSettings, Record, Sampling};
 
 use crate::hostile::run_bounded;
+use crate::reading::jit_recording;
 use crate::synthetic::*;
 use crate::util::*;
 
@@ -35,28 +34,6 @@ fn printed(output: &Output) -> String {
     )
 }
 
-/// A recording of JIT code of process `pid` at 0x7100_0000_0000.
-fn jit_recording(path: &Path, pid: u32) {
-    let mut recording = Synthetic::new();
-    recording.push_raw(Record::Mmap(Mmap {
-        time: 1,
-        pid,
-        tid: pid,
-        start: Avma(0x7100_0000_0000),
-        len: 0x1000,
-        offset: FileOffset(0x7100_0000_0000),
-        path: "//anon".into(),
-        build_id: None,
-    }));
-    let at = At {
-        pid,
-        user: vec![0x7100_0000_0010],
-        ..At::default()
-    };
-    recording.take(&at, 10);
-    recording.write(path, &["./jit"]);
-}
-
 #[test]
 fn a_jit_map_of_8_gib_is_read_as_far_as_256_mib() {
     let dir = scratch("bombs-jit-map");
@@ -67,7 +44,7 @@ fn a_jit_map_of_8_gib_is_read_as_far_as_256_mib() {
     // The rest is sparse: zeros, and no line end.
     file.set_len(8 << 30).unwrap();
     drop(file);
-    jit_recording(&dir.join("jit.data"), pid);
+    jit_recording(&dir.join("jit.data"), pid, None);
     let printed = read_within_a_gib(&dir, &["report", "-i", "jit.data"]);
     let _ = std::fs::remove_file(&map);
     assert!(printed.contains("jit_hot"), "{printed}");

@@ -350,7 +350,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 /// A recording of JIT code in process `pid` at 0x7100_0000_0000, made by
 /// processes of `user`.
-fn jit_recording(path: &Path, pid: u32, user: Option<u32>) {
+pub(crate) fn jit_recording(path: &Path, pid: u32, user: Option<u32>) {
     let mut recording = Synthetic::new();
     recording.user = user;
     recording.push_raw(Record::Mmap(Mmap {

@@ -4,10 +4,11 @@
 //! chunk's checksums may hold while the file around it was cut and
 //! pasted; its number says where it belongs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::ops::Range;
 
 use crate::chunk::CHUNK_NUMBERS;
+use crate::header::Trailer;
 
 /// A good chunk of records met on the way through the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,6 +35,24 @@ impl ChunkOrder {
     pub fn is_empty(&self) -> bool {
         self.missing.is_empty() && self.repeated.is_empty() && self.reordered.is_empty()
     }
+}
+
+/// The order of `chunks` (see [`check_order`]), and whether the samples
+/// they hold (but for repeated copies) differ from those the trailer
+/// counts, where it is given to count them: `written` is the trailer's
+/// number of chunks and the trailer.
+pub(crate) fn check_chunks(
+    chunks: &[SeenChunk],
+    written: (u64, Option<&Trailer>),
+    span: Range<u64>,
+) -> (ChunkOrder, bool) {
+    let order = check_order(chunks, written.0, span);
+    let repeated: HashSet<u64> = order.repeated.iter().map(|(.., r)| r.start).collect();
+    let held = (chunks.iter())
+        .filter(|c| !repeated.contains(&c.range.start))
+        .fold(0u64, |sum, c| sum.saturating_add(c.samples));
+    let differ = written.1.is_some_and(|t| t.stats.total().samples != held);
+    (order, differ)
 }
 
 /// The order of `chunks` (in file order, the good chunks of records that

@@ -14,7 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::chunk::{CHUNK_HEADER_LEN, ChunkHeader, ChunkKind};
-use crate::chunk_order::{ChunkOrder, check_order};
+use crate::chunk_order::{ChunkOrder, check_chunks};
 use crate::codec::{self, FRAME_HEADER_LEN};
 use crate::damage::{Damage, Recount};
 use crate::error::RecordingError;
@@ -83,21 +83,17 @@ impl Recording {
             ..
         } = map;
         let skipped_bytes = skipped.iter().map(|r| r.end - r.start).sum();
-        let written_chunks = trailer.as_ref().map_or(0, |t| t.record_chunks);
-        let order = check_order(&records, written_chunks, records_start..records_end);
+        // Samples in histogram mode are tallied, not written.
+        let counted = trailer
+            .as_ref()
+            .filter(|_| header.histogram.is_none() && !frames_broken);
+        let written = (trailer.as_ref().map_or(0, |t| t.record_chunks), counted);
+        let (order, totals_differ) = check_chunks(&records, written, records_start..records_end);
         // A chunk's second copy is passed over, as a damaged chunk is.
         let repeated: HashSet<u64> = order.repeated.iter().map(|(.., r)| r.start).collect();
         good_starts.retain(|start| !repeated.contains(start));
         skipped.extend(order.repeated.iter().map(|(.., range)| range.clone()));
         skipped.sort_by_key(|range| range.start);
-        let chunk_samples = (records.iter())
-            .filter(|chunk| !repeated.contains(&chunk.range.start))
-            .map(|chunk| chunk.samples)
-            .sum::<u64>();
-        // Samples in histogram mode are tallied, not written.
-        let totals_differ = header.histogram.is_none()
-            && !frames_broken
-            && (trailer.as_ref()).is_some_and(|t| t.stats.total().samples != chunk_samples);
         let mut recording = Recording {
             path: path.to_owned(),
             header,
