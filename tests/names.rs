@@ -145,16 +145,7 @@ fn names_of_any_bytes_reach_no_output_raw() {
         ..At::default()
     };
     recording.take(&at(200, 0x6000_0000_0250), 4);
-    recording.push_raw(Record::Mmap(Mmap {
-        time: 3,
-        pid: jit_pid,
-        tid: jit_pid,
-        start: Avma(0x7100_0000_0000),
-        len: 0x1000,
-        offset: FileOffset(0x7100_0000_0000),
-        path: "//anon".into(),
-        build_id: None,
-    }));
+    recording.push_raw(crate::reading::jit_mapping(3, jit_pid));
     for i in 0..3 {
         recording.take(&at(jit_pid, 0x7100_0000_0004 + 0x10 * i), 2);
     }

@@ -191,16 +191,7 @@ fn no_reader_opens_a_path_that_is_not_a_regular_file() {
         5,
     );
     // JIT code in process `jit_pid`, named by the FIFO at /tmp.
-    gone.push_raw(Record::Mmap(Mmap {
-        time: 2,
-        pid: jit_pid,
-        tid: jit_pid,
-        start: Avma(0x7100_0000_0000),
-        len: 0x1000,
-        offset: FileOffset(0x7100_0000_0000),
-        path: "//anon".into(),
-        build_id: None,
-    }));
+    gone.push_raw(jit_mapping(2, jit_pid));
     gone.take(
         &At {
             pid: jit_pid,
@@ -348,13 +339,11 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// A recording of JIT code in process `pid` at 0x7100_0000_0000, made by
-/// processes of `user`.
-pub(crate) fn jit_recording(path: &Path, pid: u32, user: Option<u32>) {
-    let mut recording = Synthetic::new();
-    recording.user = user;
-    recording.push_raw(Record::Mmap(Mmap {
-        time: 1,
+/// An anonymous executable mapping of a page at 0x7100_0000_0000 in
+/// process `pid` at `time`, where a JIT map names its code.
+pub(crate) fn jit_mapping(time: u64, pid: u32) -> Record {
+    Record::Mmap(Mmap {
+        time,
         pid,
         tid: pid,
         start: Avma(0x7100_0000_0000),
@@ -362,7 +351,15 @@ pub(crate) fn jit_recording(path: &Path, pid: u32, user: Option<u32>) {
         offset: FileOffset(0x7100_0000_0000),
         path: "//anon".into(),
         build_id: None,
-    }));
+    })
+}
+
+/// A recording of JIT code in process `pid` at 0x7100_0000_0000, made by
+/// processes of `user`.
+pub(crate) fn jit_recording(path: &Path, pid: u32, user: Option<u32>) {
+    let mut recording = Synthetic::new();
+    recording.user = user;
+    recording.push_raw(jit_mapping(1, pid));
     let at = At {
         pid,
         user: vec![0x7100_0000_0010],
