@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use profiler_histogram::{BucketWidth, Buckets};
 use profiler_model::{
     Avma, CallchainEntry, CpuMode, FileOffset, HistogramRecord, HistogramSettings, Lost, Mmap,
     Record, Sample, Sampling, UserStack,
@@ -19,7 +20,7 @@ use crate::util::*;
 
 /// Runs the profiler with `args` in `dir` within `memory_mib` of address
 /// space; panics if it runs for more than 60 s (a hang).
-fn run_bounded(dir: &Path, args: &[&str], memory_mib: u64) -> Output {
+pub(crate) fn run_bounded(dir: &Path, args: &[&str], memory_mib: u64) -> Output {
     run_bounded_from(dir, args, memory_mib, Stdio::null())
 }
 
@@ -50,7 +51,7 @@ fn run_bounded_from(dir: &Path, args: &[&str], memory_mib: u64, stdin: Stdio) ->
         })
 }
 
-fn mkfifo(path: &Path) {
+pub(crate) fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo").arg(path).status().unwrap();
     assert!(status.success());
 }
@@ -318,8 +319,7 @@ fn histogram_buckets_as_full_as_64_bits_allow_are_summed_not_trusted() {
             build_id: None,
             start: FileOffset(burn & !0xf),
             scale: 65536,
-            bucket_bits: 64,
-            buckets: vec![0xff; 8 * buckets],
+            buckets: Buckets::from_le_bytes(BucketWidth::Bits64, &vec![0xff; 8 * buckets]).unwrap(),
         }));
     }
     recording.write(&dir.join("buckets.data"), &["./split"]);
@@ -515,7 +515,7 @@ fn elf_files_stated_at_the_end_of_the_address_space_are_named_in_bounds() {
 
 /// Rewrites the trailer of the recording at `path` with `change`, its
 /// checksums mended, as a crafted file would have it.
-fn rewrite_trailer(path: &Path, change: impl FnOnce(&mut serde_json::Value)) {
+pub(crate) fn rewrite_trailer(path: &Path, change: impl FnOnce(&mut serde_json::Value)) {
     let mut bytes = std::fs::read(path).unwrap();
     let footer = bytes.len() - 24;
     let start = word(&bytes, footer) as usize;

@@ -29,6 +29,16 @@ pub fn pprof_text(gzipped: &[u8]) -> String {
     out
 }
 
+/// The string table of `gzipped` (a pprof file): every name it holds.
+pub fn pprof_strings(gzipped: &[u8]) -> Vec<String> {
+    let mut bytes = Vec::new();
+    GzDecoder::new(gzipped)
+        .read_to_end(&mut bytes)
+        .expect("a pprof export is gzipped");
+    let profile = proto::Profile::decode(&bytes[..]).expect("a pprof export is a profile.proto");
+    profile.string_table
+}
+
 struct Printer<'a> {
     profile: &'a proto::Profile,
 }

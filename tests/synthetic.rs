@@ -9,10 +9,11 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
+use profiler_histogram::{BucketWidth, Buckets};
 use profiler_model::{
-    Avma, CallGraph, CallchainEntry, Comm, CpuMode, EventDescription, EventIndex, FileOffset,
-    HistogramRecord, HistogramSettings, HistogramTotals, HostInfo, Mmap, Record, RecordSink,
-    RecordingHeader, RecordingWriter, Sample, Sampling, TaskEvent, Trailer,
+    Avma, CallGraph, CallchainEntry, ChunkLimits, Comm, CpuMode, EventDescription, EventIndex,
+    FileOffset, HistogramRecord, HistogramSettings, HistogramTotals, HostInfo, Mmap, Record,
+    RecordSink, RecordingHeader, RecordingWriter, Sample, Sampling, TaskEvent, Trailer,
 };
 
 use crate::util::*;
@@ -29,6 +30,8 @@ pub struct Synthetic {
     call_graph: Option<CallGraph>,
     /// The program the command was, as `record` resolves it.
     pub program: Option<String>,
+    /// The user the processes ran as, as `record` finds it.
+    pub user: Option<u32>,
     /// The events; cpu-clock alone where none was added.
     events: Vec<EventDescription>,
     histogram: Option<HistogramSettings>,
@@ -37,6 +40,8 @@ pub struct Synthetic {
     programs: HashMap<u32, (String, u64)>,
     /// Group members' running totals, per thread and member.
     member_totals: HashMap<(u32, EventIndex), u64>,
+    /// Where chunks end: after this many records.
+    chunk_ends: Vec<usize>,
 }
 
 /// What one sample is: where it was taken and what it stands for.
@@ -220,6 +225,12 @@ impl Synthetic {
         }
     }
 
+    /// Ends the chunk of records being written: the records so far are
+    /// written as it is ended, as the sampler's batches are.
+    pub fn end_chunk(&mut self) {
+        self.chunk_ends.push(self.records.len());
+    }
+
     /// A record as it is, for records no other method makes.
     pub fn push_raw(&mut self, record: Record) {
         self.records.push(record);
@@ -292,8 +303,14 @@ impl Synthetic {
             build_id: None,
             start: FileOffset(start),
             scale: settings.scale,
-            bucket_bits: 16,
-            buckets: counts.iter().flat_map(|c| c.to_le_bytes()).collect(),
+            buckets: Buckets::from_le_bytes(
+                BucketWidth::Bits16,
+                &counts
+                    .iter()
+                    .flat_map(|c| c.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            )
+            .unwrap(),
         }));
     }
 
@@ -311,6 +328,7 @@ impl Synthetic {
             events: self.events,
             command: command.iter().map(|s| s.to_string()).collect(),
             program: self.program.clone(),
+            user: self.user,
             histogram: self.histogram,
             call_graph: self.call_graph,
             host: HostInfo {
@@ -323,8 +341,20 @@ impl Synthetic {
             profiler_version: "test".into(),
         };
         let file = std::fs::File::create(path).unwrap();
-        let mut writer = RecordingWriter::new(std::io::BufWriter::new(file), &header).unwrap();
-        for record in &self.records {
+        // Where chunks are ended, each batch is a chunk.
+        let limits = match self.chunk_ends.is_empty() {
+            true => ChunkLimits::default(),
+            false => ChunkLimits {
+                bytes: 1,
+                ..ChunkLimits::default()
+            },
+        };
+        let out = std::io::BufWriter::new(file);
+        let mut writer = RecordingWriter::with_limits(out, &header, limits).unwrap();
+        for (index, record) in self.records.iter().enumerate() {
+            if self.chunk_ends.contains(&index) {
+                writer.end_batch().unwrap();
+            }
             if matches!(record, Record::Sample(_)) && header.histogram.is_some() {
                 writer.tally(record);
             } else {

@@ -100,19 +100,24 @@ pub fn options(args: &SymbolArgs, same_kernel: bool) -> SymbolizerOptions {
         same_kernel,
         threads: args.jobs.map_or(0, |n| n.get()),
         mapped_files: Vec::new(),
+        process_user: None,
     }
 }
 
 /// [`options`] for naming the code of `recordings`: whether the kernel's
 /// symbols apply is judged by the last; the files they mapped hold the JITs'
-/// jitdump files.
+/// jitdump files; the recorded processes' user, where the recordings agree
+/// on one, is the one whose JIT maps are believed.
 pub fn recording_options(args: &SymbolArgs, recordings: &[&Recording]) -> SymbolizerOptions {
     let last = recordings.last().copied();
+    let users: Vec<Option<u32>> = recordings.iter().map(|r| r.header.user).collect();
     SymbolizerOptions {
         mapped_files: (recordings.iter())
             .flat_map(|recording| &recording.trailer.modules)
             .map(|module| PathBuf::from(&module.path))
             .collect(),
+        process_user: (users.first().copied().flatten())
+            .filter(|_| users.windows(2).all(|w| w[0] == w[1])),
         ..options(args, last.is_some_and(same_kernel))
     }
 }

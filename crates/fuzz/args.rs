@@ -34,6 +34,10 @@ pub struct Args {
     /// histogram buckets, two rounds of 2 GiB for perf.data's sorting).
     #[arg(long, default_value_t = 4096)]
     pub(crate) memory_mib: u64,
+    /// The resident memory one input may take at its peak, in MiB: an
+    /// input that takes more is a finding. The readers promise 1 GiB.
+    #[arg(long, default_value_t = 1024)]
+    pub(crate) ceiling_mib: u64,
     /// Where findings are saved.
     #[arg(long, default_value = "target/fuzz-findings")]
     pub(crate) findings: PathBuf,

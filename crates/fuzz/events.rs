@@ -53,6 +53,7 @@ pub const TARGET: Target = Target {
         b"18446744073709551616",
     ],
     mend: None,
+    restructure: None,
     run,
 };
 

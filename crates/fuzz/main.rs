@@ -6,10 +6,15 @@
 //! recordings the tests leave in target/test-scratch, the fixture
 //! binaries).
 //!
+//! Recordings are also rearranged whole: chunks dropped, repeated or moved
+//! with their checksums intact.
+//!
 //! Every input runs in a worker process (this binary again) under a cap
 //! on its address space and a watchdog, so a panic, an abort, a hang or a
-//! runaway allocation is a finding: the input is saved under
-//! target/fuzz-findings as TARGET-N.bin, to be replayed with `--replay`.
+//! runaway allocation is a finding, and so is an input whose peak of
+//! resident memory crosses the ceiling (1 GiB, what the readers promise):
+//! the input is saved under target/fuzz-findings as TARGET-N.bin, to be
+//! replayed with `--replay`.
 //!
 //! ```text
 //! fuzz recording --seconds 60 --corpus target/test-scratch
@@ -25,6 +30,7 @@ mod perfdata;
 mod recording;
 mod rng;
 mod runner;
+mod structure;
 mod symbols;
 mod target;
 mod views;

@@ -29,6 +29,7 @@ pub const TARGET: Target = Target {
         &[81, 0],
     ],
     mend: None,
+    restructure: None,
     run,
 };
 

@@ -9,6 +9,7 @@
 //! checksums mended after mutation, so that the records behind them are
 //! decoded.
 
+use profiler_histogram::{BucketWidth, Buckets};
 use profiler_model::{
     Avma, BuildId, CallGraph, CallchainEntry, Comm, CpuMode, EventDescription, EventIndex,
     FileOffset, HistogramRecord, HistogramSettings, HostInfo, Lost, Mmap, Record, RecordSink,
@@ -38,6 +39,7 @@ pub const TARGET: Target = Target {
         b"1e999",
     ],
     mend: Some(mend_checksums),
+    restructure: Some(crate::structure::restructure),
     run,
 };
 
@@ -97,6 +99,7 @@ fn header(events: Vec<EventDescription>) -> RecordingHeader {
         events,
         command: vec!["./app".into(), "--work".into()],
         program: Some("/bin/app".into()),
+        user: None,
         histogram: None,
         call_graph: Some(CallGraph::Dwarf { stack_bytes: 64 }),
         host: HostInfo::default(),
@@ -229,8 +232,10 @@ fn histograms() -> Vec<u8> {
             build_id: None,
             start: FileOffset(0x1000),
             scale: 0x8000,
-            bucket_bits: bits,
-            buckets: (0..64).collect(),
+            buckets: BucketWidth::from_bits(u64::from(bits))
+                .ok()
+                .and_then(|width| Buckets::from_le_bytes(width, &(0..64).collect::<Vec<u8>>()))
+                .unwrap_or_else(|| Buckets::new(BucketWidth::Bits16, 0)),
         })
     });
     write(&header, &records)

@@ -59,7 +59,16 @@ pub fn fuzz(args: &Args) -> Result<usize> {
             true => &seeds[a],
             false => &seeds[b],
         };
-        let mut input = mutate(&mut rng, base, &seeds, target.dictionary);
+        // A third of the inputs with their parts rearranged whole, half
+        // of those mutated within too.
+        let restructured = (target.restructure)
+            .filter(|_| rng.one_in(3))
+            .and_then(|restructure| restructure(&mut rng, base));
+        let mut input = match restructured {
+            Some(input) if rng.one_in(2) => input,
+            Some(input) => mutate(&mut rng, &input, &seeds, target.dictionary),
+            None => mutate(&mut rng, base, &seeds, target.dictionary),
+        };
         if let Some(mend) = target.mend.filter(|_| rng.one_in(2)) {
             mend(&mut input);
         }
@@ -67,7 +76,7 @@ pub fn fuzz(args: &Args) -> Result<usize> {
         let Some(failure) = worker.run(&input, args)? else {
             continue;
         };
-        worker = Worker::start(args)?;
+        std::mem::replace(&mut worker, Worker::start(args)?).stop();
         let seen = kinds.entry(failure.kind.clone()).or_default();
         *seen += 1;
         if *seen <= SAVED_PER_KIND {
@@ -134,11 +143,12 @@ struct Failure {
     detail: String,
 }
 
-/// A worker process and the channel its answers come through.
+/// A worker process and the channel its answers come through: each
+/// input's peak of resident memory, in KiB.
 struct Worker {
     child: Child,
     stdin: ChildStdin,
-    answers: Receiver<()>,
+    answers: Receiver<u64>,
     stderr: PathBuf,
 }
 
@@ -155,6 +165,7 @@ impl Worker {
             .arg(args.target.name)
             .arg("--worker")
             .arg(format!("--memory-mib={}", args.memory_mib))
+            .arg(format!("--ceiling-mib={}", args.ceiling_mib))
             // A panic in the standard library or a dependency is placed by
             // the project's frame below it.
             .env("RUST_BACKTRACE", "1")
@@ -167,8 +178,10 @@ impl Worker {
         let mut stdout = child.stdout.take().context("no worker stdout")?;
         let (sender, answers) = channel();
         std::thread::spawn(move || {
-            let mut byte = [0];
-            while stdout.read_exact(&mut byte).is_ok() && sender.send(()).is_ok() {}
+            let mut peak = [0; 8];
+            while stdout.read_exact(&mut peak).is_ok()
+                && sender.send(u64::from_le_bytes(peak)).is_ok()
+            {}
         });
         Ok(Worker {
             child,
@@ -188,7 +201,19 @@ impl Worker {
             Err(_) => Err(RecvTimeoutError::Disconnected),
         };
         match answer {
-            Ok(()) => Ok(None),
+            Ok(peak_kib) if peak_kib > args.ceiling_mib << 10 => Ok(Some(Failure {
+                kind: format!(
+                    "memory ceiling crossed (more than {} MiB)",
+                    args.ceiling_mib
+                ),
+                detail: format!(
+                    "the input took {} MiB of resident memory at its peak, more than the {} MiB \
+                     an input may take",
+                    peak_kib >> 10,
+                    args.ceiling_mib
+                ),
+            })),
+            Ok(_) => Ok(None),
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
                 Ok(Some(Failure {

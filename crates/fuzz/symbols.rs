@@ -33,6 +33,7 @@ pub const TARGET: Target = Target {
         &[0; 8],
     ],
     mend: None,
+    restructure: None,
     run,
 };
 

@@ -3,6 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::rng::Rng;
+
+/// Rearranges an input's parts; `None` where it cannot.
+pub type Restructure = fn(&mut Rng, &[u8]) -> Option<Vec<u8>>;
+
 /// One reader to fuzz.
 pub struct Target {
     pub name: &'static str,
@@ -16,6 +21,9 @@ pub struct Target {
     /// Mends what a mutation broke that would stop the reader at its door
     /// (checksums), applied to half the inputs.
     pub mend: Option<fn(&mut [u8])>,
+    /// Rearranges an input's parts whole (chunks dropped, repeated,
+    /// moved), for a third of the inputs; `None` where it has none.
+    pub restructure: Option<Restructure>,
     /// Feeds one input to the reader; it must return (errors are fine),
     /// never panic, hang or exhaust memory.
     pub run: fn(&[u8], &Scratch),

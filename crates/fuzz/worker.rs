@@ -3,7 +3,8 @@
 //! abort or runaway allocation ends the worker, not the fuzzer.
 //!
 //! Protocol: each input comes on stdin as a little-endian u64 length and
-//! its bytes; a byte on stdout says it ran to its end.
+//! its bytes; once it ran to its end, its peak of resident memory (KiB, a
+//! little-endian u64) goes to stdout, and the peak is reset for the next.
 
 use std::io::{self, Read, Write};
 
@@ -27,6 +28,7 @@ pub fn serve(target: &Target, memory_mib: u64) -> Result<()> {
         },
     )
     .context("cannot cap the worker's address space")?;
+    reset_peak();
     let mut stdin = io::stdin().lock();
     let mut stdout = io::stdout().lock();
     let result = loop {
@@ -38,11 +40,28 @@ pub fn serve(target: &Target, memory_mib: u64) -> Result<()> {
         let mut input = vec![0; u64::from_le_bytes(len) as usize];
         stdin.read_exact(&mut input)?;
         (target.run)(&input, &scratch);
-        stdout.write_all(b".")?;
+        stdout.write_all(&peak_kib().to_le_bytes())?;
         stdout.flush()?;
+        reset_peak();
     };
     let _ = std::fs::remove_dir_all(&scratch.dir);
     result
+}
+
+/// This process's peak of resident memory since it was last reset, in KiB
+/// (`VmHWM`); 0 where /proc does not say.
+fn peak_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    (status.lines())
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Makes the peak of resident memory what is resident now, so that the
+/// next input's peak is its own.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// The directory of the worker with process id `pid`, which the fuzzer

@@ -1,6 +1,7 @@
 //! Bucket arrays of 16, 32 or 64 bits, and what happens when one is full.
 
 use crate::error::HistogramError;
+use crate::sparse::SparseBuckets;
 
 /// The width of each bucket. It changes how far a bucket can count, not
 /// which addresses it covers.
@@ -56,13 +57,26 @@ pub enum OnFull {
     Wrap,
 }
 
-/// A bucket array.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A bucket array. Two are equal when they count the same, however each
+/// is held.
+#[derive(Clone, Debug)]
 pub enum Buckets {
     Bits16(Vec<u16>),
     Bits32(Vec<u32>),
     Bits64(Vec<u64>),
+    /// Mostly empty buckets, as a stored histogram keeps them: only the
+    /// runs that count take memory.
+    Sparse(SparseBuckets),
 }
+
+impl PartialEq for Buckets {
+    fn eq(&self, other: &Buckets) -> bool {
+        (self.width(), self.len()) == (other.width(), other.len())
+            && self.nonzero() == other.nonzero()
+    }
+}
+
+impl Eq for Buckets {}
 
 impl Buckets {
     pub fn new(width: BucketWidth, count: usize) -> Buckets {
@@ -73,11 +87,17 @@ impl Buckets {
         }
     }
 
+    /// `count` buckets, all empty, that take memory only once they count.
+    pub fn sparse(width: BucketWidth, count: usize) -> Buckets {
+        Buckets::Sparse(SparseBuckets::new(width, count))
+    }
+
     pub fn width(&self) -> BucketWidth {
         match self {
             Buckets::Bits16(_) => BucketWidth::Bits16,
             Buckets::Bits32(_) => BucketWidth::Bits32,
             Buckets::Bits64(_) => BucketWidth::Bits64,
+            Buckets::Sparse(s) => s.width(),
         }
     }
 
@@ -86,6 +106,15 @@ impl Buckets {
             Buckets::Bits16(b) => b.len(),
             Buckets::Bits32(b) => b.len(),
             Buckets::Bits64(b) => b.len(),
+            Buckets::Sparse(s) => s.len(),
+        }
+    }
+
+    /// How many buckets take memory: all of them, but for sparse ones.
+    pub fn held(&self) -> usize {
+        match self {
+            Buckets::Sparse(s) => s.held(),
+            dense => dense.len(),
         }
     }
 
@@ -98,6 +127,7 @@ impl Buckets {
             Buckets::Bits16(b) => u64::from(b[index]),
             Buckets::Bits32(b) => u64::from(b[index]),
             Buckets::Bits64(b) => b[index],
+            Buckets::Sparse(s) => s.get(index),
         }
     }
 
@@ -119,6 +149,9 @@ impl Buckets {
             Buckets::Bits16(b) => sum(b),
             Buckets::Bits32(b) => sum(b),
             Buckets::Bits64(b) => sum(b),
+            Buckets::Sparse(s) => {
+                (s.runs().map(|(_, run)| run.total())).fold(0, u64::saturating_add)
+            }
         }
     }
 
@@ -134,6 +167,11 @@ impl Buckets {
             Buckets::Bits16(b) => nonzero(b),
             Buckets::Bits32(b) => nonzero(b),
             Buckets::Bits64(b) => nonzero(b),
+            Buckets::Sparse(s) => (s.runs())
+                .flat_map(|(first, run)| {
+                    run.nonzero().into_iter().map(move |(i, n)| (first + i, n))
+                })
+                .collect(),
         }
     }
 
@@ -156,6 +194,18 @@ impl Buckets {
             Buckets::Bits16(b) => narrowed(b, out),
             Buckets::Bits32(b) => narrowed(b, out),
             Buckets::Bits64(b) => narrowed(b, out),
+            Buckets::Sparse(s) => {
+                let (mut total, mut held, mut at) = (0u64, 0, 0);
+                out.reserve(2 * s.len());
+                for (first, run) in s.runs() {
+                    out.resize(out.len() + 2 * (first - at), 0);
+                    let (sum, capped) = run.write_u16_ne(out);
+                    (total, held) = (total.saturating_add(sum), held + capped);
+                    at = first + run.len();
+                }
+                out.resize(out.len() + 2 * (s.len() - at), 0);
+                (total, held)
+            }
         }
     }
 
@@ -220,11 +270,12 @@ impl Buckets {
     }
 
     /// Sets bucket `index` to `value`, which fits the width.
-    fn set(&mut self, index: usize, value: u64) {
+    pub(crate) fn set(&mut self, index: usize, value: u64) {
         match self {
             Buckets::Bits16(b) => b[index] = value as u16,
             Buckets::Bits32(b) => b[index] = value as u32,
             Buckets::Bits64(b) => b[index] = value,
+            Buckets::Sparse(s) => s.set(index, value),
         }
     }
 }

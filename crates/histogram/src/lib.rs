@@ -23,6 +23,7 @@ mod flags;
 mod histogram;
 mod region;
 mod scale;
+mod sparse;
 
 pub use buckets::{BucketWidth, Buckets, OnFull};
 pub use error::HistogramError;
@@ -30,3 +31,4 @@ pub use flags::Flags;
 pub use histogram::{Histogram, HistogramConfig, HistogramStats, Placement};
 pub use region::{MAX_BUCKETS, Region};
 pub use scale::Scale;
+pub use sparse::SparseBuckets;

@@ -30,6 +30,7 @@
 //! A payload is decoded with every count checked against the bytes left,
 //! so a crafted one is refused rather than believed.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -37,6 +38,7 @@ use crate::address::{Avma, FileOffset, RelativeAddress, Svma};
 use crate::archive::{
     ArchivedCode, ArchivedFunction, ArchivedSection, ArchivedUnwind, ModuleArchive,
 };
+use crate::printable::printable_bytes;
 use crate::record::BuildId;
 use crate::symbolize::{AddressSymbol, Frame, FunctionSymbol};
 
@@ -320,8 +322,9 @@ impl<'a> Reader<'a> {
         Ok(blob)
     }
 
-    fn str(&mut self) -> Result<&'a str, &'static str> {
-        std::str::from_utf8(self.blob()?).map_err(|_| "a name is not UTF-8")
+    /// A name or path, made printable as a recording's are when read.
+    fn str(&mut self) -> Result<Cow<'a, str>, &'static str> {
+        Ok(printable_bytes(self.blob()?))
     }
 
     /// A reference to the string table: `None` for 0.
@@ -351,7 +354,7 @@ impl<'a> Reader<'a> {
     }
 
     fn module(&mut self) -> Result<ModuleArchive, &'static str> {
-        let path = self.str()?.to_owned();
+        let path = self.str()?.into_owned();
         let build_id = self.blob()?;
         let build_id = (!build_id.is_empty()).then(|| BuildId(build_id.to_vec()));
         let pid = match self.uint()? {

@@ -75,7 +75,7 @@ pub fn write_archived(
     parts.extend(archive.modules.iter().map(archive_codec::encode_module));
     let mut trailer = recording.trailer.clone();
     for payload in parts {
-        let header = ChunkHeader::encode(ChunkKind::Archive, &payload);
+        let header = ChunkHeader::encode(ChunkKind::Archive, 0, &payload);
         out.write_all(&header).map_err(write_error)?;
         out.write_all(&payload).map_err(write_error)?;
         trailer.archive.push(at);
@@ -140,6 +140,7 @@ mod tests {
             events: vec![],
             command: vec!["./app".into()],
             program: None,
+            user: None,
             histogram: None,
             call_graph: None,
             host: HostInfo::default(),

@@ -7,7 +7,11 @@
 //! offset 0   "CHNK"              magic, 4 bytes
 //!        4   kind                u8: 1 records, 2 trailer, 3 archive; others
 //!                                are skipped
-//!        5   reserved            3 zero bytes
+//!        5   number              u24 little-endian: records chunks are
+//!                                numbered from 1 (after 2^24-1, 1 again), so
+//!                                that one missing, repeated or out of place
+//!                                is seen; 0 in other chunks, and in every
+//!                                chunk of recordings made before
 //!        8   payload length L    u32 little-endian
 //!       12   payload checksum    u32, CRC-32 of the L payload bytes
 //!       16   header checksum     u32, CRC-32 of bytes 0..16
@@ -18,6 +22,13 @@
 
 pub(crate) const CHUNK_MAGIC: &[u8; 4] = b"CHNK";
 pub(crate) const CHUNK_HEADER_LEN: usize = 20;
+/// The numbers of records chunks run from 1 to this, then again from 1.
+pub(crate) const CHUNK_NUMBERS: u64 = (1 << 24) - 1;
+
+/// The number the `count`th records chunk (from 1) carries.
+pub(crate) fn chunk_number(count: u64) -> u32 {
+    ((count.max(1) - 1) % CHUNK_NUMBERS + 1) as u32
+}
 
 /// What a chunk's payload holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,15 +67,19 @@ impl ChunkKind {
 pub(crate) struct ChunkHeader {
     pub kind: ChunkKind,
     pub len: u32,
+    /// For records, from 1; else 0.
+    pub number: u32,
     checksum: u32,
 }
 
 impl ChunkHeader {
-    /// The header for `payload`.
-    pub fn encode(kind: ChunkKind, payload: &[u8]) -> [u8; CHUNK_HEADER_LEN] {
+    /// The header for `payload`, the chunk numbered `number` (0 for
+    /// chunks other than records).
+    pub fn encode(kind: ChunkKind, number: u32, payload: &[u8]) -> [u8; CHUNK_HEADER_LEN] {
         let mut header = [0; CHUNK_HEADER_LEN];
         header[..4].copy_from_slice(CHUNK_MAGIC);
         header[4] = kind.byte();
+        header[5..8].copy_from_slice(&number.to_le_bytes()[..3]);
         header[8..12].copy_from_slice(&(payload.len() as u32).to_le_bytes());
         header[12..16].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
         let own = crc32fast::hash(&header[..16]);
@@ -84,6 +99,7 @@ impl ChunkHeader {
         Some(ChunkHeader {
             kind: ChunkKind::from_byte(bytes[4]),
             len: word(8),
+            number: u32::from_le_bytes([bytes[5], bytes[6], bytes[7], 0]),
             checksum: word(12),
         })
     }
@@ -106,9 +122,10 @@ mod tests {
     #[test]
     fn a_header_round_trips_and_any_flipped_bit_is_caught() {
         let payload = b"some records";
-        let header = ChunkHeader::encode(ChunkKind::Records, payload);
+        let header = ChunkHeader::encode(ChunkKind::Records, 0x12_3456, payload);
         let decoded = ChunkHeader::decode(&header).unwrap();
         assert_eq!(decoded.kind, ChunkKind::Records);
+        assert_eq!(decoded.number, 0x12_3456);
         assert_eq!(decoded.total_len(), 20 + 12);
         assert!(decoded.verifies(payload));
         assert!(!decoded.verifies(b"some recordz"));
@@ -120,5 +137,12 @@ mod tests {
             }
         }
         assert_eq!(ChunkHeader::decode(&header[..19]), None);
+    }
+
+    #[test]
+    fn chunk_numbers_run_from_1_and_wrap_to_1() {
+        assert_eq!(chunk_number(1), 1);
+        assert_eq!(chunk_number(CHUNK_NUMBERS), (1 << 24) - 1);
+        assert_eq!(chunk_number(CHUNK_NUMBERS + 1), 1);
     }
 }

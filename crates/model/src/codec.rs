@@ -4,8 +4,11 @@
 //! `length` payload bytes, so that a reader can skip a tag it does not know.
 //! Integers are little-endian; strings are a `u16` length and UTF-8 bytes.
 
+use profiler_histogram::{BucketWidth, Buckets};
+
 use crate::address::{Avma, FileOffset};
 use crate::event::EventIndex;
+use crate::printable::printable_bytes;
 use crate::record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
     Throttle, UserStack,
@@ -99,8 +102,8 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_build_id(out, h.build_id.as_ref());
             put_u64(out, h.start.0);
             put_u32(out, h.scale);
-            out.push(h.bucket_bits);
-            put_sparse_buckets(out, &h.buckets, usize::from(h.bucket_bits / 8).max(1));
+            out.push(h.buckets.width().bits() as u8);
+            put_sparse_buckets(out, &h.buckets);
             TAG_SPARSE_HISTOGRAM
         }
     };
@@ -113,6 +116,19 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
 /// Whether a frame of this tag holds a sample.
 pub(crate) fn is_sample(tag: u8) -> bool {
     tag == TAG_SAMPLE
+}
+
+/// How many samples the records of a chunk's `payload` hold, by their
+/// frames alone; `None` where the frames do not fill it exactly (a reader
+/// stops there with an error).
+pub(crate) fn count_samples(payload: &[u8]) -> Option<u64> {
+    let (mut at, mut samples) = (0usize, 0u64);
+    while at < payload.len() {
+        let (tag, len) = frame_header(*payload[at..].first_chunk()?);
+        samples += u64::from(is_sample(tag));
+        at = at.checked_add(FRAME_HEADER_LEN + len as usize)?;
+    }
+    (at == payload.len()).then_some(samples)
 }
 
 /// Splits a frame header into its tag and payload length.
@@ -199,38 +215,39 @@ pub(crate) fn decode(tag: u8, payload: &[u8]) -> Result<Option<Record>, &'static
             unthrottle: c.u8()? != 0,
         }),
         TAG_HISTOGRAM | TAG_SPARSE_HISTOGRAM => {
-            let mut histogram = HistogramRecord {
-                event: c.u16()?,
-                path: c.str()?,
-                build_id: c.build_id()?,
-                start: FileOffset(c.u64()?),
-                scale: c.u32()?,
-                bucket_bits: c.u8()?,
-                buckets: Vec::new(),
-            };
-            histogram.buckets = match tag {
+            let (event, path, build_id) = (c.u16()?, c.str()?, c.build_id()?);
+            let (start, scale) = (FileOffset(c.u64()?), c.u32()?);
+            let width = BucketWidth::from_bits(u64::from(c.u8()?))
+                .map_err(|_| "a histogram's buckets are not 16, 32 or 64 bits wide")?;
+            let buckets = match tag {
                 TAG_HISTOGRAM => {
                     let len = c.u32()? as usize;
-                    c.bytes(len)?.to_vec()
+                    Buckets::from_le_bytes(width, c.bytes(len)?)
+                        .ok_or("a histogram's buckets end in the middle of a bucket")?
                 }
-                _ => c.sparse_buckets(histogram.bucket_bits)?,
+                _ => c.sparse_buckets(width)?,
             };
-            Record::Histogram(histogram)
+            Record::Histogram(HistogramRecord {
+                event,
+                path,
+                build_id,
+                start,
+                scale,
+                buckets,
+            })
         }
         _ => return Ok(None),
     };
     Ok(Some(record))
 }
 
-/// A histogram's buckets (`width` bytes each) as their count, then the
-/// runs that hold counts: each its first bucket, its length in buckets and
-/// its bytes. Most of a text segment's buckets stay empty: a long run over
-/// a small program and libc fills a few hundred of libc's 700,000.
-fn put_sparse_buckets(out: &mut Vec<u8>, buckets: &[u8], width: usize) {
-    let count = buckets.len() / width;
-    let used = |i: usize| buckets[i * width..(i + 1) * width].iter().any(|&b| b != 0);
+/// A histogram's buckets as their count, then the runs that hold counts:
+/// each its first bucket, its length in buckets and its bytes
+/// (little-endian). Most of a text segment's buckets stay empty: a long
+/// run over a small program and libc fills a few hundred of libc's 700,000.
+fn put_sparse_buckets(out: &mut Vec<u8>, buckets: &Buckets) {
     let mut runs: Vec<(usize, usize)> = Vec::new();
-    for bucket in (0..count).filter(|&i| used(i)) {
+    for (bucket, _) in buckets.nonzero() {
         match runs.last_mut() {
             Some((first, len)) if bucket - (*first + *len) < HISTOGRAM_GAP => {
                 *len = bucket + 1 - *first;
@@ -238,12 +255,15 @@ fn put_sparse_buckets(out: &mut Vec<u8>, buckets: &[u8], width: usize) {
             _ => runs.push((bucket, 1)),
         }
     }
-    put_u32(out, count as u32);
+    put_u32(out, buckets.len() as u32);
     put_u32(out, runs.len() as u32);
+    let width = buckets.width().bytes();
     for (first, len) in runs {
         put_u32(out, first as u32);
         put_u32(out, len as u32);
-        out.extend_from_slice(&buckets[first * width..(first + len) * width]);
+        for bucket in first..first + len {
+            out.extend_from_slice(&buckets.get(bucket).to_le_bytes()[..width]);
+        }
     }
 }
 
@@ -406,35 +426,31 @@ impl<'a> Cursor<'a> {
         let bytes = self.bytes(len)?;
         Ok((len > 0).then(|| BuildId(bytes.to_vec())))
     }
-    /// The buckets [`put_sparse_buckets`] wrote, zeros put back.
-    fn sparse_buckets(&mut self, bucket_bits: u8) -> Result<Vec<u8>, &'static str> {
-        let width = match bucket_bits {
-            16 | 32 | 64 => u64::from(bucket_bits / 8),
-            _ => return Err("a histogram's buckets are not 16, 32 or 64 bits wide"),
-        };
+    /// The buckets [`put_sparse_buckets`] wrote: sparse, so that a count
+    /// of buckets costs nothing until they hold counts.
+    fn sparse_buckets(&mut self, width: BucketWidth) -> Result<Buckets, &'static str> {
         let count = u64::from(self.u32()?);
-        if count * width > MAX_HISTOGRAM_BYTES {
+        if count * width.bytes() as u64 > MAX_HISTOGRAM_BYTES {
             return Err("a histogram claims more than 256 MiB of buckets");
         }
+        let mut buckets = Buckets::sparse(width, count as usize);
         let runs = self.u32()?;
-        let mut buckets = vec![0; (count * width) as usize];
-        let mut next = 0;
         for _ in 0..runs {
-            let (first, len) = (u64::from(self.u32()?), u64::from(self.u32()?));
-            if first < next || first + len > count {
-                return Err("a histogram's runs of buckets overlap or pass its end");
-            }
-            let bytes = self.bytes((len * width) as usize)?;
-            buckets[(first * width) as usize..((first + len) * width) as usize]
-                .copy_from_slice(bytes);
-            next = first + len;
+            let (first, len) = (self.u32()? as usize, self.u32()? as usize);
+            let bytes = self.bytes(len.saturating_mul(width.bytes()))?;
+            let run = Buckets::from_le_bytes(width, bytes).ok_or("a histogram's run is cut")?;
+            (buckets.as_sparse_mut())
+                .and_then(|sparse| sparse.push_run(first, run))
+                .ok_or("a histogram's runs of buckets overlap or pass its end")?;
         }
         Ok(buckets)
     }
     fn str(&mut self) -> Result<String, &'static str> {
         let len = usize::from(self.u16()?);
         let bytes = self.bytes(len)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| "string field is not UTF-8")
+        // Names of processes and files, which anyone may have chosen:
+        // they are shown, never trusted raw.
+        Ok(printable_bytes(bytes).into_owned())
     }
 }
 
@@ -583,20 +599,19 @@ mod tests {
             build_id: Some(BuildId(vec![7; 20])),
             start: FileOffset(0x1000),
             scale: 65536,
-            bucket_bits: 16,
-            buckets: vec![1, 0, 0, 2, 255, 255],
+            buckets: Buckets::from_le_bytes(BucketWidth::Bits16, &[1, 0, 0, 2, 255, 255]).unwrap(),
         }));
-        let mut buckets = vec![0; 2 * 1000];
-        buckets[2 * 3] = 9;
-        buckets[2 * 9 + 1] = 1;
-        buckets[2 * 999] = 4;
+        let mut bytes = vec![0; 2 * 1000];
+        bytes[2 * 3] = 9;
+        bytes[2 * 9 + 1] = 1;
+        bytes[2 * 999] = 4;
+        let buckets = Buckets::from_le_bytes(BucketWidth::Bits16, &bytes).unwrap();
         round_trip(Record::Histogram(HistogramRecord {
             event: 0,
             path: "/lib/libc.so.6".into(),
             build_id: None,
             start: FileOffset(0),
             scale: 65536,
-            bucket_bits: 16,
             buckets,
         }));
         round_trip(Record::Throttle(Throttle {
@@ -615,8 +630,7 @@ mod tests {
                 build_id: None,
                 start: FileOffset(0),
                 scale: 65536,
-                bucket_bits: 32,
-                buckets,
+                buckets: Buckets::from_le_bytes(BucketWidth::Bits32, &buckets).unwrap(),
             })
         };
         let mut empty = Vec::new();
@@ -650,7 +664,27 @@ mod tests {
         let Ok(Some(Record::Histogram(h))) = decode(TAG_HISTOGRAM, &payload) else {
             panic!("not read");
         };
-        assert_eq!((h.start, h.buckets), (FileOffset(0x1000), vec![0, 0, 3, 0]));
+        let buckets = Buckets::from_le_bytes(BucketWidth::Bits16, &[0, 0, 3, 0]).unwrap();
+        assert_eq!((h.start, h.buckets), (FileOffset(0x1000), buckets));
+    }
+
+    #[test]
+    fn a_histogram_costs_memory_for_its_runs_not_its_claim() {
+        // 128 Mi buckets claimed, two counted.
+        let mut payload = histogram_head(0);
+        put_u32(&mut payload, 128 << 20);
+        put_u32(&mut payload, 2);
+        for first in [7, 100 << 20] {
+            put_u32(&mut payload, first);
+            put_u32(&mut payload, 1);
+            payload.extend([5, 0]);
+        }
+        let Ok(Some(Record::Histogram(h))) = decode(TAG_SPARSE_HISTOGRAM, &payload) else {
+            panic!("not read");
+        };
+        assert_eq!(h.buckets.len(), 128 << 20);
+        assert_eq!(h.buckets.held(), 2);
+        assert_eq!(h.buckets.nonzero(), [(7, 5), (100 << 20, 5)]);
     }
 
     #[test]

@@ -31,10 +31,97 @@ pub struct Damage {
     /// A histogram-mode recording: its buckets are written when recording
     /// ends, so a recording that ends early has none.
     pub histogram: bool,
+    /// Chunks of records missing by their numbers, as `first..=last`,
+    /// though every chunk read held its checksums.
+    pub missing_chunks: Vec<(u64, u64)>,
+    /// Chunks met again after their first copy, by number, with the
+    /// samples of the copy, which were not counted again.
+    pub repeated_chunks: Vec<(u64, u64)>,
+    /// Chunks met after a later one, by number, with their samples.
+    pub reordered_chunks: Vec<(u64, u64)>,
+    /// The trailer counts other samples than the chunks hold.
+    pub totals_differ: bool,
 }
 
 impl fmt::Display for Damage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let damaged = self.ends_early.is_some() || self.skipped_chunks > 0 || self.trailer_damaged;
+        let order = self.order(damaged);
+        if damaged {
+            self.fmt_damage(f)?;
+        }
+        match (damaged, order) {
+            (true, Some(order)) => write!(f, "; {order}"),
+            (false, Some(order)) => write!(f, "{order}"),
+            (_, None) => Ok(()),
+        }
+    }
+}
+
+impl Damage {
+    /// What the chunks' numbers and the trailer's totals say, in words;
+    /// the samples lost only when no `damaged` chunk tells them already.
+    fn order(&self, damaged: bool) -> Option<String> {
+        let mut parts = Vec::new();
+        let lost = (self.samples_written.filter(|_| !damaged)).and_then(|written| {
+            let lost = written.checked_sub(self.samples_read).filter(|&n| n > 0)?;
+            Some(format!(
+                ": {} of {} samples lost",
+                grouped(lost),
+                grouped(written)
+            ))
+        });
+        if !self.missing_chunks.is_empty() {
+            let numbers: Vec<String> = (self.missing_chunks.iter())
+                .map(|&(first, last)| match first == last {
+                    true => grouped(first),
+                    false => format!("{} to {}", grouped(first), grouped(last)),
+                })
+                .collect();
+            let one = self.missing_chunks == [(self.missing_chunks[0].0, self.missing_chunks[0].0)];
+            let mut text = match one {
+                true => format!("chunk {} of the records is missing", numbers[0]),
+                false => format!("chunks {} of the records are missing", numbers.join(", ")),
+            };
+            if self.missing_chunks[0].0 == 1 {
+                text.push_str(" (the first held the mappings: samples may be [unknown])");
+            }
+            text.push_str(lost.as_deref().unwrap_or(""));
+            parts.push(text);
+        }
+        if !self.repeated_chunks.is_empty() {
+            let (numbers, samples) = listed(&self.repeated_chunks);
+            parts.push(match self.repeated_chunks.len() {
+                1 => format!(
+                    "chunk {numbers} appears twice: its copy's {samples} samples are not counted"
+                ),
+                _ => format!(
+                    "chunks {numbers} appear twice: their copies' {samples} samples are not counted"
+                ),
+            });
+        }
+        if !self.reordered_chunks.is_empty() {
+            let (numbers, samples) = listed(&self.reordered_chunks);
+            parts.push(match self.reordered_chunks.len() {
+                1 => format!("chunk {numbers} comes after a later one: its {samples} samples are read where it lies"),
+                _ => format!("chunks {numbers} come after later ones: their {samples} samples are read where they lie"),
+            });
+        }
+        if parts.is_empty() && self.totals_differ && !damaged {
+            let written = self.samples_written.unwrap_or_default();
+            let mut text = format!(
+                "the trailer counts {} samples but the chunks hold {}",
+                grouped(written),
+                grouped(self.samples_read)
+            );
+            text.push_str(lost.as_deref().unwrap_or(": totals were recounted"));
+            parts.push(text);
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// The damage the checksums and the end of the file tell.
+    fn fmt_damage(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let skipped = match self.skipped_chunks {
             0 => String::new(),
             1 => format!(
@@ -87,6 +174,13 @@ impl fmt::Display for Damage {
              how the command ended is unknown"
         )
     }
+}
+
+/// Chunk numbers (`3, 7`), and the sum of their samples, grouped.
+fn listed(chunks: &[(u64, u64)]) -> (String, String) {
+    let numbers: Vec<String> = chunks.iter().map(|&(n, _)| grouped(n)).collect();
+    let samples = chunks.iter().map(|&(_, s)| s).fold(0, u64::saturating_add);
+    (numbers.join(", "), grouped(samples))
 }
 
 /// `7514` as `7,514`.
@@ -236,7 +330,50 @@ mod tests {
                 .to_string()
                 .ends_with("was skipped: the histograms in it are lost")
         );
-        for damage in [cut, flipped, trailer, histograms, histogram_chunk] {
+        let order = Damage {
+            samples_read: 60,
+            samples_written: Some(100),
+            missing_chunks: vec![(1, 1), (4, 5)],
+            repeated_chunks: vec![(7, 20)],
+            reordered_chunks: vec![(8, 12), (9, 3)],
+            ..Damage::default()
+        };
+        assert_eq!(
+            order.to_string(),
+            "chunks 1, 4 to 5 of the records are missing (the first held the mappings: samples \
+             may be [unknown]): 40 of 100 samples lost; chunk 7 appears twice: its copy's 20 \
+             samples are not counted; chunks 8, 9 come after later ones: their 15 samples are \
+             read where they lie"
+        );
+        let totals = Damage {
+            samples_read: 4869,
+            samples_written: Some(5266),
+            totals_differ: true,
+            ..Damage::default()
+        };
+        assert_eq!(
+            totals.to_string(),
+            "the trailer counts 5,266 samples but the chunks hold 4,869: 397 of 5,266 samples lost"
+        );
+        // With damage that tells the samples lost, the order does not again.
+        let both = Damage {
+            missing_chunks: vec![(3, 3)],
+            ..flipped.clone()
+        };
+        assert!(
+            both.to_string()
+                .ends_with("2,000 of 50,000 samples lost; chunk 3 of the records is missing"),
+            "{both}"
+        );
+        for damage in [
+            cut,
+            flipped,
+            trailer,
+            histograms,
+            histogram_chunk,
+            order,
+            totals,
+        ] {
             assert_eq!(damage.to_string().lines().count(), 1);
         }
     }

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::event::EventDescription;
+use crate::printable::make_printable;
 use crate::record::BuildId;
 use crate::stats::RecordingStats;
 
@@ -19,6 +20,11 @@ pub struct RecordingHeader {
     /// The command's executable, resolved (canonical path), when known.
     #[serde(default)]
     pub program: Option<String>,
+    /// The user id the profiled processes ran as, when they ran as one:
+    /// whose files (a JIT's `/tmp/perf-PID.map`) speak for them. `None`
+    /// for whole CPUs, and in recordings made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<u32>,
     /// Set when the recording keeps histograms instead of samples.
     #[serde(default)]
     pub histogram: Option<HistogramSettings>,
@@ -30,6 +36,25 @@ pub struct RecordingHeader {
     pub start_unix_ns: u64,
     /// The version of the profiler that wrote the recording.
     pub profiler_version: String,
+}
+
+impl RecordingHeader {
+    /// Escapes the control characters of the text it holds, read from a
+    /// file anyone may have made: the command, the events' names, the
+    /// host's.
+    pub fn make_printable(&mut self) {
+        let host = &mut self.host;
+        let texts = (self.command.iter_mut())
+            .chain(self.program.as_mut())
+            .chain(
+                self.events
+                    .iter_mut()
+                    .flat_map(|e| [&mut e.name, &mut e.unit]),
+            )
+            .chain([&mut host.hostname, &mut host.kernel, &mut host.arch])
+            .chain(self.histogram.iter_mut().flat_map(|h| h.regions.iter_mut()));
+        texts.for_each(make_printable);
+    }
 }
 
 /// How call stacks are collected (`record --call-graph`).
@@ -98,10 +123,26 @@ pub struct Trailer {
     /// In histogram mode, per event (indexed like the header's events).
     #[serde(default)]
     pub histogram_totals: Vec<HistogramTotals>,
+    /// How many chunks of records were written (numbered 1 to this), so
+    /// that the last ones lost are seen; 0 in recordings made before.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub record_chunks: u64,
     /// Where the chunks of the recording's archive start, once `profiler
     /// archive` added one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub archive: Vec<u64>,
+}
+
+impl Trailer {
+    /// Escapes the control characters of the text it holds.
+    pub fn make_printable(&mut self) {
+        make_printable(&mut self.outcome);
+        (self.modules.iter_mut()).for_each(|m| make_printable(&mut m.path));
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A file mapped executable into a profiled process.

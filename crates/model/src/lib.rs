@@ -20,6 +20,7 @@
 //!     events: vec![],
 //!     command: vec!["./app".into()],
 //!     program: None,
+//!     user: None,
 //!     histogram: None,
 //!     call_graph: None,
 //!     host: HostInfo::default(),
@@ -40,6 +41,7 @@ mod archive;
 mod archive_codec;
 mod archive_file;
 mod chunk;
+mod chunk_order;
 mod codec;
 mod damage;
 mod error;
@@ -51,6 +53,7 @@ mod listing;
 mod live_histograms;
 mod module;
 mod module_histograms;
+mod printable;
 mod process;
 mod reader;
 mod record;
@@ -78,12 +81,15 @@ pub use header::{
     CallGraph, HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
 };
 pub use layout::FORMAT_VERSION;
-pub use listing::{AsmSyntax, Disassembler, Flow, FunctionListing, Instruction, SourceReader};
+pub use listing::{
+    AsmSyntax, Disassembler, Flow, FunctionListing, Instruction, SourceReader, SourceText,
+};
 pub use live_histograms::HistogramRecorder;
 pub use module::{Module, ModuleId, ModuleTable};
 pub use module_histograms::{
     HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion, pour,
 };
+pub use printable::{make_printable, printable, printable_arc, printable_bytes, printable_line};
 pub use process::{
     LastMapping, LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order,
 };
@@ -92,7 +98,7 @@ pub use record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
     Throttle, UserStack,
 };
-pub use regular_file::{open_regular, read_regular};
+pub use regular_file::{open_regular, open_regular_with_owner, read_regular};
 pub use replay::Samples;
 pub use sink::{RecordingSink, open_sink};
 pub use source::{RecordSource, SourceRecords, count_records};

@@ -5,10 +5,12 @@
 //! hands them the text of the files the debug info names. The reports never
 //! open ELF or source files themselves.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::address::{FileOffset, Svma};
 use crate::module::Module;
+use crate::printable::make_printable;
 use crate::symbolize::Frame;
 
 /// How instructions are written.
@@ -32,6 +34,24 @@ pub struct FunctionListing {
     /// source lines.
     pub has_lines: bool,
     pub instructions: Vec<Instruction>,
+}
+
+impl FunctionListing {
+    /// Escapes the control characters of the names and paths it holds.
+    pub fn make_printable(&mut self) {
+        if let Some(name) = &mut self.name {
+            make_printable(name);
+        }
+        for instruction in &mut self.instructions {
+            if let Some(callee) = &mut instruction.callee {
+                make_printable(callee);
+            }
+            instruction
+                .frames
+                .iter_mut()
+                .for_each(Frame::make_printable);
+        }
+    }
 }
 
 /// One instruction of a [`FunctionListing`].
@@ -81,7 +101,20 @@ pub trait Disassembler: Sync {
 
 /// Reads the source files debug info names.
 pub trait SourceReader: Sync {
-    /// The lines of `file` (as the debug info names it), without their line
-    /// ends; the error says in one line why it cannot be read.
-    fn lines(&self, file: &str) -> Result<Arc<[String]>, String>;
+    /// Lines `wanted` (numbered from 1) of `file`, as the debug info names
+    /// it; the error says in one line why it cannot be read.
+    fn lines(&self, file: &str, wanted: &BTreeSet<u32>) -> Result<Arc<SourceText>, String>;
+}
+
+/// Lines of a source file, read for a listing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceText {
+    /// The file read: where the debug info says, or where the sources were
+    /// said to have moved.
+    pub path: String,
+    /// The lines asked for that the file has, by number, without their
+    /// ends, made printable.
+    pub lines: BTreeMap<u32, String>,
+    /// What was left unread or cut short, in one line.
+    pub cut: Option<String>,
 }

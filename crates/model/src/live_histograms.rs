@@ -67,8 +67,7 @@ impl<W: Write> HistogramRecorder<W> {
                 build_id: module.build_id.clone(),
                 start: FileOffset(region.region.offset),
                 scale: region.region.scale.value(),
-                bucket_bits: region.buckets.width().bits() as u8,
-                buckets: region.buckets.to_le_bytes(),
+                buckets: region.buckets.clone(),
             }))?;
         }
         self.writer.finish(trailer)

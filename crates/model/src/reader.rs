@@ -6,6 +6,7 @@
 //! was lost is described by [`Recording::damage`], and the trailer's totals
 //! are recounted from the records that were read.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io;
 use std::ops::Range;
@@ -13,6 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::chunk::{CHUNK_HEADER_LEN, ChunkHeader, ChunkKind};
+use crate::chunk_order::{ChunkOrder, check_chunks};
 use crate::codec::{self, FRAME_HEADER_LEN};
 use crate::damage::{Damage, Recount};
 use crate::error::RecordingError;
@@ -59,7 +61,8 @@ impl Recording {
             file: &file,
             size: metadata.len(),
         };
-        let (header, records_start) = frame.header()?;
+        let (mut header, records_start) = frame.header()?;
+        header.make_printable();
         let (end, trailer) = frame.trailer(records_start)?;
         let has_end_marker = end.is_some();
         let end = end.unwrap_or(frame.size);
@@ -71,12 +74,26 @@ impl Recording {
         };
         let ChunkMap {
             records_end,
-            skipped,
+            mut skipped,
             skipped_chunks,
             lost_tail,
-            good_starts,
+            mut good_starts,
+            records,
+            frames_broken,
             ..
         } = map;
+        let skipped_bytes = skipped.iter().map(|r| r.end - r.start).sum();
+        // Samples in histogram mode are tallied, not written.
+        let counted = trailer
+            .as_ref()
+            .filter(|_| header.histogram.is_none() && !frames_broken);
+        let written = (trailer.as_ref().map_or(0, |t| t.record_chunks), counted);
+        let (order, totals_differ) = check_chunks(&records, written, records_start..records_end);
+        // A chunk's second copy is passed over, as a damaged chunk is.
+        let repeated: HashSet<u64> = order.repeated.iter().map(|(.., r)| r.start).collect();
+        good_starts.retain(|start| !repeated.contains(start));
+        skipped.extend(order.repeated.iter().map(|(.., range)| range.clone()));
+        skipped.sort_by_key(|range| range.start);
         let mut recording = Recording {
             path: path.to_owned(),
             header,
@@ -94,14 +111,22 @@ impl Recording {
         };
         let trailer_damaged = has_end_marker && trailer.is_none();
         match trailer {
-            Some(trailer) if recording.skipped.is_empty() && ends_early.is_none() => {
+            Some(trailer)
+                if recording.skipped.is_empty()
+                    && ends_early.is_none()
+                    && order.is_empty()
+                    && !totals_differ =>
+            {
                 recording.trailer = trailer;
             }
             trailer => {
                 let lost = Lost {
                     ends_early,
                     skipped_chunks,
+                    skipped_bytes,
                     trailer_damaged,
+                    order,
+                    totals_differ,
                 };
                 recording.salvage(trailer, lost)?;
             }
@@ -113,10 +138,12 @@ impl Recording {
     /// made its header and trailer.
     pub fn from_source(
         path: &Path,
-        header: RecordingHeader,
-        trailer: Trailer,
+        mut header: RecordingHeader,
+        mut trailer: Trailer,
         source: Box<dyn RecordSource>,
     ) -> Recording {
+        header.make_printable();
+        trailer.make_printable();
         Recording {
             path: path.to_owned(),
             header,
@@ -225,15 +252,21 @@ impl Recording {
         let mut recount = Recount::new(self.header.events.len());
         recount.add_all(self.records()?)?;
         let histogram = self.header.histogram.is_some();
-        let skipped_bytes = self.skipped.iter().map(|r| r.end - r.start).sum();
+        let order = lost.order;
         self.damage = Some(Damage {
             ends_early: lost.ends_early,
             skipped_chunks: lost.skipped_chunks,
-            skipped_bytes,
+            skipped_bytes: lost.skipped_bytes,
             trailer_damaged: lost.trailer_damaged,
             samples_read: recount.samples(),
             samples_written: written.as_ref().map(|t| t.stats.total().samples),
             histogram,
+            missing_chunks: order.missing,
+            repeated_chunks: (order.repeated.into_iter())
+                .map(|(number, samples, _)| (number, samples))
+                .collect(),
+            reordered_chunks: order.reordered,
+            totals_differ: lost.totals_differ,
         });
         self.trailer = match written {
             // Samples in histogram mode are tallied, not written: the
@@ -249,7 +282,11 @@ impl Recording {
 struct Lost {
     ends_early: Option<u64>,
     skipped_chunks: u64,
+    skipped_bytes: u64,
     trailer_damaged: bool,
+    order: ChunkOrder,
+    /// The trailer counts other samples than the chunks hold.
+    totals_differ: bool,
 }
 
 /// The records of a [`Recording`], whatever its format.
@@ -266,7 +303,14 @@ impl Iterator for RecordStream {
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             RecordStream::Chunks(records) => records.next(),
-            RecordStream::Source(records) => records.next(),
+            // Another format's strings, made printable as the codec makes
+            // a profiler recording's.
+            RecordStream::Source(records) => records.next().map(|record| {
+                record.map(|mut record| {
+                    record.make_printable();
+                    record
+                })
+            }),
         }
     }
 }
@@ -533,7 +577,9 @@ impl Frame<'_> {
 /// A trailer whose checksum held but whose JSON does not parse is as lost
 /// as a damaged one: its totals are recounted.
 fn parse_trailer(bytes: &[u8]) -> Option<Trailer> {
-    serde_json::from_slice(bytes).ok()
+    let mut trailer: Trailer = serde_json::from_slice(bytes).ok()?;
+    trailer.make_printable();
+    Some(trailer)
 }
 
 fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
@@ -557,6 +603,7 @@ mod tests {
             events: vec![],
             command: vec!["./app".into(), "arg".into()],
             program: None,
+            user: None,
             histogram: None,
             call_graph: None,
             host: HostInfo::default(),
@@ -843,7 +890,7 @@ mod tests {
         // agree, as a crafted file would.
         bytes[payload + 1..payload + 5].copy_from_slice(&u32::MAX.to_le_bytes());
         let len = ChunkHeader::decode(&bytes[at..]).unwrap().len as usize;
-        let header = ChunkHeader::encode(ChunkKind::Records, &bytes[payload..payload + len]);
+        let header = ChunkHeader::encode(ChunkKind::Records, 1, &bytes[payload..payload + len]);
         bytes[at..payload].copy_from_slice(&header);
         let path = path("crafted");
         std::fs::write(&path, &bytes).unwrap();

@@ -6,8 +6,11 @@
 
 use std::fmt;
 
+use profiler_histogram::Buckets;
+
 use crate::address::{Avma, FileOffset};
 use crate::event::EventIndex;
+use crate::printable::make_printable;
 
 /// One record of the event stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +23,20 @@ pub enum Record {
     Lost(Lost),
     Throttle(Throttle),
     Histogram(HistogramRecord),
+}
+
+impl Record {
+    /// Escapes the control characters of the names and paths it holds, as
+    /// a profiler recording's are when decoded: for records another
+    /// format's reader made.
+    pub fn make_printable(&mut self) {
+        match self {
+            Record::Comm(comm) => make_printable(&mut comm.name),
+            Record::Mmap(mmap) => make_printable(&mut mmap.path),
+            Record::Histogram(histogram) => make_printable(&mut histogram.path),
+            _ => {}
+        }
+    }
 }
 
 /// Where the CPU was executing when a sample was taken
@@ -200,10 +217,9 @@ pub struct HistogramRecord {
     pub start: FileOffset,
     /// PAPI's scale (131072, or 2..=65536).
     pub scale: u32,
-    /// 16, 32 or 64.
-    pub bucket_bits: u8,
-    /// The buckets, little-endian, `bucket_bits / 8` bytes each.
-    pub buckets: Vec<u8>,
+    /// The buckets, 16, 32 or 64 bits wide. Read from a recording, they
+    /// are sparse: only the runs that counted take memory.
+    pub buckets: Buckets,
 }
 
 /// A GNU build-id (the `.note.gnu.build-id` payload).

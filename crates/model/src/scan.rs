@@ -13,6 +13,8 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 use crate::chunk::{CHUNK_HEADER_LEN, CHUNK_MAGIC, ChunkHeader, ChunkKind};
+use crate::chunk_order::SeenChunk;
+use crate::codec;
 
 /// What the pass found between the header and the end of the records.
 #[derive(Debug, Default)]
@@ -33,6 +35,12 @@ pub(crate) struct ChunkMap {
     /// Where each good chunk starts, in order: where a reader may start
     /// reading part of the records.
     pub good_starts: Vec<u64>,
+    /// The good chunks of records, in order, with their numbers and
+    /// samples.
+    pub records: Vec<SeenChunk>,
+    /// A good chunk's records do not fill it: reading stops there with an
+    /// error, and its samples cannot be counted.
+    pub frames_broken: bool,
 }
 
 /// Walks the chunks in `start..end`. With `has_end_marker`, `end` is where
@@ -63,6 +71,15 @@ pub(crate) fn scan(
                     return Ok(map);
                 } else {
                     map.good_starts.push(position);
+                    if header.kind == ChunkKind::Records {
+                        let samples = codec::count_samples(&payload);
+                        map.frames_broken |= samples.is_none();
+                        map.records.push(SeenChunk {
+                            range: position..next,
+                            number: header.number,
+                            samples: samples.unwrap_or(0),
+                        });
+                    }
                 }
                 position = next;
             }

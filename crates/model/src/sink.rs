@@ -13,6 +13,7 @@
 //!     events: vec![],
 //!     command: vec!["./app".into()],
 //!     program: None,
+//!     user: None,
 //!     histogram: None,
 //!     call_graph: None,
 //!     host: HostInfo::default(),

@@ -19,6 +19,7 @@
 //!     events: vec![],
 //!     command: vec!["perf".into(), "record".into()],
 //!     program: None,
+//!     user: None,
 //!     histogram: None,
 //!     call_graph: None,
 //!     host: HostInfo::default(),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::address::{Avma, FileOffset, RelativeAddress, Svma};
 use crate::module::Module;
+use crate::printable::{make_printable, printable_arc};
 
 /// How much a caller needs to know of each address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,6 +55,22 @@ pub struct ModuleSymbols {
     /// missing or no longer matches the recorded build-id.
     pub problem: Option<String>,
     pub addresses: Vec<AddressSymbol>,
+    /// What was passed over or not believed while naming (a section
+    /// claiming more than it holds, a JIT map of another user), each in
+    /// one line: the names given are good, but may be fewer.
+    pub notes: Vec<String>,
+}
+
+impl ModuleSymbols {
+    /// Escapes the control characters of every name, path and problem:
+    /// they come from files anyone may have made.
+    pub fn make_printable(&mut self) {
+        self.problem.iter_mut().for_each(make_printable);
+        self.notes.iter_mut().for_each(make_printable);
+        self.addresses
+            .iter_mut()
+            .for_each(AddressSymbol::make_printable);
+    }
 }
 
 /// What one sampled address is.
@@ -75,6 +92,18 @@ pub struct AddressSymbol {
     pub frames: Vec<Frame>,
 }
 
+impl AddressSymbol {
+    /// Escapes the control characters of its names and paths.
+    pub fn make_printable(&mut self) {
+        if let Some(function) = &mut self.function {
+            printable_names(&mut [&mut function.name, &mut function.linkage_name]);
+        }
+        for frame in &mut self.frames {
+            frame.make_printable();
+        }
+    }
+}
+
 /// One frame of an inline chain.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Frame {
@@ -87,6 +116,19 @@ pub struct Frame {
     /// The source file, as the debug info names it (usually absolute).
     pub file: Option<Arc<str>>,
     pub line: Option<u32>,
+}
+
+impl Frame {
+    /// Escapes the control characters of its names and path.
+    pub fn make_printable(&mut self) {
+        printable_names(&mut [&mut self.function, &mut self.linkage_name, &mut self.file]);
+    }
+}
+
+fn printable_names(names: &mut [&mut Option<Arc<str>>]) {
+    for name in names.iter_mut().filter_map(|name| name.as_mut()) {
+        *name = printable_arc(name);
+    }
 }
 
 /// A function, known by name or only by its extent (from unwind tables).
@@ -111,6 +153,7 @@ impl Symbolizer for NoSymbols {
         ModuleSymbols {
             problem: None,
             addresses: vec![AddressSymbol::default(); offsets.len()],
+            notes: Vec::new(),
         }
     }
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
-use crate::chunk::{CHUNK_HEADER_LEN, ChunkHeader, ChunkKind};
+use crate::chunk::{CHUNK_HEADER_LEN, ChunkHeader, ChunkKind, chunk_number};
 use crate::codec;
 use crate::header::{ModuleEntry, RecordingHeader, Trailer};
 use crate::layout::{END_MAGIC, FORMAT_VERSION, MAGIC, PREAMBLE_LEN};
@@ -67,6 +67,8 @@ pub struct RecordingWriter<W: Write> {
     position: u64,
     stats: StatsCollector,
     modules: BTreeSet<ModuleEntry>,
+    /// Records chunks written so far.
+    chunks: u64,
 }
 
 impl<W: Write> RecordingWriter<W> {
@@ -102,6 +104,7 @@ impl<W: Write> RecordingWriter<W> {
             position: preamble.len() as u64,
             stats: StatsCollector::new(header.events.len()),
             modules: BTreeSet::new(),
+            chunks: 0,
         })
     }
 
@@ -139,6 +142,7 @@ impl<W: Write> RecordingWriter<W> {
         self.write_chunk()?;
         trailer.stats = self.stats.snapshot();
         trailer.modules = std::mem::take(&mut self.modules).into_iter().collect();
+        trailer.record_chunks = self.chunks;
         self.out.write_all(&ending(&trailer, self.position)?)?;
         self.out.flush()?;
         Ok(self.out)
@@ -150,7 +154,10 @@ impl<W: Write> RecordingWriter<W> {
         if self.chunk.len() == CHUNK_HEADER_LEN {
             return Ok(());
         }
-        let header = ChunkHeader::encode(ChunkKind::Records, &self.chunk[CHUNK_HEADER_LEN..]);
+        self.chunks += 1;
+        let number = chunk_number(self.chunks);
+        let header =
+            ChunkHeader::encode(ChunkKind::Records, number, &self.chunk[CHUNK_HEADER_LEN..]);
         self.chunk[..CHUNK_HEADER_LEN].copy_from_slice(&header);
         self.out.write_all(&self.chunk)?;
         self.out.flush()?;
@@ -166,7 +173,7 @@ impl<W: Write> RecordingWriter<W> {
 pub(crate) fn ending(trailer: &Trailer, offset: u64) -> io::Result<Vec<u8>> {
     let json = serde_json::to_vec(trailer).map_err(io::Error::other)?;
     let mut end = Vec::with_capacity(CHUNK_HEADER_LEN + json.len() + 24);
-    end.extend_from_slice(&ChunkHeader::encode(ChunkKind::Trailer, &json));
+    end.extend_from_slice(&ChunkHeader::encode(ChunkKind::Trailer, 0, &json));
     end.extend_from_slice(&json);
     end.extend_from_slice(&offset.to_le_bytes());
     end.extend_from_slice(&((CHUNK_HEADER_LEN + json.len()) as u64).to_le_bytes());
@@ -220,6 +227,7 @@ mod tests {
             events: vec![],
             command: vec![],
             program: None,
+            user: None,
             histogram: None,
             call_graph: None,
             host: HostInfo::default(),

@@ -32,8 +32,14 @@ const BUILD_ID_LEN_AT: usize = 40;
 const BUILD_ID_MAX: u8 = 20;
 
 /// What the reader may hold of one round: its records' bytes and, for
-/// each, this much of bookkeeping. It holds two rounds at most.
-pub(crate) const ROUND_BUDGET: u64 = 2 << 30;
+/// each, this much of bookkeeping. It holds two rounds at most. perf
+/// ends a round each time it has emptied every ring buffer, a few
+/// megabytes per CPU.
+pub(crate) const ROUND_BUDGET: u64 = 256 << 20;
+/// Compressed records may inflate to this many times their bytes, and
+/// 256 MiB more: perf's zstd makes records some 3 to 30 times smaller,
+/// and a crafted stream of kilobytes can stand for gigabytes.
+const MAX_INFLATION: u64 = 256;
 const RECORD_OVERHEAD: u64 = 256;
 
 /// Bytes read at a time.
@@ -60,6 +66,8 @@ pub(crate) fn check_records(
         window_start: data.offset,
         round: Round::new(budget),
         decompressor: None,
+        compressed: 0,
+        inflated: 0,
     };
     let mut summary = DataSummary::default();
     let mut at = data.offset;
@@ -195,6 +203,9 @@ struct Walk<'a> {
     /// The decompression stream, shared by every compressed record as in
     /// perf, and what it gave that is not yet a whole record.
     decompressor: Option<(DCtx<'static>, Vec<u8>)>,
+    /// Bytes of compressed records so far, and what they inflated to.
+    compressed: u64,
+    inflated: u64,
 }
 
 impl Walk<'_> {
@@ -231,6 +242,16 @@ impl Walk<'_> {
                     ))
                 })?;
             let produced = output.pos();
+            self.inflated += produced as u64;
+            let most = (self.compressed.saturating_add(compressed.len() as u64))
+                .saturating_mul(MAX_INFLATION)
+                .saturating_add(256 << 20);
+            if self.inflated > most {
+                return Err(Refusal::Corrupt(format!(
+                    "its compressed records up to byte {at} inflate to more than {MAX_INFLATION} \
+                     times their size, as no perf.data does"
+                )));
+            }
             pending.extend_from_slice(&buffer[..produced]);
             let mut consumed = 0;
             while let Some(header) = pending.get(consumed..consumed + HEADER_LEN as usize) {
@@ -256,6 +277,7 @@ impl Walk<'_> {
             }
             pending.drain(..consumed);
             if produced < buffer.len() && input.pos() == compressed.len() {
+                self.compressed += compressed.len() as u64;
                 return Ok(());
             }
         }

@@ -35,6 +35,7 @@ pub(crate) fn recording_header(
         events,
         command,
         program: None,
+        user: None,
         histogram: None,
         call_graph: call_graph(attributes),
         host: HostInfo {

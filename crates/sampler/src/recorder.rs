@@ -226,6 +226,7 @@ impl Recorder {
             events: self.events.iter().map(describe).collect(),
             command: self.target.command_line(),
             program: self.target.program(),
+            user: self.target.user(),
             histogram: None,
             call_graph: self.call_graph,
             host: sysinfo::host_info(),

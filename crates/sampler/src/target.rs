@@ -285,6 +285,21 @@ impl ResolvedTarget {
             ResolvedTarget::SystemWide { command: None, .. } => None,
         }
     }
+
+    /// The user the profiled processes run as: a launched command runs as
+    /// the profiler's real user; attached processes as their owner, when
+    /// they have one owner. `None` for whole CPUs.
+    pub fn user(&self) -> Option<u32> {
+        match self {
+            ResolvedTarget::Launch(_) => tasks::owner(std::process::id()),
+            ResolvedTarget::Attach(attachment) => {
+                let mut owners = attachment.processes.iter().map(|&pid| tasks::owner(pid));
+                let first = owners.next()??;
+                owners.all(|owner| owner == Some(first)).then_some(first)
+            }
+            ResolvedTarget::SystemWide { .. } => None,
+        }
+    }
 }
 
 /// The process `pid` names: itself, or the process of the thread it is.

@@ -44,9 +44,11 @@ impl Symbolizer for ArchivedSymbolizer {
             .filter(|(_, symbol)| symbol.is_none())
             .map(|(&offset, _)| offset)
             .collect();
+        let mut notes = Vec::new();
         if !missing.is_empty() {
             // Only a file that is still the recorded one can say more.
             let more = self.inner.symbolize(module, &missing, detail);
+            notes = more.notes;
             if more.problem.is_none() {
                 let mut more = more.addresses.into_iter();
                 for symbol in addresses.iter_mut().filter(|s| s.is_none()) {
@@ -60,6 +62,7 @@ impl Symbolizer for ArchivedSymbolizer {
                 .into_iter()
                 .map(Option::unwrap_or_default)
                 .collect(),
+            notes,
         }
     }
 

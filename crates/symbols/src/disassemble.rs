@@ -34,7 +34,9 @@ impl Disassembler for ElfSymbolizer {
         })?;
         let elf = parse_recorded(module, &files).map_err(|e| e.to_string())?;
         let code = function_code(&elf, &files, &module.path, address)?;
-        Ok(self.listing_of(&elf, &code, syntax))
+        let mut listing = self.listing_of(&elf, &code, syntax);
+        listing.make_printable();
+        Ok(listing)
     }
 }
 

@@ -41,12 +41,36 @@ impl Deref for SectionData<'_> {
     }
 }
 
+/// A compressed section may claim this many times its compressed size
+/// once decompressed, and a mebibyte more: DWARF compresses some 3 to 10
+/// times, and a section of zeros, a bomb, a thousand.
+const MAX_INFLATION: u64 = 64;
+
+/// Whether a section of `compressed` bytes may decompress to `claimed`;
+/// if not, why, in words.
+pub(crate) fn inflation_refused(name: &str, compressed: usize, claimed: u64) -> Option<String> {
+    let most = (compressed as u64)
+        .saturating_mul(MAX_INFLATION)
+        .saturating_add(1 << 20);
+    (claimed > most).then(|| {
+        format!(
+            "its {name} claims {claimed} bytes once decompressed, more than {MAX_INFLATION} times \
+             its {compressed}: it was not read"
+        )
+    })
+}
+
 /// The DWARF sections of `image` that name functions and lines, decompressed
 /// (zlib or zstd, SHF_COMPRESSED or `.zdebug_*`); `None` when it has no
 /// debug info. Location lists, macros and type units are left unread: they
 /// are large, often compressed, and say nothing about where code is. A
-/// section that cannot be read or decompressed is empty.
-pub(crate) fn load_sections<'data>(image: &Image<'data>) -> Option<Sections<'data>> {
+/// section that cannot be read or decompressed is empty; one that claims
+/// to decompress to more than its size can justify is too, and `notes`
+/// says so.
+pub(crate) fn load_sections<'data>(
+    image: &Image<'data>,
+    notes: &mut Vec<String>,
+) -> Option<Sections<'data>> {
     use gimli::SectionId::*;
     let object = &image.object;
     object.section_by_name(".debug_info")?;
@@ -62,12 +86,17 @@ pub(crate) fn load_sections<'data>(image: &Image<'data>) -> Option<Sections<'dat
         else {
             return Ok(SectionData::InFile(&[]));
         };
+        let claimed = compressed.uncompressed_size;
+        if compressed.format != CompressionFormat::None
+            && let Some(refused) = inflation_refused(id.name(), compressed.data.len(), claimed)
+        {
+            notes.push(refused);
+            return Ok(SectionData::InFile(&[]));
+        }
         Ok(match compressed.format {
             CompressionFormat::None => SectionData::InFile(compressed.data),
-            CompressionFormat::Zlib if compressed.uncompressed_size == 0 => {
-                SectionData::InFile(&[])
-            }
-            CompressionFormat::Zlib => inflate(compressed.data, compressed.uncompressed_size)
+            CompressionFormat::Zlib if claimed == 0 => SectionData::InFile(&[]),
+            CompressionFormat::Zlib => inflate(compressed.data, claimed)
                 .map_or(SectionData::InFile(&[]), SectionData::Inflated),
             _ => compressed
                 .decompress()

@@ -17,6 +17,11 @@ use crate::dwarf_abbrev::first_abbreviation;
 /// pages, each of which a read through the map faulted in with its
 /// neighbours (to be handed back and faulted in again when the unit's root
 /// is read). `None` where a length runs past the section's end.
+/// The fewest bytes after its length a unit's header takes: a version,
+/// the offset of its abbreviations and the size of an address (DWARF 2 to
+/// 4, 32-bit; 5 adds the unit's type).
+const MIN_UNIT_LEN: usize = 7;
+
 pub(crate) fn unit_bounds(
     info: Slice<'_>,
     read_info: &dyn Fn(usize, &mut [u8]) -> Option<()>,
@@ -30,6 +35,11 @@ pub(crate) fn unit_bounds(
         read_info(at, read)?;
         let mut length = EndianSlice::new(read, info.endian());
         let (length, format) = length.read_initial_length().ok()?;
+        // Too short for a unit's header: damage (a section of zeros would
+        // otherwise be read as a unit every 4 bytes, each kept).
+        if length < MIN_UNIT_LEN {
+            return None;
+        }
         let start = at;
         at = at
             .checked_add(usize::from(format.initial_length_size()))?
@@ -195,11 +205,14 @@ mod tests {
             unit_bounds(EndianSlice::new(bytes, RunTimeEndian::Little), &read)
         };
         let mut info = [&8u32.to_le_bytes()[..], &[0; 8]].concat();
-        info.extend([&u32::MAX.to_le_bytes()[..], &4u64.to_le_bytes(), &[0; 4]].concat());
-        assert_eq!(bounds(&info), Some(vec![0..12, 12..28]));
+        info.extend([&u32::MAX.to_le_bytes()[..], &12u64.to_le_bytes(), &[0; 12]].concat());
+        assert_eq!(bounds(&info), Some(vec![0..12, 12..36]));
         assert_eq!(bounds(&[]), Some(Vec::new()));
         // A length past the end, and one cut short.
-        assert_eq!(bounds(&info[..27]), None);
+        assert_eq!(bounds(&info[..35]), None);
         assert_eq!(bounds(&info[..14]), None);
+        // Zeros: a unit too short for its header, not a unit every 4 bytes.
+        assert_eq!(bounds(&[0; 64]), None);
+        assert_eq!(bounds(&[&6u32.to_le_bytes()[..], &[0; 6]].concat()), None);
     }
 }

@@ -619,7 +619,7 @@ pub(crate) mod tests {
         addresses.extend([0, 1, u64::MAX - 1, u64::MAX].map(Svma));
         addresses.reverse();
 
-        let sections = dwarf::load_sections(&module.image).unwrap();
+        let sections = dwarf::load_sections(&module.image, &mut Vec::new()).unwrap();
         let endian = dwarf::endian(&module.image);
         let whole = sections.borrow(|section| EndianSlice::new(section, endian));
         let release = || files.release_pages();

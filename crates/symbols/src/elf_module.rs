@@ -11,7 +11,7 @@
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use gimli::{EndianSlice, Section};
 use object::Object;
@@ -138,6 +138,9 @@ pub(crate) struct ElfModule<'a> {
     debug: Option<Image<'a>>,
     /// Read on first use: start-up without addresses reads no symbols.
     functions: OnceLock<FunctionTable<'a>>,
+    /// What was passed over while naming (sections that claim more than
+    /// they can hold), for the report's notes.
+    notes: Mutex<Vec<String>>,
 }
 
 /// How addresses are named once their inline chains are read.
@@ -169,7 +172,16 @@ impl<'a> ElfModule<'a> {
             image,
             debug,
             functions: OnceLock::new(),
+            notes: Mutex::default(),
         })
+    }
+
+    /// What was passed over while naming, each in one line.
+    pub fn notes(&self) -> Vec<String> {
+        self.notes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The function holding `address`.
@@ -225,7 +237,17 @@ impl<'a> ElfModule<'a> {
                 return lookup.name(addresses, functions, Vec::new());
             }
         }
-        let Some(sections) = dwarf::load_sections(dwarf_image) else {
+        let mut notes = Vec::new();
+        let sections = dwarf::load_sections(dwarf_image, &mut notes);
+        if !notes.is_empty() {
+            let path = match &self.files.debug {
+                Some(debug) => debug.path.display().to_string(),
+                None => self.files.path.clone(),
+            };
+            let mut kept = self.notes.lock().unwrap_or_else(PoisonError::into_inner);
+            kept.extend(notes.iter().map(|note| format!("{path}: {note}")));
+        }
+        let Some(sections) = sections else {
             return lookup.name(addresses, self.functions(), Vec::new());
         };
         let endian = dwarf::endian(dwarf_image);

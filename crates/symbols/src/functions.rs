@@ -156,7 +156,10 @@ fn collect_symbols<'data>(object: &ObjectFile<'data>, candidates: &mut Vec<Candi
         if symbol.kind() != SymbolKind::Text || !symbol.is_definition() || symbol.address() == 0 {
             continue;
         }
-        let Ok(name) = symbol.name() else { continue };
+        // A name that is not UTF-8 still names its function.
+        let Ok(name) = symbol.name_bytes().map(String::from_utf8_lossy) else {
+            continue;
+        };
         if name.is_empty() {
             continue;
         }
@@ -166,9 +169,9 @@ fn collect_symbols<'data>(object: &ObjectFile<'data>, candidates: &mut Vec<Candi
             .map_or(u64::MAX, |s| s.address().saturating_add(s.size()));
         candidates.push(Candidate {
             address: symbol.address(),
-            rank: preference(&symbol, name),
+            rank: preference(&symbol, &name),
             size: symbol.size(),
-            name: Cow::Borrowed(name),
+            name,
             section_end,
             seq: 0,
         });

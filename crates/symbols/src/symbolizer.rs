@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 
 use profiler_model::{
     AddressSymbol, Avma, Detail, FileOffset, Frame, FunctionSymbol, Module, ModuleSymbols,
-    RelativeAddress, Svma, Symbolizer,
+    RelativeAddress, Svma, Symbolizer, printable,
 };
 
 use crate::build_id_cache::open_as_recorded;
@@ -39,6 +39,10 @@ pub struct SymbolizerOptions {
     /// The files the recorded processes mapped executable, among which a
     /// JIT's marker, its jitdump file (`jit-PID.dump`), names its code.
     pub mapped_files: Vec<PathBuf>,
+    /// The user the recorded processes ran as, where the recording says:
+    /// a JIT map is believed only from that user or root. Where it does
+    /// not say, from the user reading or root, as perf does.
+    pub process_user: Option<u32>,
 }
 
 impl SymbolizerOptions {
@@ -134,11 +138,17 @@ pub(crate) fn parse_recorded<'a>(
     Ok(elf)
 }
 
-impl Symbolizer for ElfSymbolizer {
-    fn symbolize(&self, module: &Module, offsets: &[FileOffset], detail: Detail) -> ModuleSymbols {
+impl ElfSymbolizer {
+    /// What the files say of `offsets`, names as they are there.
+    fn symbolize_raw(
+        &self,
+        module: &Module,
+        offsets: &[FileOffset],
+        detail: Detail,
+    ) -> ModuleSymbols {
         if let Some(pid) = module.pid {
             let dump = self.jit_dumps.get(&self.options.mapped_files, pid);
-            return jit_symbols(pid, dump, offsets);
+            return jit_symbols(pid, dump, offsets, self.options.process_user);
         }
         let files = match self.open(module) {
             Ok(files) => files,
@@ -150,6 +160,16 @@ impl Symbolizer for ElfSymbolizer {
             Err(error) => unnamed(offsets, Some(error)),
         }
     }
+}
+
+impl Symbolizer for ElfSymbolizer {
+    /// Names, with every control character escaped: symbol tables, debug
+    /// info and JIT maps are written by anyone.
+    fn symbolize(&self, module: &Module, offsets: &[FileOffset], detail: Detail) -> ModuleSymbols {
+        let mut symbols = self.symbolize_raw(module, offsets, detail);
+        symbols.make_printable();
+        symbols
+    }
 
     fn symbolize_kernel(&self, addresses: &[Avma]) -> Vec<Option<String>> {
         let kallsyms = match self.options.same_kernel {
@@ -158,7 +178,11 @@ impl Symbolizer for ElfSymbolizer {
         };
         addresses
             .iter()
-            .map(|a| kallsyms.and_then(|k| k.name(a.0)).map(str::to_owned))
+            .map(|a| {
+                kallsyms
+                    .and_then(|k| k.name(a.0))
+                    .map(|n| printable(n).into_owned())
+            })
             .collect()
     }
 
@@ -182,7 +206,10 @@ pub fn symbolize_file(
     options: &SymbolizerOptions,
 ) -> Result<Vec<AddressSymbol>, SymbolsError> {
     let files = ModuleFiles::open(path, &options.debug_dirs)?;
-    Ok(ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options.naming()))
+    let mut symbols =
+        ElfModule::parse(&files)?.resolve(addresses, Detail::Frames, options.naming());
+    symbols.iter_mut().for_each(AddressSymbol::make_printable);
+    Ok(symbols)
 }
 
 fn symbolize_offsets(
@@ -198,6 +225,7 @@ fn symbolize_offsets(
     // Offsets the file does not load leave gaps to fill; most often none.
     let gaps = (known.len() < svmas.len()).then_some(svmas);
     let resolved = elf.resolve(&known, detail, options.naming());
+    let notes = elf.notes();
     let addresses = match gaps {
         None => resolved,
         Some(svmas) => {
@@ -213,13 +241,20 @@ fn symbolize_offsets(
     Ok(ModuleSymbols {
         problem: None,
         addresses,
+        notes,
     })
 }
 
 /// JIT code: the offsets of anonymous memory are its addresses, named by
 /// the process's jitdump file, with their source lines, or else by its
-/// perf map.
-fn jit_symbols(pid: u32, dump: DumpRead, offsets: &[FileOffset]) -> ModuleSymbols {
+/// perf map. The map is believed from root, or from `user` (the reader's
+/// own where `None`).
+fn jit_symbols(
+    pid: u32,
+    dump: DumpRead,
+    offsets: &[FileOffset],
+    user: Option<u32>,
+) -> ModuleSymbols {
     let (dump, problem) = match dump {
         Ok(dump) => {
             let problem = (dump.as_ref()).and_then(|d| d.problem.clone());
@@ -227,16 +262,23 @@ fn jit_symbols(pid: u32, dump: DumpRead, offsets: &[FileOffset]) -> ModuleSymbol
         }
         Err(problem) => (None, Some(problem)),
     };
-    let mut map = None;
-    let addresses = offsets
+    let in_dump = |address: Avma| dump.as_ref().and_then(|d| d.function(address.0));
+    let wanted: Vec<Avma> = offsets.iter().map(|&o| Module::anonymous_avma(o)).collect();
+    let unnamed: Vec<Avma> = (wanted.iter().copied())
+        .filter(|&address| in_dump(address).is_none())
+        .collect();
+    let loaded = (!unnamed.is_empty()).then(|| {
+        let user = user.unwrap_or_else(|| rustix::process::geteuid().as_raw());
+        PerfMap::load(pid, &unnamed, |owner| owner == 0 || owner == user)
+    });
+    let addresses = wanted
         .iter()
-        .map(|offset| {
-            let address = Module::anonymous_avma(*offset);
-            if let Some(function) = dump.as_ref().and_then(|d| d.function(address.0)) {
+        .map(|&address| {
+            if let Some(function) = in_dump(address) {
                 return jitdump_symbol(function, address);
             }
-            let map = map.get_or_insert_with(|| PerfMap::load(pid));
-            let found = map.as_ref().and_then(|m| m.function(address));
+            let map = loaded.as_ref().and_then(|loaded| loaded.map.as_ref());
+            let found = map.and_then(|m| m.function(address));
             AddressSymbol {
                 // Anonymous memory has no image base: its functions start
                 // where the process has them.
@@ -249,7 +291,11 @@ fn jit_symbols(pid: u32, dump: DumpRead, offsets: &[FileOffset]) -> ModuleSymbol
             }
         })
         .collect();
-    ModuleSymbols { problem, addresses }
+    ModuleSymbols {
+        problem,
+        addresses,
+        notes: loaded.and_then(|loaded| loaded.note).into_iter().collect(),
+    }
 }
 
 /// What a jitdump says of `address` in `function`: its name, and its source
@@ -280,6 +326,7 @@ fn unnamed(offsets: &[FileOffset], problem: Option<SymbolsError>) -> ModuleSymbo
     ModuleSymbols {
         problem: problem.map(|e| e.to_string()),
         addresses: vec![AddressSymbol::default(); offsets.len()],
+        notes: Vec::new(),
     }
 }
 

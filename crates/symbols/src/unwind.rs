@@ -424,7 +424,14 @@ fn section_range(object: &ObjectFile<'_>, name: &str) -> Option<Range<u64>> {
 }
 
 fn section_data(object: &ObjectFile<'_>, name: &str) -> Option<Data> {
-    let data = object.section_by_name(name)?.uncompressed_data().ok()?;
+    let compressed = object.section_by_name(name)?.compressed_data().ok()?;
+    let claimed = compressed.uncompressed_size;
+    if compressed.format != object::CompressionFormat::None
+        && crate::dwarf::inflation_refused(name, compressed.data.len(), claimed).is_some()
+    {
+        return None;
+    }
+    let data = compressed.decompress().ok()?;
     (!data.is_empty()).then(|| Data::from(&*data))
 }
 

@@ -8,6 +8,7 @@ use std::io::{BufWriter, Write};
 
 use inferno::flamegraph::color::{Color, PaletteMap};
 use inferno::flamegraph::{Direction, Options, TextTruncateDirection, from_lines};
+use profiler_model::printable;
 
 use crate::ReportError;
 use crate::views::folded::{FoldedStacks, FrameKind};
@@ -208,8 +209,9 @@ fn fitting_divisor(weights: impl Iterator<Item = u64>) -> u64 {
 
 fn inferno_options(options: &FlameOptions) -> Options<'static> {
     let mut inferno_options = Options::default();
-    inferno_options.title = options.title.clone();
-    inferno_options.subtitle = options.subtitle.clone();
+    // Titles name commands, which anyone may have named.
+    inferno_options.title = printable(&options.title).into_owned();
+    inferno_options.subtitle = (options.subtitle.as_deref()).map(|s| printable(s).into_owned());
     inferno_options.reverse_stack_order = options.reverse;
     inferno_options.direction = if options.inverted {
         Direction::Inverted
@@ -335,7 +337,7 @@ fn write_empty(options: &FlameOptions, out: &mut impl Write) -> Result<(), Repor
             r#"<text x="50%" y="52" text-anchor="middle" font-family="monospace" font-size="12">No {} to show</text>"#,
             "\n</svg>\n"
         ),
-        escape_xml(&options.title),
+        escape_xml(&printable(&options.title)),
         escape_xml(&options.count_name),
     )?;
     out.flush()?;

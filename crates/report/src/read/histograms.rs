@@ -1,7 +1,7 @@
 //! The histograms of a recording: those a histogram-mode recording kept, or
 //! ones built now from a full recording's samples, at any scale.
 
-use profiler_histogram::{BucketWidth, Buckets, HistogramConfig, Region, Scale};
+use profiler_histogram::{BucketWidth, HistogramConfig, Region, Scale};
 use rustc_hash::FxHashSet;
 
 use profiler_model::{
@@ -38,18 +38,18 @@ fn stored_histograms(recording: &Recording) -> Result<HistogramSet, ReportError>
         let Record::Histogram(h) = record? else {
             continue;
         };
-        bucket_bytes = bucket_bytes.saturating_add(h.buckets.len() as u64);
+        // Only the buckets held cost memory: those that counted.
+        let width = h.buckets.width();
+        let held = (h.buckets.held() as u64).saturating_mul(width.bytes() as u64);
+        bucket_bytes = bucket_bytes.saturating_add(held);
         if bucket_bytes > MAX_BUCKET_BYTES {
             return Err(corrupt(format!(
-                "its histograms claim more than {} MiB of buckets",
+                "its histograms hold more than {} MiB of buckets",
                 MAX_BUCKET_BYTES >> 20
             )));
         }
-        let width =
-            BucketWidth::from_bits(u64::from(h.bucket_bits)).map_err(|e| corrupt(e.to_string()))?;
         let scale = Scale::new(u64::from(h.scale)).map_err(|e| corrupt(e.to_string()))?;
-        let buckets = Buckets::from_le_bytes(width, &h.buckets)
-            .ok_or_else(|| corrupt("a histogram's buckets end in the middle of a bucket".into()))?;
+        let buckets = h.buckets;
         let region = Region::with_buckets(h.start.0, buckets.len() as u64, scale)
             .map_err(|e| corrupt(e.to_string()))?;
         let module = modules.intern(&h.path, h.build_id.as_ref(), None);

@@ -227,6 +227,7 @@ pub(crate) fn name_locations<'a>(
         detail,
         |id, offsets, symbols| {
             names.problems.extend(symbols.problem);
+            names.problems.extend(symbols.notes);
             let module = Named {
                 id,
                 name: modules.get(id).name(),
@@ -468,6 +469,7 @@ mod tests {
             ModuleSymbols {
                 problem: None,
                 addresses: vec![symbol; offsets.len()],
+                notes: Vec::new(),
             }
         }
     }

@@ -541,6 +541,7 @@ mod tests {
             }],
             command: vec!["./app".into()],
             program: None,
+            user: None,
             histogram: None,
             call_graph: None,
             host: HostInfo::default(),

@@ -101,7 +101,7 @@ fn render_source(block: &SourceBlock, paint: &Painter, out: &mut impl Write) -> 
         .unwrap_or(0)
         .max(4);
     writeln!(out, "#")?;
-    writeln!(out, "# Source:   {}", block.file)?;
+    writeln!(out, "# Source:   {}", block.path)?;
     writeln!(out, "#")?;
     writeln!(out, "# Percent  Samples  {:>width$}  Source", "Line")?;
     writeln!(out, "# -------  -------  {}  ------", "-".repeat(width))?;

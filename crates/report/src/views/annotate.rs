@@ -13,7 +13,9 @@ use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use profiler_model::{Flow, FunctionListing, Instruction, Location, Recording, SourceReader, Svma};
+use profiler_model::{
+    Flow, FunctionListing, Instruction, Location, Recording, SourceReader, SourceText, Svma,
+};
 
 use crate::read::stacks::{NamedStack, StackProfile};
 use crate::read::weight::total;
@@ -103,11 +105,16 @@ pub struct LineCount {
 /// Lines of one source file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SourceBlock {
+    /// The file as the debug info names it.
     pub file: Arc<str>,
+    /// The file read: `file`, or where `--source-dir` says it moved.
+    pub path: String,
     /// The lines to show, in order; empty when the file cannot be read.
     pub rows: Vec<SourceRow>,
     /// Why the file cannot be shown.
     pub problem: Option<String>,
+    /// What of the file was left unread or cut short.
+    pub cut: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -155,7 +162,7 @@ pub fn annotate(
         true => source_blocks(listing, &lines, sources, options.context),
         false => Vec::new(),
     };
-    notes.extend(sources.iter().filter_map(|b| b.problem.clone()));
+    notes.extend((sources.iter()).flat_map(|b| b.problem.iter().chain(&b.cut).cloned()));
     let bucket_bytes = recording.header.histogram.as_ref().map(|h| {
         profiler_histogram::Scale::new(u64::from(h.scale))
             .map_or(2.0, profiler_histogram::Scale::bytes_per_bucket)
@@ -226,14 +233,23 @@ fn annotated_instructions(
             .then(|| format!("{symbol}+{:#x}", to.0 - listing.start.0))
     };
     let visible = within_context(counts, options.context);
+    // Each file read once, for the lines the instructions came from.
+    let mut wanted: BTreeMap<Arc<str>, BTreeSet<u32>> = BTreeMap::new();
+    for i in &listing.instructions {
+        if let (Some(file), Some(line), _) = source_of(i) {
+            wanted.entry(file).or_default().insert(line);
+        }
+    }
+    let texts: BTreeMap<Arc<str>, Arc<SourceText>> = (wanted.into_iter())
+        .filter_map(|(file, lines)| Some((file.clone(), sources.lines(&file, &lines).ok()?)))
+        .collect();
     (listing.instructions.iter().zip(counts).zip(&visible))
         .map(|((i, &n), &shown)| {
             let (file, line, inlined) = source_of(i);
             let source = match (&file, line) {
-                (Some(file), Some(line)) => sources.lines(file).ok().and_then(|text| {
-                    let index = (line as usize).checked_sub(1)?;
-                    text.get(index).cloned()
-                }),
+                (Some(file), Some(line)) => {
+                    texts.get(file).and_then(|t| t.lines.get(&line)).cloned()
+                }
                 _ => None,
             };
             AnnotatedInstruction {
@@ -330,6 +346,9 @@ fn line_counts(instructions: &[AnnotatedInstruction], samples: u64) -> Vec<LineC
     lines
 }
 
+/// The most lines of its own file a function's listing shows.
+const MAX_OWN_LINES: u32 = 100_000;
+
 /// The source lines to show. In the function's own file, every line from
 /// its first to its last; in any file, each line code came from. With
 /// `context`, only the lines within that many of one with samples.
@@ -342,10 +361,13 @@ fn source_blocks(
     let own_file = own_span(listing);
     let mut wanted: BTreeMap<Arc<str>, BTreeSet<u32>> = BTreeMap::new();
     if let Some((file, first, last)) = &own_file {
+        // Debug info can claim any span: a function shows at most this
+        // many lines of its own.
+        let last = (*last).min(first.saturating_add(MAX_OWN_LINES));
         wanted
             .entry(file.clone())
             .or_default()
-            .extend(*first..=*last);
+            .extend(*first..=last);
     }
     for line in lines {
         wanted
@@ -394,19 +416,21 @@ fn source_block(
     sources: &dyn SourceReader,
     context: Option<usize>,
 ) -> SourceBlock {
-    let text = match sources.lines(&file) {
+    let text = match sources.lines(&file, &numbers) {
         Ok(text) => text,
         Err(problem) => {
             return SourceBlock {
+                path: file.to_string(),
                 file,
                 rows: Vec::new(),
                 problem: Some(problem),
+                cut: None,
             };
         }
     };
     let numbers: Vec<u32> = numbers
         .into_iter()
-        .filter(|&n| n >= 1 && (n as usize) <= text.len())
+        .filter(|n| text.lines.contains_key(n))
         .collect();
     let samples: Vec<u64> = numbers
         .iter()
@@ -422,7 +446,7 @@ fn source_block(
         let count = counts.get(&(&*file, number));
         rows.push(SourceRow {
             line: number,
-            text: text[number as usize - 1].clone(),
+            text: text.lines.get(&number).cloned().unwrap_or_default(),
             samples: count.map_or(0, |c| c.samples),
             percent: count.map_or(0.0, |c| c.percent),
             inlined: count.and_then(|c| c.inlined.clone()),
@@ -432,7 +456,9 @@ fn source_block(
     }
     SourceBlock {
         file,
+        path: text.path.clone(),
         rows,
         problem: None,
+        cut: text.cut.clone(),
     }
 }

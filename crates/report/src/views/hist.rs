@@ -144,10 +144,8 @@ pub fn histogram_table(
     let regions = grouped
         .iter()
         .filter(|(_, (region, columns))| {
-            columns
-                .iter()
-                .flatten()
-                .any(|b| (0..region.bucket_count()).any(|i| b.get(i) > 0))
+            (columns.iter().flatten())
+                .any(|b| b.nonzero().iter().any(|&(i, _)| i < region.bucket_count()))
         })
         .map(|(&(module, _), (region, _))| TableRegion {
             module: names.module_name(module).to_owned(),
@@ -221,11 +219,14 @@ fn rebucket(set: &mut HistogramSet, width: BucketWidth, scale: Scale) -> Result<
         let end = r.region.end();
         let region = Region::new(r.region.offset, end - r.region.offset, scale)
             .map_err(|e| ReportError::Options(e.to_string()))?;
-        let mut buckets = Buckets::new(width, region.bucket_count());
-        for index in 0..r.buckets.len() {
-            let count = r.buckets.get(index);
+        // Sparse buckets stay sparse: a region may be any size.
+        let mut buckets = match r.buckets {
+            Buckets::Sparse(_) => Buckets::sparse(width, region.bucket_count()),
+            _ => Buckets::new(width, region.bucket_count()),
+        };
+        for (index, count) in r.buckets.nonzero() {
             let new_index = region.index_of(r.region.first_address(index));
-            if let (true, Some(new_index)) = (count > 0, new_index)
+            if let Some(new_index) = new_index
                 && !buckets.add(new_index, count, OnFull::Saturate)
                 && let Some(totals) = set.totals.get_mut(usize::from(r.event))
             {
@@ -260,6 +261,7 @@ impl<'a> Naming<'a> {
             let info = set.modules.get(module);
             let symbols = symbolizer.symbolize(info, &offsets, Detail::Functions);
             problems.extend(symbols.problem);
+            problems.extend(symbols.notes);
             for (offset, symbol) in offsets.iter().zip(&symbols.addresses) {
                 let address = symbol.svma.map_or(offset.0, |s| s.0);
                 let text = match (&symbol.function, symbol.relative) {
