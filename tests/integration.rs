@@ -24,6 +24,7 @@ mod gprof;
 mod groups;
 mod histogram;
 mod hostile;
+mod kernel_time;
 mod modules;
 mod outputs;
 mod perfdata;

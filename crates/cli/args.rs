@@ -303,12 +303,13 @@ pub struct RecordArgs {
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub duration: Option<std::time::Duration>,
 
-    /// Sample user space only [default]: the events without a :u, :k or :h of their own
-    #[arg(long, conflicts_with = "kernel")]
+    /// Sample user space only: the events without a :u, :k or :h of their own [default:
+    /// user space and the kernel where this user may sample the kernel, else user space]
+    #[arg(long, visible_aliases = ["user", "all-user"], conflicts_with = "kernel")]
     pub user_only: bool,
 
-    /// Also sample the kernel's execution, for the events without a :u, :k or :h of their
-    /// own (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root)
+    /// Sample the kernel's execution too, for the events without a :u, :k or :h of their
+    /// own, or fail (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root)
     #[arg(long)]
     pub kernel: bool,
 

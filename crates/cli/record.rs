@@ -49,7 +49,11 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         ring_bytes: args
             .mmap_pages
             .map(|pages| pages * profiler_sampler::page_size()),
-        kernel: args.kernel,
+        kernel: match (args.kernel, args.user_only) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
         duration: args.duration,
         wait_descendants: args.wait_descendants,
     })?;

@@ -18,7 +18,7 @@
 //!     call_graph: None,
 //!     fp_stack_bytes: None,
 //!     ring_bytes: None,
-//!     kernel: false,
+//!     kernel: None,
 //!     duration: None,
 //!     wait_descendants: false,
 //! })?;

@@ -1,6 +1,25 @@
 //! Kernel addresses named from /proc/kallsyms (readable with real addresses
 //! by root, or with kernel.kptr_restrict=0).
 
+const KALLSYMS: &str = "/proc/kallsyms";
+
+/// What kernel samples are, unnamed.
+const UNNAMED: &str = "kernel samples are shown as one [kernel] row";
+
+/// Why kallsyms named nothing: its addresses read 0 (or it lists none).
+fn hidden(text: &str) -> String {
+    if text.trim().is_empty() {
+        return format!("{KALLSYMS} lists no symbols: {UNNAMED}");
+    }
+    let restrict = std::fs::read_to_string("/proc/sys/kernel/kptr_restrict")
+        .map(|level| format!(", kernel.kptr_restrict is {}", level.trim()))
+        .unwrap_or_default();
+    format!(
+        "kernel addresses are hidden ({KALLSYMS} reads 0{restrict}): {UNNAMED}; report as root, \
+         or after `sysctl kernel.kptr_restrict=0`, to name kernel functions"
+    )
+}
+
 /// The kernel's text symbols, sorted by address.
 #[derive(Debug)]
 pub(crate) struct Kallsyms {
@@ -8,10 +27,13 @@ pub(crate) struct Kallsyms {
 }
 
 impl Kallsyms {
-    /// The running kernel's symbols; `None` when they are hidden (all
-    /// addresses read as zero) or unreadable.
-    pub fn load() -> Option<Kallsyms> {
-        Kallsyms::parse(&std::fs::read_to_string("/proc/kallsyms").ok()?)
+    /// The running kernel's symbols; or, where they are hidden (all
+    /// addresses read as zero, as `kernel.kptr_restrict` has it for this
+    /// user) or unreadable, why, and what kernel samples are then.
+    pub fn load() -> Result<Kallsyms, String> {
+        let text = std::fs::read_to_string(KALLSYMS)
+            .map_err(|error| format!("{KALLSYMS} cannot be read ({error}): {UNNAMED}"))?;
+        Kallsyms::parse(&text).ok_or_else(|| hidden(&text))
     }
 
     fn parse(text: &str) -> Option<Kallsyms> {
@@ -56,5 +78,16 @@ mod tests {
         assert_eq!(symbols.name(0xffff_ffff_8100_0300), Some("other"));
         assert_eq!(symbols.name(0x1000), None);
         assert!(Kallsyms::parse("0000000000000000 T _stext\n").is_none());
+    }
+
+    #[test]
+    fn hidden_addresses_are_said_to_be_hidden() {
+        // As kernel.kptr_restrict shows kallsyms to a user it hides them from.
+        let text = "0000000000000000 T _stext\n0000000000000000 t do_thing\n";
+        assert!(Kallsyms::parse(text).is_none());
+        let why = hidden(text);
+        assert!(why.contains("/proc/kallsyms reads 0"), "{why}");
+        assert!(why.contains("one [kernel] row"), "{why}");
+        assert!(why.contains("kptr_restrict"), "{why}");
     }
 }
