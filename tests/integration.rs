@@ -27,6 +27,7 @@ mod hostile;
 mod kernel_time;
 mod modules;
 mod outputs;
+mod perf_spellings;
 mod perfdata;
 mod pprof;
 mod record_report;

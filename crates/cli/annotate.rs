@@ -26,6 +26,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         event: Some(args.event.clone().unwrap_or_else(|| "0".into())),
         fold_inline: true,
         places: Places::Addresses,
+        filter: args.time.filter(),
         ..StackOptions::default()
     };
     let syntax = match args.asm_syntax {

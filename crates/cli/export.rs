@@ -5,7 +5,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use profiler_histogram::Scale;
 use profiler_model::Recording;
 use profiler_report::{
@@ -28,6 +28,12 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
 }
 
 fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+    if let Some(time) = &args.time.time {
+        bail!(
+            "--time {}: gmon.out holds the histogram of the whole recording; leave out --time",
+            time.text()
+        );
+    }
     let output = args.output.as_deref().unwrap_or(Path::new("gmon.out"));
     let options = HistOptions {
         event: args.event.clone(),
@@ -68,6 +74,7 @@ fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     let options = StackOptions {
         event: args.event.clone(),
         fold_inline: args.no_inline,
+        filter: args.time.filter(),
         ..StackOptions::default()
     };
     let thread_frames = ThreadFrames {
@@ -94,6 +101,7 @@ fn export_pprof(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     let options = StackOptions {
         event: args.event.clone(),
         fold_inline: args.no_inline,
+        filter: args.time.filter(),
         locations: true,
         ..StackOptions::default()
     };
@@ -123,6 +131,7 @@ fn export_timeline(args: &ExportArgs, recording: &Recording) -> Result<ExitCode>
     let options = StackOptions {
         event: args.event.clone(),
         fold_inline: args.no_inline,
+        filter: args.time.filter(),
         timeline: true,
         ..StackOptions::default()
     };

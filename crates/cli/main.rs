@@ -29,6 +29,7 @@ mod input;
 mod list;
 mod man;
 mod output;
+mod perf_options;
 mod progress;
 mod record;
 mod record_histogram;

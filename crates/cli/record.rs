@@ -13,19 +13,21 @@ use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phras
 use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
 use profiler_symbols::ElfUnwinder;
 
-use crate::args::{CpuList, RecordArgs, SymbolArgs};
+use crate::args::{CpuList, Frequency, RecordArgs, SymbolArgs};
 use crate::output::describe;
 use crate::record_histogram::HistogramRequest;
 use crate::record_output::RecordingFile;
 use crate::symbols;
 
 pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
+    refuse_perf_only(&args)?;
     let target = target(&mut args);
     let (events, sampling) = event_requests(&args, matches)?;
     let histogram = HistogramRequest::check(&args.histogram)?;
-    let mut call_graph = match args.frame_pointers {
-        true => Some(CallGraph::FramePointer),
-        false => args.call_graph.map(|arg| arg.mode),
+    let mut call_graph = match (args.call_graph, args.frame_pointers) {
+        (Some(arg), _) => Some(arg.mode),
+        (None, true) => Some(CallGraph::FramePointer),
+        (None, false) => None,
     };
     let fp_stack_bytes = args.call_graph.and_then(|arg| arg.fp_stack_bytes);
     if histogram.is_some() && call_graph.is_some() {
@@ -64,6 +66,15 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     for notice in recorder.notices() {
         eprintln!("profiler: {notice}");
     }
+    if let Some(level) = args.compression_level {
+        eprintln!(
+            "profiler: -z{}: recordings are not compressed; written as they are",
+            match level {
+                1 => String::new(),
+                level => format!("={level}"),
+            }
+        );
+    }
     // While recording, the unwind tables of the files on this machine find
     // the callers that frame-pointer chains skip (the vdso's too).
     let unwinder = ElfUnwinder::new(&symbols::options(&no_symbol_args(), true));
@@ -90,6 +101,24 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         eprintln!("profiler: the recording was not written whole: it is not archived");
     }
     Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// perf's options that have no meaning here, refused before anything runs.
+fn refuse_perf_only(args: &RecordArgs) -> Result<()> {
+    if args.user_regs.is_some() {
+        bail!(
+            "--user-regs is perf's: registers are copied with each sample where unwinding \
+             needs them (--call-graph dwarf, and -g to find callers the chain skips); leave it \
+             out"
+        );
+    }
+    if args.user_callchains {
+        bail!(
+            "--user-callchains is perf's: call stacks here hold the kernel's frames only where \
+             the kernel is sampled; give --user-only to sample user space alone"
+        );
+    }
+    Ok(())
 }
 
 /// Each sampling event's own counts, when there are several, and advice
@@ -173,12 +202,28 @@ fn event_requests(
     let thresholds = positions("thresholds")
         .into_iter()
         .zip(args.thresholds.iter());
-    let frequencies = positions("frequencies")
-        .into_iter()
-        .zip(args.frequencies.iter());
-    let samplings = thresholds
-        .map(|(i, &n)| (i, Sampling::Period(n)))
-        .chain(frequencies.map(|(i, &hz)| (i, Sampling::Frequency(hz))));
+    let max = || {
+        let max = profiler_sampler::max_sample_rate();
+        if let Some(max) = max {
+            eprintln!("profiler: -F max: sampling at {max} Hz (kernel.perf_event_max_sample_rate)");
+        }
+        max.ok_or_else(|| {
+            anyhow::anyhow!("-F max: kernel.perf_event_max_sample_rate cannot be read; give -F HZ")
+        })
+    };
+    let mut frequencies = Vec::new();
+    for (position, frequency) in positions("frequencies").into_iter().zip(&args.frequencies) {
+        let hz = match *frequency {
+            Frequency::Hz(hz) => hz,
+            Frequency::Max => max()?,
+        };
+        frequencies.push((position, hz));
+    }
+    let samplings = thresholds.map(|(i, &n)| (i, Sampling::Period(n))).chain(
+        frequencies
+            .into_iter()
+            .map(|(i, hz)| (i, Sampling::Frequency(hz))),
+    );
 
     let mut requests: Vec<EventRequest> = args
         .events

@@ -36,13 +36,14 @@ pub use read::naming::Places;
 pub use read::samples::SampleFilter;
 pub use read::samples::TaskDetail;
 pub use read::stacks::{StackOptions, StackProfile, read_stacks};
+pub use read::time_slices::TimeSlices;
 pub use read::weight::Weight;
 pub use render::annotate::{render_annotation_json, render_annotation_text};
 pub use render::checkup::{render_checkup_json, render_checkup_text};
 pub use render::diff::{render_diff_json, render_diff_text};
 pub use render::event_list::{render_event_list_json, render_event_list_text};
 pub use render::flat_json::render_json;
-pub use render::flat_text::render_text;
+pub use render::flat_text::{TextOptions, render_text, render_text_with};
 pub use render::hist::{render_hist_csv, render_hist_json, render_hist_text};
 pub use render::inline_sites::{render_inline_sites_json, render_inline_sites_text};
 pub use render::stat::{
@@ -65,6 +66,7 @@ pub use views::folded::{FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX, Th
 pub use views::hist::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
 pub use views::inline_sites::{InlineSite, InlineSites, inline_sites};
 pub use views::places::PlaceRow;
+pub use views::row_filter::RowFilter;
 pub use views::sort::{PlaceKind, SortKey};
 pub use views::tasks::{Task, TaskRow};
 pub use wording::{loss_advice, stack_advice, stack_phrase};

@@ -18,22 +18,25 @@ use crate::error::ReportError;
 use crate::read::histograms::recording_histograms;
 use crate::read::stack_ids::{FrameLists, StackId, StackWeights, Stacks};
 use crate::read::thread_stack::{CommandId, ThreadStack};
+use crate::read::time_slices::{TimeSlices, TimeWindows, sample_span};
 use crate::read::timeline::Timeline;
 use crate::read::walk::StackWalker;
 use crate::read::weight::Weight;
 
 /// Which samples to count: those of these processes and threads (an
-/// empty list admits all).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// empty list admits all), taken in these slices of time.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SampleFilter {
     pub pids: Vec<u32>,
     pub tids: Vec<u32>,
+    /// `--time`; `None`: the whole recording.
+    pub time: Option<TimeSlices>,
 }
 
 impl SampleFilter {
     /// Whether the filter admits every sample.
     pub fn is_empty(&self) -> bool {
-        self.pids.is_empty() && self.tids.is_empty()
+        self.pids.is_empty() && self.tids.is_empty() && self.time.is_none()
     }
 
     /// `pid 4242`, `pids 1, 2 and tid 3`: what the filter asks for.
@@ -46,7 +49,8 @@ impl SampleFilter {
                 Some(format!("{one}s {}", ids.join(", ")))
             }
         };
-        [list("pid", &self.pids), list("tid", &self.tids)]
+        let time = (self.time.as_ref()).map(|t| format!("the time {}", t.text()));
+        [list("pid", &self.pids), list("tid", &self.tids), time]
             .into_iter()
             .flatten()
             .collect::<Vec<_>>()
@@ -83,6 +87,9 @@ pub(crate) struct Keep {
     /// Which tasks the stacks tell apart (each thread's samples are
     /// counted whatever this says).
     pub tasks: TaskDetail,
+    /// Keep this many frames of each stack at most, from the leaf
+    /// (`--max-stack`); `None`: all.
+    pub max_stack: Option<usize>,
 }
 
 /// What the samples of a recording add up to, before symbolization.
@@ -126,6 +133,12 @@ pub(crate) fn count_samples(
     keep: Keep,
 ) -> Result<SampleCounts, ReportError> {
     if recording.header.histogram.is_some() {
+        if let Some(time) = &filter.time {
+            return Err(ReportError::Options(format!(
+                "--time {}: a histogram recording keeps no times, only its buckets",
+                time.text()
+            )));
+        }
         count_buckets(recording, wanted)
     } else {
         let parts = sample_parts(recording, keep);
@@ -186,11 +199,19 @@ fn count_sample_records(
     keep: Keep,
     parts: usize,
 ) -> Result<SampleCounts, ReportError> {
+    let times = match &filter.time {
+        Some(slices) => match sample_span(recording)? {
+            Some((first, last)) => slices.windows(first, last),
+            None => TimeWindows::default(),
+        },
+        None => TimeWindows::default(),
+    };
     let (model, samples) = recording.replay()?;
     let counting = Counting {
         model: &model,
         wanted,
         filter,
+        times,
         unwinder,
         keep,
     };
@@ -287,6 +308,8 @@ struct Counting<'a> {
     model: &'a ProcessModel,
     wanted: &'a [bool],
     filter: &'a SampleFilter,
+    /// Where `filter`'s slices of time lie.
+    times: TimeWindows,
     unwinder: &'a dyn StackUnwinder,
     keep: Keep,
 }
@@ -364,7 +387,7 @@ impl Counting<'_> {
             if !self.wanted.get(event).copied().unwrap_or(false) {
                 continue;
             }
-            if !self.filter.admits(sample.pid, sample.tid) {
+            if !self.filter.admits(sample.pid, sample.tid) || !self.times.admits(sample.time) {
                 (tally.excluded)
                     .entry((sample.pid, sample.tid))
                     .or_insert_with(|| {
@@ -374,6 +397,9 @@ impl Counting<'_> {
                 continue;
             }
             walker.frames_into(&sample, &mut frames);
+            if let Some(most) = keep.max_stack {
+                frames.truncate(most.max(1));
+            }
             let pid = match keep.tasks {
                 TaskDetail::Commands => 0,
                 _ => sample.pid,

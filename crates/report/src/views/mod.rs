@@ -13,5 +13,6 @@ pub(crate) mod folded;
 pub(crate) mod hist;
 pub(crate) mod inline_sites;
 pub(crate) mod places;
+pub(crate) mod row_filter;
 pub(crate) mod sort;
 pub(crate) mod tasks;
