@@ -33,6 +33,7 @@ mod pprof;
 mod record_report;
 mod renderers;
 mod salvage;
+mod script;
 mod shell;
 mod stat;
 mod symbolization;

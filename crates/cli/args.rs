@@ -35,6 +35,10 @@ pub enum Command {
     Record(RecordArgs),
     /// Print a flat per-function profile of a recording
     Report(ReportArgs),
+    /// Print every sample on its own line, as perf script does: command, pid/tid, CPU, time,
+    /// period, event and the sampled code, with the stack under it where recorded
+    #[command(after_help = SCRIPT_AFTER_HELP)]
+    Script(ScriptArgs),
     /// Print the histogram of a recording: one row per nonzero bucket
     Hist(HistArgs),
     /// Show where inside one function the samples fell: its source lines and instructions
@@ -532,6 +536,51 @@ perf report's spellings are taken with perf's meaning: -i, --stdio, --children a
 --percent-limit, --pid, --tid, --time, -c/--comms, -d/--dsos, -S/--symbols, --max-stack, \
 --header-only. The default view is perf's --no-children, without a call tree; --pid, --tid and \
 --time give shares of the samples they keep, --comms, --dsos and --symbols of the whole event.";
+
+const SCRIPT_AFTER_HELP: &str = "\
+Samples are listed in time order, their times in seconds from the recording's first sample \
+(those --time takes; perf script prints its clock's own unless --reltime). Lines are laid out \
+as perf script lays them out, so that its readers take them: `profiler script | \
+stackcollapse-perf.pl | flamegraph.pl > out.svg`, or awk. A function's offset is from its \
+start; a stack's addresses in a file are offsets into it, as perf script prints them.";
+
+#[derive(Debug, Args)]
+#[command(after_help = SCRIPT_AFTER_HELP)]
+pub struct ScriptArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// The recording to read, as with -i
+    #[arg(value_name = "FILE", conflicts_with = "path")]
+    pub file: Option<PathBuf>,
+
+    /// Only this event (by name, or by its position from 0) [default: every event]
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
+
+    /// Leave out the frames of inlined functions [default: each inlined function on a line
+    /// of its own, `NAME (inlined)`, before the function it was inlined into]
+    #[arg(long)]
+    pub no_inline: bool,
+
+    /// Each sample's own line only, without its stack
+    #[arg(short = 'G', long)]
+    pub hide_call_graph: bool,
+
+    /// Read N frames of each stack at most, from the sampled one
+    #[arg(long, value_name = "N")]
+    pub max_stack: Option<usize>,
+
+    /// perf script's: times from the first sample [always]
+    #[arg(long)]
+    pub reltime: bool,
+
+    #[command(flatten)]
+    pub filter: FilterArgs,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+}
 
 #[derive(Debug, Args)]
 pub struct FlamegraphArgs {

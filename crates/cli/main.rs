@@ -35,6 +35,7 @@ mod record;
 mod record_histogram;
 mod record_output;
 mod report;
+mod script;
 mod stat;
 mod symbolize;
 mod symbols;
@@ -69,6 +70,7 @@ fn main() -> ExitCode {
             matches.subcommand_matches("record").unwrap_or(&matches),
         ),
         Command::Report(args) => report::run(args),
+        Command::Script(args) => script::run(args),
         Command::Hist(args) => hist::run(args),
         Command::Annotate(args) => annotate::run(args),
         Command::Flamegraph(args) => flamegraph::run(args),

@@ -46,6 +46,7 @@ pub use render::flat_json::render_json;
 pub use render::flat_text::{TextOptions, render_text, render_text_with};
 pub use render::hist::{render_hist_csv, render_hist_json, render_hist_text};
 pub use render::inline_sites::{render_inline_sites_json, render_inline_sites_text};
+pub use render::script::render_script;
 pub use render::stat::{
     StatExit, StatSummary, render_stat_interval_json, render_stat_interval_text, render_stat_json,
     render_stat_text,
@@ -67,6 +68,7 @@ pub use views::hist::{HistOptions, HistRow, HistTable, TableRegion, histogram_ta
 pub use views::inline_sites::{InlineSite, InlineSites, inline_sites};
 pub use views::places::PlaceRow;
 pub use views::row_filter::RowFilter;
+pub use views::script::{Script, ScriptOptions, script};
 pub use views::sort::{PlaceKind, SortKey};
 pub use views::tasks::{Task, TaskRow};
 pub use wording::{loss_advice, stack_advice, stack_phrase};

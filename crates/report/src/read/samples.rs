@@ -110,6 +110,9 @@ pub(crate) struct SampleCounts {
     pub timeline: Option<Timeline>,
     /// With [`Keep::mappings`]: by process.
     pub mappings: FxHashMap<u32, Vec<MappedRange>>,
+    /// When the recording's first and last samples were taken (of any
+    /// event, kept or not), in perf-clock nanoseconds.
+    pub span: Option<(u64, u64)>,
 }
 
 pub(crate) struct ThreadCount {
@@ -183,6 +186,7 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
         excluded: BTreeMap::new(),
         timeline: None,
         mappings: FxHashMap::default(),
+        span: None,
     })
 }
 
@@ -262,6 +266,7 @@ fn count_sample_records(
         commands,
         excluded,
         mut timeline,
+        span,
     } = tally;
     let lists = lists.into_lists();
     let stacks = match &mut timeline {
@@ -284,6 +289,7 @@ fn count_sample_records(
         excluded,
         timeline,
         mappings,
+        span,
     })
 }
 
@@ -324,6 +330,8 @@ struct Tally {
     commands: Commands,
     excluded: BTreeMap<(u32, u32), String>,
     timeline: Option<Timeline>,
+    /// The first and last times of every sample read.
+    span: Option<(u64, u64)>,
 }
 
 impl Tally {
@@ -335,7 +343,14 @@ impl Tally {
             commands: Commands::default(),
             excluded: BTreeMap::new(),
             timeline,
+            span: None,
         }
+    }
+
+    fn add_time(&mut self, time: u64) {
+        let (first, last) = self.span.get_or_insert((time, time));
+        *first = (*first).min(time);
+        *last = (*last).max(time);
     }
 
     fn add_run(&mut self, run: ThreadRun) {
@@ -368,6 +383,10 @@ impl Tally {
         for (thread, name) in later.excluded {
             self.excluded.entry(thread).or_insert(name);
         }
+        if let Some((first, last)) = later.span {
+            self.add_time(first);
+            self.add_time(last);
+        }
     }
 }
 
@@ -382,6 +401,7 @@ impl Counting<'_> {
         let (mut samples, mut sample) = (samples, Sample::default());
         while let Some(read) = samples.next_into(&mut sample) {
             read?;
+            tally.add_time(sample.time);
             let event = usize::from(sample.event);
             let deltas = members.of(&sample);
             if !self.wanted.get(event).copied().unwrap_or(false) {
@@ -425,7 +445,7 @@ impl Counting<'_> {
                 period: sample.period,
             };
             if let Some(timeline) = &mut tally.timeline {
-                timeline.add(stack, sample.time, event, weight, &deltas);
+                timeline.add(stack, &sample, weight, &deltas);
                 continue;
             }
             // Group members count where their leader's sample was taken.
