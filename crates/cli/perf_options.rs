@@ -6,36 +6,36 @@ use clap::Args;
 use profiler_report::{RowFilter, SortKey, TreeDirection};
 
 /// What `-g` alone means: perf report's default call graph.
-pub const DEFAULT_CALL_GRAPH: &str = "graph,0.5,caller";
+pub(crate) const DEFAULT_CALL_GRAPH: &str = "graph,0.5,caller";
 
 /// `perf report`'s options that have no other spelling here.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "perf report's spellings")]
-pub struct PerfReportArgs {
+pub(crate) struct PerfReportArgs {
     /// The text report, as perf report --stdio prints it [default]
     #[arg(long, conflicts_with = "format")]
-    pub stdio: bool,
+    pub(crate) stdio: bool,
 
     /// Each function's own samples only, no Children column [default]
     #[arg(long, overrides_with = "children")]
-    pub no_children: bool,
+    pub(crate) no_children: bool,
 
     /// The call tree callers first, from main down (--call-graph caller)
     #[arg(short = 'G', long, conflicts_with = "call_graph")]
-    pub inverted: bool,
+    pub(crate) inverted: bool,
 
     /// The Samples column (always shown)
     #[arg(short = 'n', long)]
-    pub show_nr_samples: bool,
+    pub(crate) show_nr_samples: bool,
 
     /// The rows only, without the commented header (warnings still go to the standard
     /// error)
     #[arg(short = 'q', long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// The commented header only: the recording and each event, without rows
     #[arg(long, conflicts_with_all = ["quiet", "format"])]
-    pub header_only: bool,
+    pub(crate) header_only: bool,
 
     /// Only rows of samples taken under these command names; shares stay of the whole event
     #[arg(
@@ -45,7 +45,7 @@ pub struct PerfReportArgs {
         value_name = "COMM[,COMM...]",
         value_delimiter = ','
     )]
-    pub comms: Vec<String>,
+    pub(crate) comms: Vec<String>,
 
     /// Only rows of these modules (file name or path; [kernel.kallsyms] is the kernel); shares
     /// stay of the whole event
@@ -56,7 +56,7 @@ pub struct PerfReportArgs {
         value_name = "DSO[,DSO...]",
         value_delimiter = ','
     )]
-    pub dsos: Vec<String>,
+    pub(crate) dsos: Vec<String>,
 
     /// Only rows of these functions (as the report names them); shares stay of the whole
     /// event
@@ -66,12 +66,12 @@ pub struct PerfReportArgs {
         value_name = "SYMBOL[,SYMBOL...]",
         value_delimiter = ','
     )]
-    pub symbols: Vec<String>,
+    pub(crate) symbols: Vec<String>,
 
     /// Read N frames of each stack at most, from the sampled one: callers deeper than that
     /// count in no Children total and no call tree
     #[arg(long, value_name = "N")]
-    pub max_stack: Option<usize>,
+    pub(crate) max_stack: Option<usize>,
 
     /// perf's output fields: overhead and sample (always shown), overhead_children
     /// (--children), and sort keys as --sort takes them; +FIELDS adds to the default
@@ -82,12 +82,12 @@ pub struct PerfReportArgs {
         value_parser = parse_fields,
         conflicts_with = "sort"
     )]
-    pub fields: Option<Fields>,
+    pub(crate) fields: Option<Fields>,
 }
 
 impl PerfReportArgs {
     /// The rows `--comms`, `--dsos` and `--symbols` keep.
-    pub fn row_filter(&self) -> RowFilter {
+    pub(crate) fn row_filter(&self) -> RowFilter {
         RowFilter {
             comms: self.comms.clone(),
             dsos: self.dsos.clone(),
@@ -99,17 +99,17 @@ impl PerfReportArgs {
 /// `-g`/`--call-graph`: perf's `print_type,threshold[,print_limit],order,
 /// sort_key[,branch],value`, in any order, as far as it maps.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CallGraphForm {
+pub(crate) struct CallGraphForm {
     /// `none` prints no tree.
-    pub tree: bool,
+    pub(crate) tree: bool,
     /// `None`: as perf orders it, callers first with `--children`, callees
     /// first without.
-    pub order: Option<TreeDirection>,
+    pub(crate) order: Option<TreeDirection>,
     /// The share below which nodes are left out; `None`: --percent-limit.
-    pub threshold: Option<f64>,
+    pub(crate) threshold: Option<f64>,
 }
 
-pub fn parse_report_call_graph(text: &str) -> Result<CallGraphForm, String> {
+pub(crate) fn parse_report_call_graph(text: &str) -> Result<CallGraphForm, String> {
     let mut form = CallGraphForm {
         tree: true,
         order: None,
@@ -162,16 +162,16 @@ fn call_graph_refusal(term: &str) -> String {
 
 /// `-F`/`--fields`, as far as it maps onto the columns here.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fields {
+pub(crate) struct Fields {
     /// The sort keys among the fields, in their order.
-    pub keys: Vec<SortKey>,
+    pub(crate) keys: Vec<SortKey>,
     /// `overhead_children`: the Children column.
-    pub children: bool,
+    pub(crate) children: bool,
     /// `+FIELDS`: added to the default columns.
-    pub append: bool,
+    pub(crate) append: bool,
 }
 
-pub fn parse_fields(text: &str) -> Result<Fields, String> {
+pub(crate) fn parse_fields(text: &str) -> Result<Fields, String> {
     let (append, list) = match text.strip_prefix('+') {
         Some(list) => (true, list),
         None => (false, text),

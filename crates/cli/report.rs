@@ -14,7 +14,7 @@ use profiler_report::{
 use crate::args::{Format, ReportArgs};
 use crate::symbols::with_symbolizer;
 
-pub fn run(args: ReportArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: ReportArgs) -> Result<ExitCode> {
     let path = args.file.as_ref().unwrap_or(&args.input.path);
     let recording = crate::input::open(path)?;
     let (given, children) = sort_keys(&args);

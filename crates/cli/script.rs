@@ -10,7 +10,7 @@ use profiler_report::{ScriptOptions, render_script, script};
 use crate::args::ScriptArgs;
 use crate::symbols::with_symbolizer;
 
-pub fn run(args: ScriptArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: ScriptArgs) -> Result<ExitCode> {
     let path = args.file.as_ref().unwrap_or(&args.input.path);
     let recording = crate::input::open(path)?;
     let options = ScriptOptions {

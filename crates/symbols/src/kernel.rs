@@ -30,7 +30,7 @@ impl Kallsyms {
     /// The running kernel's symbols; or, where they are hidden (all
     /// addresses read as zero, as `kernel.kptr_restrict` has it for this
     /// user) or unreadable, why, and what kernel samples are then.
-    pub fn load() -> Result<Kallsyms, String> {
+    pub(crate) fn load() -> Result<Kallsyms, String> {
         let text = std::fs::read_to_string(KALLSYMS)
             .map_err(|error| format!("{KALLSYMS} cannot be read ({error}): {UNNAMED}"))?;
         Kallsyms::parse(&text).ok_or_else(|| hidden(&text))

@@ -34,7 +34,7 @@ pub(crate) struct TimeWindows(Vec<(u64, u64)>);
 
 impl TimeWindows {
     /// Whether a sample taken at `time` counts.
-    pub fn admits(&self, time: u64) -> bool {
+    pub(crate) fn admits(&self, time: u64) -> bool {
         self.0.is_empty() || (self.0.iter()).any(|&(start, end)| start <= time && time <= end)
     }
 }

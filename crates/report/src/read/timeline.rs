@@ -61,7 +61,7 @@ impl Timeline {
     /// Adds a sample of `event` on `stack`, with what its group's members
     /// counted. The stack is hashed once: this stands for the weight per
     /// stack, which [`Timeline::finish`] gives back.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         stack: StackId,
         sample: &Sample,
