@@ -69,6 +69,7 @@ live_test!(kernel_time_is_counted_by_default_where_it_may_be, || {
     // --user-only, perf's --all-user and :u keep to user space, silently.
     for (name, options) in [
         ("user-only", &["-e", "cpu-clock", "--user-only"][..]),
+        ("user", &["-e", "cpu-clock", "--user"]),
         ("all-user", &["-e", "cpu-clock", "--all-user"]),
         ("u", &["-e", "cpu-clock:u"]),
     ] {
@@ -156,4 +157,51 @@ live_test!(kernel_samples_are_named_from_kallsyms_in_the_report, || {
         assert!(named >= 3, "kernel functions named: {kernel:?}");
         assert!(!text.contains("kernel addresses are hidden"), "{text}");
     }
+});
+
+// A reader from whom the kernel hides its addresses (nobody, unless
+// kptr_restrict is 0 and perf_event_paranoid 1 or less) gets the kernel's
+// samples of a root recording as one [kernel] row, and a note saying why
+// and what would name them.
+live_test!(kernel_addresses_hidden_from_the_reader_are_one_row, || {
+    let read = |name: &str| std::fs::read_to_string(format!("/proc/sys/kernel/{name}"));
+    let shown = read("kptr_restrict").is_ok_and(|l| l.trim() == "0")
+        && perf_event_paranoid().is_some_and(|p| p <= 1);
+    let tmp = std::env::temp_dir();
+    let path = tmp.join(format!("kernel-time-hidden-{}.data", std::process::id()));
+    let data = path.to_str().unwrap();
+    let args = [
+        &["record", "-e", "cpu-clock", "-o", data, "--"][..],
+        &WORKLOAD,
+    ]
+    .concat();
+    let recorded = run(&tmp, &args);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let text = run_as_nobody(&tmp, &["report", "-i", data]);
+    let json = run_as_nobody(&tmp, &["report", "-i", data, "--format", "json"]);
+    let _ = std::fs::remove_file(&path);
+    let (Some(text), Some(json)) = (text, json) else {
+        return;
+    };
+    assert!(text.status.success(), "{}", stderr(&text));
+    let text = String::from_utf8(text.stdout).unwrap();
+    let report: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let kernel: Vec<&Value> = (report["functions"].as_array().unwrap().iter())
+        .filter(|f| f["module"] == "[kernel]")
+        .collect();
+    assert!(!kernel.is_empty(), "no kernel samples: {text}");
+    if shown {
+        assert!(!text.contains("kernel addresses are hidden"), "{text}");
+        return;
+    }
+    assert_eq!(kernel.len(), 1, "{kernel:?}");
+    assert_eq!(kernel[0]["name"], "[kernel]", "{kernel:?}");
+    let notes: Vec<&str> = (text.lines())
+        .filter(|l| l.contains("kernel addresses are hidden"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{text}");
+    assert!(
+        notes[0].starts_with("# Note:") && notes[0].contains("to name kernel functions"),
+        "{text}"
+    );
 });

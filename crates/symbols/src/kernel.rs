@@ -1,5 +1,6 @@
 //! Kernel addresses named from /proc/kallsyms (readable with real addresses
-//! by root, or with kernel.kptr_restrict=0).
+//! by root, or by anyone at kernel.kptr_restrict=0 and
+//! kernel.perf_event_paranoid 1 or less).
 
 const KALLSYMS: &str = "/proc/kallsyms";
 
@@ -11,13 +12,24 @@ fn hidden(text: &str) -> String {
     if text.trim().is_empty() {
         return format!("{KALLSYMS} lists no symbols: {UNNAMED}");
     }
-    let restrict = std::fs::read_to_string("/proc/sys/kernel/kptr_restrict")
-        .map(|level| format!(", kernel.kptr_restrict is {}", level.trim()))
-        .unwrap_or_default();
+    let level = std::fs::read_to_string("/proc/sys/kernel/kptr_restrict");
+    let level = level.as_deref().map(str::trim).unwrap_or("unknown");
     format!(
-        "kernel addresses are hidden ({KALLSYMS} reads 0{restrict}): {UNNAMED}; report as root, \
-         or after `sysctl kernel.kptr_restrict=0`, to name kernel functions"
+        "kernel addresses are hidden ({KALLSYMS} reads 0, kernel.kptr_restrict is {level}): \
+         {UNNAMED}; {} to name kernel functions",
+        allow(level)
     )
+}
+
+/// What shows kallsyms' addresses at kptr_restrict `level`: at 0 to anyone
+/// where perf_event_paranoid is 1 or less, at 1 to root (CAP_SYSLOG), at 2
+/// to nobody.
+fn allow(level: &str) -> &'static str {
+    match level {
+        "0" => "report as root, or with kernel.perf_event_paranoid at 1 or less,",
+        "2" => "report as root after `sysctl kernel.kptr_restrict=1`",
+        _ => "report as root, or at kernel.kptr_restrict 0 and perf_event_paranoid 1 or less,",
+    }
 }
 
 /// The kernel's text symbols, sorted by address.
@@ -89,5 +101,13 @@ mod tests {
         assert!(why.contains("/proc/kallsyms reads 0"), "{why}");
         assert!(why.contains("one [kernel] row"), "{why}");
         assert!(why.contains("kptr_restrict"), "{why}");
+    }
+
+    #[test]
+    fn the_advice_fits_the_restriction() {
+        assert!(allow("0").contains("perf_event_paranoid at 1 or less"));
+        assert!(!allow("0").contains("kptr_restrict=0"));
+        assert!(allow("1").contains("kptr_restrict 0"));
+        assert!(allow("2").contains("kptr_restrict=1"));
     }
 }
