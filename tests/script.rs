@@ -131,3 +131,25 @@ fn script_refuses_what_it_cannot_list() {
         assert!(message.contains(reason), "{args:?}: {message}");
     }
 }
+
+// A command that names itself with control characters (an escape sequence,
+// a newline) is listed with them written out: each sample stays on its
+// line, and nothing reaches the terminal raw.
+live_test!(script_writes_control_characters_out, || {
+    let dir = scratch("script-control");
+    let rename = r#"printf 'x\033[31my\nz' > /proc/$$/comm; i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"#;
+    record(&dir, "c.data", &["-e", "cpu-clock"], &["sh", "-c", rename]);
+    let script = String::from_utf8(run_ok(&dir, &["script", "-i", "c.data"]).stdout).unwrap();
+    assert!(!script.contains('\x1b'), "{script:?}");
+    let renamed = (script.lines())
+        .filter(|l| l.trim_start().starts_with("x\\x1b[31my\\x0az "))
+        .count();
+    assert!(renamed > 0, "{script}");
+    // Every line is a sample's: command, pid/tid, [cpu], time...
+    for line in script.lines() {
+        assert!(
+            line.contains("] ") && line.contains(" cpu-clock: "),
+            "{line:?}"
+        );
+    }
+});

@@ -9,6 +9,7 @@
 //! that printing a sample copies bytes rather than looking anything up.
 
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::io::Write;
 
 use profiler_model::{Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
@@ -135,7 +136,9 @@ pub fn script(
         start: counts.span.map_or(0, |(first, _)| first),
         samples,
         events: header.events.iter().map(|e| e.name.clone()).collect(),
-        commands: counts.commands,
+        commands: (counts.commands.iter())
+            .map(|command| printable(command).into_owned())
+            .collect(),
         stacks,
         places: texts.places,
     })
@@ -181,7 +184,8 @@ impl PlaceTexts<'_> {
             Location::Unmapped => (None, "[unknown]"),
         };
         let offset = self.offset(&location, holder);
-        let tail = format!(" {}{offset} ({module})\n", holder.name).into_bytes();
+        let (name, module) = (printable(&holder.name), printable(module));
+        let tail = format!(" {name}{offset} ({module})\n").into_bytes();
         let Some(address) = address else {
             return PlaceText {
                 lines: Vec::new(),
@@ -190,7 +194,7 @@ impl PlaceTexts<'_> {
         };
         let mut lines = Vec::new();
         for function in inlined {
-            let name = &functions[function.index()].name;
+            let name = printable(&functions[function.index()].name);
             let _ = writeln!(lines, "\t{address:16x} {name} (inlined)");
         }
         let _ = write!(lines, "\t{address:16x}");
@@ -211,5 +215,34 @@ impl PlaceTexts<'_> {
             },
             _ => String::new(),
         }
+    }
+}
+
+/// `text` with each control character written as `\xNN`: a command or
+/// function name can neither break a sample's line nor drive the terminal.
+fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c.is_control() {
+            true => shown.push_str(&format!("\\x{:02x}", u32::from(c))),
+            false => shown.push(c),
+        }
+    }
+    Cow::Owned(shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_written_out() {
+        assert!(matches!(printable("burn_60"), Cow::Borrowed("burn_60")));
+        assert_eq!(printable("x\x1b[31my"), "x\\x1b[31my");
+        assert_eq!(printable("a\nb\tc\u{7f}\u{9b}"), "a\\x0ab\\x09c\\x7f\\x9b");
+        assert_eq!(printable("Größe"), "Größe");
     }
 }
