@@ -131,7 +131,8 @@ fn perf_record(dir: &Path, workload: &str) -> Option<(String, u64)> {
     // The sum of perf report's Samples column.
     let report = common::output_of(
         Command::new("perf")
-            .args(["report", "--stdio", "-q", "-n", "--sort", "dso", "-i"])
+            .args(["report", "--stdio", "-q", "-n", "--no-children"])
+            .args(["-g", "none", "--sort", "dso", "-i"])
             .arg(dir.join("big.perf")),
     );
     let samples = (report.lines())
