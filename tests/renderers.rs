@@ -151,7 +151,7 @@ fn places(stable: &Stable) -> Places {
 /// A process of `stable` (pid 100, with a thread `worker`, 101) and
 /// libstable.so, and a process of its stripped copy (pid 200). `scale`
 /// multiplies some counts, for a second recording to compare with.
-fn write_flat(dir: &Path, name: &str, scale: u32) {
+pub(crate) fn write_flat(dir: &Path, name: &str, scale: u32) {
     let stable = stable();
     let at = places(&stable);
     let mut recording = Synthetic::new();
@@ -197,7 +197,7 @@ fn write_flat(dir: &Path, name: &str, scale: u32) {
 /// Call stacks: main calling hot_a, hot_b, descend (four deep) to leaf to
 /// hot_c, and the library; a thread from thread_start; stacks cut short
 /// and stacks through the kernel.
-fn write_stacks(dir: &Path, name: &str, scale: u32) {
+pub(crate) fn write_stacks(dir: &Path, name: &str, scale: u32) {
     let stable = stable();
     let at = places(&stable);
     let mut recording = Synthetic::with_stacks();
@@ -252,7 +252,7 @@ fn write_stacks(dir: &Path, name: &str, scale: u32) {
 
 /// Four events: cpu-clock, page-faults with its own period, and a group of
 /// task-clock leading context-switches, each in its own functions.
-fn write_events(dir: &Path) {
+pub(crate) fn write_events(dir: &Path) {
     let stable = stable();
     let at = places(&stable);
     let mut recording = Synthetic::new();
@@ -301,7 +301,7 @@ fn write_events(dir: &Path) {
 
 /// A histogram-mode recording of two events over the stable program's
 /// text and the library's, one 16-bit bucket per 2 bytes.
-fn write_histograms(dir: &Path) {
+pub(crate) fn write_histograms(dir: &Path) {
     let stable = stable();
     let at = places(&stable);
     let mut recording = Synthetic::with_histograms(HistogramSettings {
@@ -379,7 +379,7 @@ fn output(dir: &Path, args: &[&str]) -> Vec<u8> {
 
 /// Runs `args` with one thread naming code and with four, asserts they
 /// print the same, and compares that with `tests/expected/{name}`.
-fn check(dir: &Path, name: &str, args: &[&str]) {
+pub(crate) fn check(dir: &Path, name: &str, args: &[&str]) {
     check_as(dir, name, args, |output| output);
 }
 

@@ -26,6 +26,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         event: Some(args.event.clone().unwrap_or_else(|| "0".into())),
         without_inline_frames: true,
         places: Places::Addresses,
+        filter: args.time.filter(),
         ..StackOptions::default()
     };
     let syntax = match args.asm_syntax {

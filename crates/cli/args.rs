@@ -6,9 +6,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use profiler_model::CallGraph;
-use profiler_report::{SampleFilter, SortKey};
+use profiler_report::{SampleFilter, SortKey, TimeSlices};
 use profiler_sampler::DEFAULT_STACK_BYTES;
 
+use crate::perf_options::{
+    CallGraphForm, DEFAULT_CALL_GRAPH, PerfReportArgs, parse_report_call_graph,
+};
 use crate::width::WidthArgs;
 
 #[derive(Debug, Parser)]
@@ -33,6 +36,10 @@ pub enum Command {
     Record(RecordArgs),
     /// Print a flat per-function profile of a recording
     Report(ReportArgs),
+    /// Print every sample on its own line, as perf script does: command, pid/tid, CPU, time,
+    /// period, event and the sampled code, with the stack under it where recorded
+    #[command(after_help = SCRIPT_AFTER_HELP)]
+    Script(ScriptArgs),
     /// Print the histogram of a recording: one row per nonzero bucket
     Hist(HistArgs),
     /// Show where inside one function the samples fell: its source lines and instructions
@@ -110,8 +117,13 @@ const RECORD_AFTER_HELP: &str = "\
 Each -c or -F applies to the -e before it; given before any -e, it applies to every event \
 without its own.
 
-Only user space is sampled unless --kernel is given (or an event's own :k): that is what \
-every user may sample at kernel.perf_event_paranoid 2, and where a program's own code runs.
+As perf does, events without a :u, :k or :h of their own count user space and the kernel \
+where this user may sample the kernel (root, CAP_PERFMON, or kernel.perf_event_paranoid 1 or \
+less), and user space only otherwise, saying so; --user-only (perf's --all-user) keeps to user \
+space, --kernel insists on the kernel.
+
+perf record's -F max, -z (recordings are not compressed), --call-graph=dwarf,8192 and -a with \
+a command after -- are taken with perf's meaning; --user-regs and --user-callchains are refused.
 
 -p and -t attach to running processes or threads and record until --duration is up, Ctrl-C, \
 or they all exit; they are left running. -a and -C sample every process on the CPUs: until a \
@@ -191,6 +203,9 @@ pub struct AnnotateArgs {
     pub event: Option<String>,
 
     #[command(flatten)]
+    pub time: TimeArgs,
+
+    #[command(flatten)]
     pub symbols: SymbolArgs,
 }
 
@@ -232,9 +247,10 @@ pub struct RecordArgs {
     #[arg(short = 'c', long = "count", value_name = "THRESHOLD")]
     pub thresholds: Vec<u64>,
 
-    /// Take about HZ samples per second [default: 4000]
-    #[arg(short = 'F', long = "freq", value_name = "HZ")]
-    pub frequencies: Vec<u64>,
+    /// Take about HZ samples per second [default: 4000]; max: as many as the kernel allows
+    /// (kernel.perf_event_max_sample_rate)
+    #[arg(short = 'F', long = "freq", value_name = "HZ|max", value_parser = parse_frequency)]
+    pub frequencies: Vec<Frequency>,
 
     /// Where to write the recording (- for the standard output, where the command's own output
     /// then goes to the standard error); a file is replaced once complete, a device, FIFO or
@@ -247,8 +263,9 @@ pub struct RecordArgs {
     )]
     pub output: PathBuf,
 
-    /// Record call stacks, by frame pointers (same as --call-graph fp)
-    #[arg(short = 'g', conflicts_with = "call_graph")]
+    /// Record call stacks, by frame pointers (same as --call-graph fp, which, given too,
+    /// says how)
+    #[arg(short = 'g')]
     pub frame_pointers: bool,
 
     /// Record call stacks: fp follows frame pointers (cheap; code built without them loses
@@ -310,14 +327,42 @@ pub struct RecordArgs {
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub duration: Option<std::time::Duration>,
 
-    /// Sample user space only (the default): the events without a :u, :k or :h of their own
-    #[arg(long, conflicts_with = "kernel")]
+    /// Sample user space only: the events without a :u, :k or :h of their own [default:
+    /// user space and the kernel where this user may sample the kernel, else user space]
+    #[arg(long, visible_aliases = ["user", "all-user"], conflicts_with = "kernel")]
     pub user_only: bool,
 
-    /// Also sample the kernel's execution, for the events without a :u, :k or :h of their
-    /// own (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root)
+    /// Sample the kernel's execution too, for the events without a :u, :k or :h of their
+    /// own, or fail (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root)
     #[arg(long)]
     pub kernel: bool,
+
+    /// perf's record compression (-z): accepted; recordings are not compressed
+    #[arg(
+        short = 'z',
+        long = "compression-level",
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1"
+    )]
+    pub compression_level: Option<u8>,
+
+    /// perf's --user-regs: refused (stacks are copied with their registers by
+    /// --call-graph dwarf)
+    #[arg(
+        long,
+        hide = true,
+        value_name = "REGS",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = ""
+    )]
+    pub user_regs: Option<String>,
+
+    /// perf's --user-callchains: refused (see --user-only)
+    #[arg(long, hide = true)]
+    pub user_callchains: bool,
 
     #[command(flatten)]
     pub histogram: HistogramArgs,
@@ -339,6 +384,21 @@ fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
     profiler_events::parse_cpu_list(text)
         .map(CpuList)
         .map_err(|error| error.to_string())
+}
+
+/// `-F`: a rate, or the most the kernel allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frequency {
+    Hz(u64),
+    Max,
+}
+
+fn parse_frequency(text: &str) -> Result<Frequency, String> {
+    match text {
+        "max" => Ok(Frequency::Max),
+        _ => (text.parse().map(Frequency::Hz))
+            .map_err(|_| format!("'{text}' is not a number of samples per second, or max")),
+    }
 }
 
 fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
@@ -444,10 +504,18 @@ pub struct ReportArgs {
     #[arg(long)]
     pub children: bool,
 
-    /// Print the call tree of each event: callers first (from main down), or callees first
-    /// (from where the samples were taken up to main); pruned by --percent-limit
-    #[arg(long, value_enum, value_name = "caller|callee")]
-    pub call_graph: Option<TreeDirection>,
+    /// Print the call tree of each event: caller (from main down) or callee (from where the
+    /// samples were taken up to main); perf's forms too, e.g. graph,0.5,caller (a threshold
+    /// in percent; without one, --percent-limit prunes it); -g alone is graph,0.5,caller
+    #[arg(
+        short = 'g',
+        long,
+        value_name = "caller|callee|PERF-FORM",
+        num_args = 0..=1,
+        default_missing_value = DEFAULT_CALL_GRAPH,
+        value_parser = parse_report_call_graph
+    )]
+    pub call_graph: Option<CallGraphForm>,
 
     /// One section per thread instead of one for the whole recording
     #[arg(long)]
@@ -460,6 +528,9 @@ pub struct ReportArgs {
     pub filter: FilterArgs,
 
     #[command(flatten)]
+    pub perf: PerfReportArgs,
+
+    #[command(flatten)]
     pub symbols: SymbolArgs,
 }
 
@@ -467,8 +538,59 @@ const REPORT_AFTER_HELP: &str = "\
 Each sample counts for the function holding its code, as perf report --no-children and gprof \
 count it; a function whose samples lie mostly in code inlined into it says so on its row, e.g. \
 `hot_a  (92% inlined: burn)`. Rows fit the terminal (or 100 columns): long names lose their \
-template arguments, then their middle; -w keeps them whole. With more than one command name in the recording, the text \
-report adds a Command column and a line with each command's share.";
+template arguments, then their middle; -w keeps them whole. With more than one command name in \
+the recording, the text report adds a Command column and a line with each command's share.
+
+perf report's spellings are taken with perf's meaning: -i, --stdio, --children and \
+--no-children, -n, -q, -g and --call-graph (graph,0.5,caller...), -G, -s/--sort, -F/--fields, \
+--percent-limit, --pid, --tid, --time, -c/--comms, -d/--dsos, -S/--symbols, --max-stack, \
+--header-only. The default view is perf's --no-children, without a call tree; --pid, --tid and \
+--time give shares of the samples they keep, --comms, --dsos and --symbols of the whole event.";
+
+const SCRIPT_AFTER_HELP: &str = "\
+Samples are listed in time order, their times in seconds from the recording's first sample \
+(those --time takes; perf script prints its clock's own unless --reltime). Lines are laid out \
+as perf script lays them out, so that its readers take them: `profiler script | \
+stackcollapse-perf.pl | flamegraph.pl > out.svg`, or awk. A function's offset is from its \
+start; a stack's addresses in a file are offsets into it, as perf script prints them.";
+
+#[derive(Debug, Args)]
+#[command(after_help = SCRIPT_AFTER_HELP)]
+pub struct ScriptArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// The recording to read, as with -i
+    #[arg(value_name = "FILE", conflicts_with = "path")]
+    pub file: Option<PathBuf>,
+
+    /// Only this event (by name, or by its position from 0) [default: every event]
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
+
+    /// Leave out the frames of inlined functions [default: each inlined function on a line
+    /// of its own, `NAME (inlined)`, before the function it was inlined into]
+    #[arg(long)]
+    pub no_inline: bool,
+
+    /// Each sample's own line only, without its stack
+    #[arg(short = 'G', long)]
+    pub hide_call_graph: bool,
+
+    /// Read N frames of each stack at most, from the sampled one
+    #[arg(long, value_name = "N")]
+    pub max_stack: Option<usize>,
+
+    /// perf script's: times from the first sample [always]
+    #[arg(long)]
+    pub reltime: bool,
+
+    #[command(flatten)]
+    pub filter: FilterArgs,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+}
 
 #[derive(Debug, Args)]
 pub struct FlamegraphArgs {
@@ -566,13 +688,7 @@ pub struct DiffArgs {
     pub symbols: SymbolArgs,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum TreeDirection {
-    Caller,
-    Callee,
-}
-
-/// Which processes and threads a reading subcommand keeps.
+/// Which processes and threads a reading subcommand keeps, and when.
 #[derive(Debug, Args)]
 pub struct FilterArgs {
     /// Only samples of these processes
@@ -582,6 +698,9 @@ pub struct FilterArgs {
     /// Only samples of these threads
     #[arg(long, value_name = "TID[,TID...]", value_delimiter = ',')]
     pub tid: Vec<u32>,
+
+    #[command(flatten)]
+    pub time: TimeArgs,
 }
 
 impl FilterArgs {
@@ -589,6 +708,27 @@ impl FilterArgs {
         SampleFilter {
             pids: self.pid.clone(),
             tids: self.tid.clone(),
+            time: self.time.time.clone(),
+        }
+    }
+}
+
+/// `--time`: the stretches of the recording a reading subcommand counts.
+#[derive(Debug, Args)]
+pub struct TimeArgs {
+    /// Only samples taken in these stretches: START,STOP in seconds from the recording's first
+    /// sample (either end may be left out; several separated by spaces), or perf's shares of
+    /// its time: 10%-20%, or 10%/2 for the second tenth (several separated by commas)
+    #[arg(long, value_name = "START,STOP|A%-B%|A%/N", value_parser = TimeSlices::parse)]
+    pub time: Option<TimeSlices>,
+}
+
+impl TimeArgs {
+    /// The samples `--time` keeps.
+    pub fn filter(&self) -> SampleFilter {
+        SampleFilter {
+            time: self.time.clone(),
+            ..SampleFilter::default()
         }
     }
 }
@@ -767,6 +907,9 @@ pub struct ExportArgs {
     /// bin per 2 bytes]
     #[arg(long, value_name = "SCALE")]
     pub scale: Option<u64>,
+
+    #[command(flatten)]
+    pub time: TimeArgs,
 
     #[command(flatten)]
     pub symbols: SymbolArgs,

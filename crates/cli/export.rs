@@ -5,7 +5,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use profiler_histogram::Scale;
 use profiler_model::Recording;
 use profiler_report::{
@@ -30,6 +30,12 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
 }
 
 fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+    if let Some(time) = &args.time.time {
+        bail!(
+            "--time {}: gmon.out holds the histogram of the whole recording; leave out --time",
+            time.text()
+        );
+    }
     let output = args.output.as_deref().unwrap_or(Path::new("gmon.out"));
     let options = HistOptions {
         event: args.event.clone(),
@@ -105,6 +111,7 @@ fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     let options = StackOptions {
         event: args.event.clone(),
         without_inline_frames: args.no_inline,
+        filter: args.time.filter(),
         ..StackOptions::default()
     };
     let thread_frames = ThreadFrames {
@@ -131,6 +138,7 @@ fn export_pprof(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     let options = StackOptions {
         event: args.event.clone(),
         without_inline_frames: args.no_inline,
+        filter: args.time.filter(),
         locations: true,
         ..StackOptions::default()
     };
@@ -160,6 +168,7 @@ fn export_timeline(args: &ExportArgs, recording: &Recording) -> Result<ExitCode>
     let options = StackOptions {
         event: args.event.clone(),
         without_inline_frames: args.no_inline,
+        filter: args.time.filter(),
         timeline: true,
         ..StackOptions::default()
     };

@@ -40,12 +40,14 @@ mod messages;
 mod once;
 mod output;
 mod output_dir;
+mod perf_options;
 mod placement;
 mod progress;
 mod record;
 mod record_histogram;
 mod record_output;
 mod report;
+mod script;
 mod stat;
 mod symbolize;
 mod symbols;
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
             matches.subcommand_matches("record").unwrap_or(&matches),
         ),
         Command::Report(args) => report::run(args),
+        Command::Script(args) => script::run(args),
         Command::Hist(args) => hist::run(args),
         Command::Annotate(args) => annotate::run(args),
         Command::Flamegraph(args) => flamegraph::run(args),

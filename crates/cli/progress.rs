@@ -69,6 +69,10 @@ impl<S: Symbolizer> Symbolizer for ShowProgress<'_, S> {
         self.inner.symbolize_kernel(addresses)
     }
 
+    fn kernel_problem(&self) -> Option<String> {
+        self.inner.kernel_problem()
+    }
+
     fn find_functions(&self, module: &Module, names: &[&str]) -> Vec<Range<FileOffset>> {
         self.inner.find_functions(module, names)
     }

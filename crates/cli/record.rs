@@ -16,7 +16,7 @@ use profiler_sampler::{
 use profiler_symbols::ElfUnwinder;
 
 use crate::PROFILER_FAILED;
-use crate::args::{CpuList, RecordArgs, SymbolArgs};
+use crate::args::{CpuList, Frequency, RecordArgs, SymbolArgs};
 use crate::messages::say;
 use crate::output::describe;
 use crate::record_histogram::HistogramRequest;
@@ -28,12 +28,14 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     // before the command starts, nothing is started and nothing is left;
     // after, the recording ends whole.
     let _interrupts = profiler_sampler::catch_interrupts();
+    refuse_perf_only(&args)?;
     let target = target(&mut args);
     let (events, sampling) = event_requests(&args, matches)?;
     let histogram = HistogramRequest::check(&args.histogram)?;
-    let mut call_graph = match args.frame_pointers {
-        true => Some(CallGraph::FramePointer),
-        false => args.call_graph.map(|arg| arg.mode),
+    let mut call_graph = match (args.call_graph, args.frame_pointers) {
+        (Some(arg), _) => Some(arg.mode),
+        (None, true) => Some(CallGraph::FramePointer),
+        (None, false) => None,
     };
     let fp_stack_bytes = args.call_graph.and_then(|arg| arg.fp_stack_bytes);
     if histogram.is_some() && call_graph.is_some() {
@@ -57,7 +59,11 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         ring_bytes: args
             .mmap_pages
             .map(|pages| pages * profiler_sampler::page_size()),
-        kernel: args.kernel,
+        kernel: match (args.kernel, args.user_only) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
         duration: args.duration,
         wait_descendants: args.wait_descendants,
     })?;
@@ -74,6 +80,15 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     }
     for notice in recorder.notices() {
         say!("profiler: {notice}");
+    }
+    if let Some(level) = args.compression_level {
+        say!(
+            "profiler: -z{}: recordings are not compressed; written as they are",
+            match level {
+                1 => String::new(),
+                level => format!("={level}"),
+            }
+        );
     }
     // While recording, the unwind tables of the files on this machine find
     // the callers that frame-pointer chains skip (the vdso's too).
@@ -124,6 +139,24 @@ fn archive_recording(path: &Path) -> Result<()> {
             "profiler: interrupted (signal {signal}) while archiving: the archive was finished \
              first, and {} holds it",
             path.display()
+        );
+    }
+    Ok(())
+}
+
+/// perf's options that have no meaning here, refused before anything runs.
+fn refuse_perf_only(args: &RecordArgs) -> Result<()> {
+    if args.user_regs.is_some() {
+        bail!(
+            "--user-regs is perf's: registers are copied with each sample where unwinding \
+             needs them (--call-graph dwarf, and -g to find callers the chain skips); leave it \
+             out"
+        );
+    }
+    if args.user_callchains {
+        bail!(
+            "--user-callchains is perf's: call stacks here hold the kernel's frames only where \
+             the kernel is sampled; give --user-only to sample user space alone"
         );
     }
     Ok(())
@@ -212,12 +245,28 @@ fn event_requests(
     let thresholds = positions("thresholds")
         .into_iter()
         .zip(args.thresholds.iter());
-    let frequencies = positions("frequencies")
-        .into_iter()
-        .zip(args.frequencies.iter());
-    let samplings = thresholds
-        .map(|(i, &n)| (i, Sampling::Period(n)))
-        .chain(frequencies.map(|(i, &hz)| (i, Sampling::Frequency(hz))));
+    let max = || {
+        let max = profiler_sampler::max_sample_rate();
+        if let Some(max) = max {
+            say!("profiler: -F max: sampling at {max} Hz (kernel.perf_event_max_sample_rate)");
+        }
+        max.ok_or_else(|| {
+            anyhow::anyhow!("-F max: kernel.perf_event_max_sample_rate cannot be read; give -F HZ")
+        })
+    };
+    let mut frequencies = Vec::new();
+    for (position, frequency) in positions("frequencies").into_iter().zip(&args.frequencies) {
+        let hz = match *frequency {
+            Frequency::Hz(hz) => hz,
+            Frequency::Max => max()?,
+        };
+        frequencies.push((position, hz));
+    }
+    let samplings = thresholds.map(|(i, &n)| (i, Sampling::Period(n))).chain(
+        frequencies
+            .into_iter()
+            .map(|(i, hz)| (i, Sampling::Frequency(hz))),
+    );
 
     let mut requests: Vec<EventRequest> = args
         .events

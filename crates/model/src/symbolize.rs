@@ -34,6 +34,13 @@ pub trait Symbolizer: Sync {
         vec![None; addresses.len()]
     }
 
+    /// Why kernel addresses that [`Symbolizer::symbolize_kernel`] left
+    /// unnamed could not be named, where the reason is worth saying (the
+    /// kernel hides its addresses). The default knows none.
+    fn kernel_problem(&self) -> Option<String> {
+        None
+    }
+
     /// Where the functions called `names` (as the symbol tables spell
     /// them) lie in `module`, in file offsets: a lookup in the symbol
     /// tables alone, naming nothing else. The default knows none.

@@ -31,7 +31,7 @@ pub enum ReportError {
     )]
     AmbiguousFunction { symbol: String, candidates: String },
 
-    #[error("the recording has no samples of {filter}; it has samples of {available}")]
+    #[error("the recording has no samples of {filter}; it has {available}")]
     NoMatchingSamples { filter: String, available: String },
 
     #[error("{}: {what}", path.display())]

@@ -38,6 +38,7 @@ pub use read::naming::Places;
 pub use read::samples::SampleFilter;
 pub use read::samples::TaskDetail;
 pub use read::stacks::{StackOptions, StackProfile, read_stacks};
+pub use read::time_slices::TimeSlices;
 pub use read::weight::Weight;
 pub use render::annotate::{render_annotation_json, render_annotation_text};
 pub use render::checkup::{render_checkup_json, render_checkup_text};
@@ -45,9 +46,10 @@ pub use render::diff::{render_diff_json, render_diff_text};
 pub use render::event_list::{render_event_list_json, render_event_list_text};
 pub use render::fit::RowWidth;
 pub use render::flat_json::render_json;
-pub use render::flat_text::render_text;
+pub use render::flat_text::{TextOptions, render_text, render_text_with};
 pub use render::hist::{render_hist_csv, render_hist_json, render_hist_text};
 pub use render::inline_sites::{render_inline_sites_json, render_inline_sites_text};
+pub use render::script::render_script;
 pub use render::stat::{
     StatExit, StatSummary, render_stat_interval_json, render_stat_interval_text, render_stat_json,
     render_stat_text,
@@ -69,6 +71,8 @@ pub use views::hist::{HistOptions, HistRow, HistTable, TableRegion, histogram_ta
 pub use views::inline_sites::{InlineSite, InlineSites, inline_sites};
 pub use views::module_pairs::{ModulePair, PairedBy, pair_modules};
 pub use views::places::PlaceRow;
+pub use views::row_filter::RowFilter;
+pub use views::script::{Script, ScriptOptions, script};
 pub use views::sort::{PlaceKind, SortKey};
 pub use views::tasks::{Task, TaskRow};
 pub use wording::{loss_advice, stack_advice, stack_phrase};

@@ -18,7 +18,7 @@
 //!     call_graph: None,
 //!     fp_stack_bytes: None,
 //!     ring_bytes: None,
-//!     kernel: false,
+//!     kernel: None,
 //!     duration: None,
 //!     wait_descendants: false,
 //! })?;
@@ -107,6 +107,6 @@ pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
     StatOutcome, ThreadCount,
 };
-pub use sysinfo::page_size;
+pub use sysinfo::{max_sample_rate, page_size};
 pub use target::{Target, TargetEnd};
 pub use tid_lock::{HeldByThisThread, TidGuard, TidLock};

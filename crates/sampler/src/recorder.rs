@@ -7,7 +7,9 @@
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant, SystemTime};
 
-use profiler_events::{CPU_CLOCK, CYCLES, EventSpec, Pmus, parse_events};
+use profiler_events::{
+    CPU_CLOCK, CYCLES, EventSpec, Pmus, own_modifiers, parse_events, split_event_list,
+};
 use profiler_model::{
     CallGraph, EventDescription, EventIndex, Record, RecordSink, RecordingHeader, Sampling,
 };
@@ -64,8 +66,11 @@ pub struct RecordConfig {
     /// is cut to fit, with a notice.
     pub ring_bytes: Option<usize>,
     /// Count the kernel's execution too, for every event without a `:u`,
-    /// `:k` or `:h` of its own; otherwise such events count user space only.
-    pub kernel: bool,
+    /// `:k` or `:h` of its own (`Some(false)`: such events count user space
+    /// only). `None`: as perf does, wherever the kernel allows it (root,
+    /// CAP_PERFMON, or `kernel.perf_event_paranoid` 1 or less), and user
+    /// space only otherwise, with a notice saying so.
+    pub kernel: Option<bool>,
     /// For a target that is not launched (attached, or system-wide without
     /// a command): stop after this long. `None`: until an interrupt, or
     /// until every attached task has ended.
@@ -140,10 +145,11 @@ impl Recorder {
         }
         let max_rate = sysinfo::max_sample_rate();
         let mut notices = Vec::new();
+        let kernel = kernel_space(&config, &mut notices);
         let mut fallback = None;
         let events = if config.events.is_empty() {
             let sampling = resolve_sampling(CYCLES.name, config.sampling, max_rate, &mut notices)?;
-            let (event, why) = default_event(sampling, config.kernel);
+            let (event, why) = default_event(sampling, kernel);
             fallback = why;
             vec![event]
         } else {
@@ -152,7 +158,7 @@ impl Recorder {
             for request in &config.events {
                 // One -e may hold several events, each sampled; in a braced
                 // group the first samples and the others are read with it.
-                for group in parse_events(&request.name, &pmus, config.kernel)? {
+                for group in parse_events(&request.name, &pmus, kernel)? {
                     let leader = events.len();
                     for (position, spec) in group.events.into_iter().enumerate() {
                         let sampling = request.sampling.or(config.sampling);
@@ -190,7 +196,7 @@ impl Recorder {
         Ok(Recorder {
             target,
             duration: config.duration,
-            kernel: config.kernel,
+            kernel,
             events,
             notices,
             fallback,
@@ -223,7 +229,9 @@ impl Recorder {
     /// The header of the recording this recorder will produce.
     pub fn header(&self) -> RecordingHeader {
         RecordingHeader {
-            events: self.events.iter().map(describe).collect(),
+            events: (self.events.iter())
+                .map(|event| describe(event, self.kernel))
+                .collect(),
             command: self.target.command_line(),
             program: self.target.program(),
             user: self.target.user(),
@@ -617,6 +625,34 @@ fn default_sampling(max_rate: Option<u64>, notices: &mut Vec<String>) -> Samplin
     }
 }
 
+/// Whether events without modifiers of their own count the kernel: as
+/// asked, or where the kernel allows it, saying so where it does not.
+fn kernel_space(config: &RecordConfig, notices: &mut Vec<String>) -> bool {
+    if let Some(kernel) = config.kernel {
+        return kernel;
+    }
+    let privileges = privileges::read();
+    let allowed = privileges.may_count_kernel();
+    let unmodified = config.events.is_empty()
+        || (config.events.iter()).any(|r| {
+            split_event_list(&r.name)
+                .iter()
+                .any(|e| own_modifiers(e).is_none())
+        });
+    if !allowed && unmodified {
+        let level = (privileges.paranoid)
+            .map(|p| format!(" at kernel.perf_event_paranoid {p}"))
+            .unwrap_or_default();
+        notices.push(format!(
+            "sampling user space only: kernel time is not shown, as this user may not sample \
+             the kernel{level}; run as root, grant CAP_PERFMON or `sysctl \
+             kernel.perf_event_paranoid=1` to show it (--user-only: user space without this \
+             notice)"
+        ));
+    }
+    allowed
+}
+
 /// Hardware cycles where the kernel will sample them, cpu-clock otherwise,
 /// with why; in user space only, or with `kernel` in the kernel too.
 fn default_event(sampling: Sampling, kernel: bool) -> (ResolvedEvent, Option<String>) {
@@ -646,9 +682,25 @@ fn default_event(sampling: Sampling, kernel: bool) -> (ResolvedEvent, Option<Str
     }
 }
 
-fn describe(event: &ResolvedEvent) -> EventDescription {
+/// An event as the recording describes it, named as perf names it: plainly
+/// where it counts what events count by default (`kernel`: the kernel too),
+/// with its modifiers where it counts less or more (`cpu-clock:u`).
+fn describe(event: &ResolvedEvent, kernel: bool) -> EventDescription {
+    let spec = &event.spec;
+    let name = match (spec.user, spec.kernel, spec.hypervisor) {
+        (true, k, false) if k == kernel => EventSpec {
+            kernel: false,
+            ..spec.clone()
+        }
+        .name(),
+        (true, false, false) => {
+            let precise = "p".repeat(usize::from(spec.precise));
+            format!("{}:u{precise}", spec.base)
+        }
+        _ => spec.name(),
+    };
     EventDescription {
-        name: event.spec.name(),
+        name,
         perf_type: event.spec.perf_type,
         config: event.spec.config,
         config1: event.spec.config1,

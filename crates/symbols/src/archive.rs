@@ -232,6 +232,10 @@ impl Symbolizer for Archiver<'_> {
         names
     }
 
+    fn kernel_problem(&self) -> Option<String> {
+        self.inner.kernel_problem()
+    }
+
     fn find_functions(&self, module: &Module, names: &[&str]) -> Vec<Range<FileOffset>> {
         self.inner.find_functions(module, names)
     }

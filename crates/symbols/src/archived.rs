@@ -83,6 +83,10 @@ impl Symbolizer for ArchivedSymbolizer {
         names
     }
 
+    fn kernel_problem(&self) -> Option<String> {
+        self.inner.kernel_problem()
+    }
+
     fn find_functions(&self, module: &Module, names: &[&str]) -> Vec<Range<FileOffset>> {
         let Some(archived) = self.archive.module(module) else {
             return self.inner.find_functions(module, names);

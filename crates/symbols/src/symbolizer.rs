@@ -67,7 +67,8 @@ impl SymbolizerOptions {
 #[derive(Debug, Default)]
 pub struct ElfSymbolizer {
     options: SymbolizerOptions,
-    kallsyms: OnceLock<Option<Kallsyms>>,
+    /// The running kernel's symbols, or why they cannot be read.
+    kallsyms: OnceLock<Result<Kallsyms, String>>,
     /// Each process's jitdump file, read once.
     jit_dumps: JitDumps,
 }
@@ -173,7 +174,7 @@ impl Symbolizer for ElfSymbolizer {
 
     fn symbolize_kernel(&self, addresses: &[Avma]) -> Vec<Option<String>> {
         let kallsyms = match self.options.same_kernel {
-            true => self.kallsyms.get_or_init(Kallsyms::load).as_ref(),
+            true => self.kallsyms.get_or_init(Kallsyms::load).as_ref().ok(),
             false => None,
         };
         addresses
@@ -184,6 +185,18 @@ impl Symbolizer for ElfSymbolizer {
                     .map(|n| printable(n).into_owned())
             })
             .collect()
+    }
+
+    fn kernel_problem(&self) -> Option<String> {
+        match self.options.same_kernel {
+            true => self
+                .kallsyms
+                .get_or_init(Kallsyms::load)
+                .as_ref()
+                .err()
+                .cloned(),
+            false => None,
+        }
     }
 
     fn find_functions(&self, module: &Module, names: &[&str]) -> Vec<Range<FileOffset>> {

@@ -11,6 +11,7 @@ pub(crate) mod samples;
 pub(crate) mod stack_ids;
 pub(crate) mod stacks;
 pub(crate) mod thread_stack;
+pub(crate) mod time_slices;
 pub(crate) mod timeline;
 pub(crate) mod walk;
 pub(crate) mod weight;

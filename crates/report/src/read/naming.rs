@@ -263,6 +263,9 @@ impl Names {
             return;
         }
         let kernel_names = symbolizer.symbolize_kernel(addresses);
+        if kernel_names.iter().any(Option::is_none) {
+            self.problems.extend(symbolizer.kernel_problem());
+        }
         for (address, name) in addresses.iter().zip(kernel_names) {
             let name = name.unwrap_or_else(|| "[kernel]".into());
             self.insert(

@@ -18,22 +18,25 @@ use crate::error::ReportError;
 use crate::read::histograms::recording_histograms;
 use crate::read::stack_ids::{FrameLists, StackId, StackWeights, Stacks};
 use crate::read::thread_stack::{CommandId, ThreadStack};
+use crate::read::time_slices::{TimeSlices, TimeWindows, sample_span};
 use crate::read::timeline::Timeline;
 use crate::read::walk::StackWalker;
 use crate::read::weight::Weight;
 
 /// Which samples to count: those of these processes and threads (an
-/// empty list admits all).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// empty list admits all), taken in these slices of time.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SampleFilter {
     pub pids: Vec<u32>,
     pub tids: Vec<u32>,
+    /// `--time`; `None`: the whole recording.
+    pub time: Option<TimeSlices>,
 }
 
 impl SampleFilter {
     /// Whether the filter admits every sample.
     pub fn is_empty(&self) -> bool {
-        self.pids.is_empty() && self.tids.is_empty()
+        self.pids.is_empty() && self.tids.is_empty() && self.time.is_none()
     }
 
     /// `pid 4242`, `pids 1, 2 and tid 3`: what the filter asks for.
@@ -46,7 +49,8 @@ impl SampleFilter {
                 Some(format!("{one}s {}", ids.join(", ")))
             }
         };
-        [list("pid", &self.pids), list("tid", &self.tids)]
+        let time = (self.time.as_ref()).map(|t| format!("the time {}", t.text()));
+        [list("pid", &self.pids), list("tid", &self.tids), time]
             .into_iter()
             .flatten()
             .collect::<Vec<_>>()
@@ -83,6 +87,9 @@ pub(crate) struct Keep {
     /// Which tasks the stacks tell apart (each thread's samples are
     /// counted whatever this says).
     pub tasks: TaskDetail,
+    /// Keep this many frames of each stack at most, from the leaf
+    /// (`--max-stack`); `None`: all.
+    pub max_stack: Option<usize>,
 }
 
 /// What the samples of a recording add up to, before symbolization.
@@ -103,6 +110,9 @@ pub(crate) struct SampleCounts {
     pub timeline: Option<Timeline>,
     /// With [`Keep::mappings`]: by process.
     pub mappings: FxHashMap<u32, Vec<MappedRange>>,
+    /// When the recording's first and last samples were taken (of any
+    /// event, kept or not), in perf-clock nanoseconds.
+    pub span: Option<(u64, u64)>,
 }
 
 pub(crate) struct ThreadCount {
@@ -126,6 +136,12 @@ pub(crate) fn count_samples(
     keep: Keep,
 ) -> Result<SampleCounts, ReportError> {
     if recording.header.histogram.is_some() {
+        if let Some(time) = &filter.time {
+            return Err(ReportError::Options(format!(
+                "--time {}: a histogram recording keeps no times, only its buckets",
+                time.text()
+            )));
+        }
         count_buckets(recording, wanted)
     } else {
         let parts = sample_parts(recording, keep);
@@ -170,6 +186,7 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
         excluded: BTreeMap::new(),
         timeline: None,
         mappings: FxHashMap::default(),
+        span: None,
     })
 }
 
@@ -186,11 +203,19 @@ fn count_sample_records(
     keep: Keep,
     parts: usize,
 ) -> Result<SampleCounts, ReportError> {
+    let times = match &filter.time {
+        Some(slices) => match sample_span(recording)? {
+            Some((first, last)) => slices.windows(first, last),
+            None => TimeWindows::default(),
+        },
+        None => TimeWindows::default(),
+    };
     let (model, samples) = recording.replay()?;
     let counting = Counting {
         model: &model,
         wanted,
         filter,
+        times,
         unwinder,
         keep,
     };
@@ -241,6 +266,7 @@ fn count_sample_records(
         commands,
         excluded,
         mut timeline,
+        span,
     } = tally;
     let lists = lists.into_lists();
     let stacks = match &mut timeline {
@@ -263,6 +289,7 @@ fn count_sample_records(
         excluded,
         timeline,
         mappings,
+        span,
     })
 }
 
@@ -287,6 +314,8 @@ struct Counting<'a> {
     model: &'a ProcessModel,
     wanted: &'a [bool],
     filter: &'a SampleFilter,
+    /// Where `filter`'s slices of time lie.
+    times: TimeWindows,
     unwinder: &'a dyn StackUnwinder,
     keep: Keep,
 }
@@ -301,6 +330,8 @@ struct Tally {
     commands: Commands,
     excluded: BTreeMap<(u32, u32), String>,
     timeline: Option<Timeline>,
+    /// The first and last times of every sample read.
+    span: Option<(u64, u64)>,
 }
 
 impl Tally {
@@ -312,7 +343,14 @@ impl Tally {
             commands: Commands::default(),
             excluded: BTreeMap::new(),
             timeline,
+            span: None,
         }
+    }
+
+    fn add_time(&mut self, time: u64) {
+        let (first, last) = self.span.get_or_insert((time, time));
+        *first = (*first).min(time);
+        *last = (*last).max(time);
     }
 
     fn add_run(&mut self, run: ThreadRun) {
@@ -345,6 +383,10 @@ impl Tally {
         for (thread, name) in later.excluded {
             self.excluded.entry(thread).or_insert(name);
         }
+        if let Some((first, last)) = later.span {
+            self.add_time(first);
+            self.add_time(last);
+        }
     }
 }
 
@@ -359,12 +401,13 @@ impl Counting<'_> {
         let (mut samples, mut sample) = (samples, Sample::default());
         while let Some(read) = samples.next_into(&mut sample) {
             read?;
+            tally.add_time(sample.time);
             let event = usize::from(sample.event);
             let deltas = members.of(&sample);
             if !self.wanted.get(event).copied().unwrap_or(false) {
                 continue;
             }
-            if !self.filter.admits(sample.pid, sample.tid) {
+            if !self.filter.admits(sample.pid, sample.tid) || !self.times.admits(sample.time) {
                 (tally.excluded)
                     .entry((sample.pid, sample.tid))
                     .or_insert_with(|| {
@@ -374,6 +417,9 @@ impl Counting<'_> {
                 continue;
             }
             walker.frames_into(&sample, &mut frames);
+            if let Some(most) = keep.max_stack {
+                frames.truncate(most.max(1));
+            }
             let pid = match keep.tasks {
                 TaskDetail::Commands => 0,
                 _ => sample.pid,
@@ -399,7 +445,7 @@ impl Counting<'_> {
                 period: sample.period,
             };
             if let Some(timeline) = &mut tally.timeline {
-                timeline.add(stack, sample.time, event, weight, &deltas);
+                timeline.add(stack, &sample, weight, &deltas);
                 continue;
             }
             // Group members count where their leader's sample was taken.

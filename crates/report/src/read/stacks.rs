@@ -16,6 +16,7 @@ use crate::read::naming::{
 use crate::read::samples::{Keep, SampleFilter, TaskDetail, ThreadCount, count_samples};
 use crate::read::stack_ids::{StackWeights, Stacks};
 use crate::read::thread_stack::{CommandId, ThreadStack};
+use crate::read::time_slices::sample_span;
 use crate::read::timeline::{TimedSample, Timeline};
 use crate::read::weight::{Weight, total};
 
@@ -101,6 +102,9 @@ pub struct StackOptions {
     /// Which tasks the stacks tell apart: the stacks of a view that shows
     /// no process or thread are merged across them.
     pub tasks: TaskDetail,
+    /// Keep this many frames of each stack at most, from the leaf, as
+    /// `perf report --max-stack` does; `None`: all.
+    pub max_stack: Option<usize>,
 }
 
 /// What samples are merged by: process, thread, command, frames, place.
@@ -120,14 +124,12 @@ pub fn read_stacks(
         timeline: options.timeline,
         mappings: options.locations,
         tasks: options.tasks,
+        max_stack: options.max_stack,
     };
     let mut counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
     let filter = &options.filter;
     if !filter.is_empty() && counts.stacks.is_empty() {
-        return Err(ReportError::NoMatchingSamples {
-            filter: filter.describe(),
-            available: excluded_list(&counts.excluded, !filter.tids.is_empty()),
-        });
+        return Err(nothing_matches(recording, filter, &counts.excluded)?);
     }
     let names = name_locations(
         &counts.modules,
@@ -302,6 +304,32 @@ fn named_timeline(
             samples
         })
         .collect()
+}
+
+/// Why a filter kept no sample: what it asked for, and what there is.
+pub(crate) fn nothing_matches(
+    recording: &Recording,
+    filter: &SampleFilter,
+    excluded: &BTreeMap<(u32, u32), String>,
+) -> Result<ReportError, ReportError> {
+    let span = match &filter.time {
+        Some(_) => sample_span(recording)?,
+        None => None,
+    };
+    let available = match span {
+        Some((first, last)) => format!(
+            "samples from 0 to {:.3} s after its first",
+            last.saturating_sub(first) as f64 / 1e9
+        ),
+        None => format!(
+            "samples of {}",
+            excluded_list(excluded, !filter.tids.is_empty())
+        ),
+    };
+    Ok(ReportError::NoMatchingSamples {
+        filter: filter.describe(),
+        available,
+    })
 }
 
 /// `100 (sh), 101 (grep), ...`: the processes (or threads, `pid/tid`) of

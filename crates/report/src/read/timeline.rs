@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use profiler_model::{EventIndex, Location, Recording};
+use profiler_model::{Avma, EventIndex, Location, Recording, Sample};
 
 use crate::read::stack_ids::StackId;
 use crate::read::thread_stack::ThreadStack;
@@ -18,7 +18,11 @@ pub(crate) struct TimedSample {
     /// Its stack: an index into [`Timeline::stacks`] (or, once named, into
     /// its event's named stacks).
     pub stack: u32,
+    /// The CPU it was taken on.
+    pub cpu: u32,
     pub period: u64,
+    /// The sampled instruction's address in its process (or the kernel).
+    pub ip: Avma,
 }
 
 /// Every sample of the events read, in the order they were read.
@@ -57,11 +61,10 @@ impl Timeline {
     /// Adds a sample of `event` on `stack`, with what its group's members
     /// counted. The stack is hashed once: this stands for the weight per
     /// stack, which [`Timeline::finish`] gives back.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         stack: StackId,
-        time: u64,
-        event: usize,
+        sample: &Sample,
         weight: Weight,
         members: &[(EventIndex, u64)],
     ) {
@@ -70,22 +73,25 @@ impl Timeline {
         if id == next {
             self.keys.push(stack);
         }
-        self.count(event, id, time, weight);
+        let timed = |period| TimedSample {
+            time: sample.time,
+            stack: id,
+            cpu: sample.cpu,
+            period,
+            ip: sample.ip,
+        };
+        self.count(usize::from(sample.event), timed(weight.period), weight);
         for &(member, period) in members {
             if usize::from(member) < self.samples.len() {
                 let weight = Weight { samples: 0, period };
-                self.count(usize::from(member), id, time, weight);
+                self.count(usize::from(member), timed(period), weight);
             }
         }
     }
 
-    fn count(&mut self, event: usize, stack: u32, time: u64, weight: Weight) {
-        let period = weight.period;
-        self.samples[event].push(TimedSample {
-            time,
-            stack,
-            period,
-        });
+    fn count(&mut self, event: usize, timed: TimedSample, weight: Weight) {
+        let stack = timed.stack;
+        self.samples[event].push(timed);
         let weights = &mut self.weights[event];
         if weights.len() <= stack as usize {
             weights.resize(stack as usize + 1, None);

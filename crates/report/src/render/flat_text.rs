@@ -9,9 +9,46 @@ use crate::render::flat_table::render_table;
 use crate::views::flat::{EventProfile, FlatProfile};
 use crate::wording::{event_phrase, loss_advice, stack_advice, stack_phrase};
 
+/// How much of the text report to print.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextOptions {
+    /// The rows only: no commented line (`perf report -q`).
+    pub quiet: bool,
+    /// The commented header only: the recording's and each event's, no
+    /// rows (`perf report --header-only`).
+    pub header_only: bool,
+}
+
 /// The profile as text, its rows at most `width` wide where names can give
 /// way.
 pub fn render_text(profile: &FlatProfile, width: RowWidth, out: &mut impl Write) -> io::Result<()> {
+    render_text_with(profile, width, TextOptions::default(), out)
+}
+
+/// The text report, as much of it as `options` asks for.
+pub fn render_text_with(
+    profile: &FlatProfile,
+    width: RowWidth,
+    options: TextOptions,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    if options.quiet {
+        let mut rows = Uncommented {
+            out,
+            line: Vec::new(),
+        };
+        render_all(profile, width, options.header_only, &mut rows)?;
+        return rows.finish();
+    }
+    render_all(profile, width, options.header_only, out)
+}
+
+fn render_all(
+    profile: &FlatProfile,
+    width: RowWidth,
+    header_only: bool,
+    out: &mut impl Write,
+) -> io::Result<()> {
     let header = &profile.header;
     writeln!(out, "# Command:  {}", header.command.join(" "))?;
     let host = &header.host;
@@ -46,15 +83,52 @@ pub fn render_text(profile: &FlatProfile, width: RowWidth, out: &mut impl Write)
                 settings.bucket_bits, settings.scale, totals.outside
             )?;
         }
-        render_event(event, profile, width, out)?;
+        render_event(event, profile, width, header_only, out)?;
     }
     Ok(())
+}
+
+/// Passes on the lines that are not comments (`#` first).
+struct Uncommented<'a, W: Write> {
+    out: &'a mut W,
+    /// The line being written.
+    line: Vec<u8>,
+}
+
+impl<W: Write> Uncommented<'_, W> {
+    fn finish(mut self) -> io::Result<()> {
+        let line = std::mem::take(&mut self.line);
+        if !line.starts_with(b"#") {
+            self.out.write_all(&line)?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Uncommented<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        for piece in bytes.split_inclusive(|&b| b == b'\n') {
+            self.line.extend_from_slice(piece);
+            if piece.ends_with(b"\n") {
+                if !self.line.starts_with(b"#") {
+                    self.out.write_all(&self.line)?;
+                }
+                self.line.clear();
+            }
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 fn render_event(
     event: &EventProfile,
     profile: &FlatProfile,
     width: RowWidth,
+    header_only: bool,
     out: &mut impl Write,
 ) -> io::Result<()> {
     let stats = &event.stats;
@@ -100,6 +174,9 @@ fn render_event(
         writeln!(out, "# Commands: {}", commands_phrase(event))?;
     }
     writeln!(out, "#")?;
+    if header_only {
+        return Ok(());
+    }
     render_table(event, profile, width, out)?;
     if let Some(tree) = &event.tree {
         render_call_tree(tree, width, out)?;

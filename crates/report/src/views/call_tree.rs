@@ -49,11 +49,14 @@ struct TrieNode {
     children: FxHashMap<FunctionId, usize>,
 }
 
+/// The tree of the stacks of `part`, each node's share of `total` (the
+/// event's period, which stacks left out of `part` count in).
 pub(crate) fn call_tree(
     stacks: &StackProfile,
     part: &[&NamedStack],
     direction: TreeDirection,
     percent_limit: f64,
+    total: u64,
 ) -> CallTree {
     let mut nodes = vec![TrieNode {
         function: None,
@@ -85,7 +88,7 @@ pub(crate) fn call_tree(
             at = next;
         }
     }
-    let total = nodes[0].weight.period.max(1) as f64;
+    let total = total.max(1) as f64;
     let build = Builder {
         stacks,
         nodes: &nodes,

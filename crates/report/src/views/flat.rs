@@ -13,6 +13,7 @@ use crate::read::weight::{Weight, total};
 use crate::views::attribution::{Attribution, InlineTally};
 use crate::views::call_tree::{CallTree, TreeDirection, call_tree};
 use crate::views::places::{PlaceRow, place_rows};
+use crate::views::row_filter::RowFilter;
 use crate::views::sort::{RowKind, SortKey, row_kind};
 use crate::views::tasks::{Leaf, Task, TaskKey, TaskKeys, TaskRow, task_rows};
 
@@ -32,6 +33,12 @@ pub struct ReportOptions {
     pub sort: Vec<SortKey>,
     /// Rows below this percentage of their event are left out.
     pub percent_limit: f64,
+    /// Call-tree nodes below this percentage of their event are left out;
+    /// `None`: `percent_limit`'s.
+    pub call_graph_threshold: Option<f64>,
+    /// Only these commands', modules' and functions' rows (and call-tree
+    /// samples); shares stay of the whole event.
+    pub only: RowFilter,
     /// Count code inlined into a function as the inlined function's (the
     /// innermost frame of its debug info) rather than as the function's
     /// holding it.
@@ -332,7 +339,7 @@ impl<'a> Counter<'a> {
         description: EventDescription,
         stats: EventStats,
     ) -> EventProfile {
-        let leaves: Vec<Leaf> = part
+        let all: Vec<Leaf> = part
             .iter()
             .filter_map(|&stack| {
                 let row = self.attribution.leaf(&stack.frames)?;
@@ -340,33 +347,46 @@ impl<'a> Counter<'a> {
                 Some(Leaf { stack, task, row })
             })
             .collect();
-        let total = total(leaves.iter().map(|l| l.stack.weight.period));
-        let total = total.max(1) as f64;
-        let (stacks, limit) = (self.stacks, self.options.percent_limit);
+        let whole = total(all.iter().map(|l| l.stack.weight.period));
+        let total = whole.max(1) as f64;
+        let (stacks, limit, only) = (self.stacks, self.options.percent_limit, &self.options.only);
+        let commands = task_rows(stacks, self.weights(&all, TaskKeys::commands()), total, 0.0);
+        // Function rows are filtered by their own module and name (a
+        // caller's total passes where it is named); every other row and
+        // the tree by the code each sample was taken in.
+        let (mut leaves, mut shown) = (Vec::new(), Vec::new());
+        for leaf in all {
+            if only.admits_leaf(stacks, &leaf) {
+                shown.push(leaf);
+            }
+            if only.admits_stack(stacks, leaf.stack) {
+                leaves.push(leaf);
+            }
+        }
         let kind = row_kind(&self.options.sort);
         let places = match kind {
-            RowKind::Places(kind) => place_rows(stacks, &leaves, kind, total as u64, limit),
+            RowKind::Places(kind) => place_rows(stacks, &shown, kind, total as u64, limit),
             _ => Vec::new(),
         };
         let tasks = match kind {
-            RowKind::Tasks => task_rows(stacks, self.weights(&leaves, self.tasks), total, limit),
+            RowKind::Tasks => task_rows(stacks, self.weights(&shown, self.tasks), total, limit),
             _ => Vec::new(),
         };
-        let commands = task_rows(
-            stacks,
-            self.weights(&leaves, TaskKeys::commands()),
-            total,
-            0.0,
-        );
-        let tree =
-            (self.options.call_graph).map(|direction| call_tree(stacks, part, direction, limit));
+        let tree = (self.options.call_graph).map(|direction| {
+            let threshold = self.options.call_graph_threshold.unwrap_or(limit);
+            let part: Vec<&NamedStack> = match only.is_empty() {
+                true => part.to_vec(),
+                false => shown.iter().map(|l| l.stack).collect(),
+            };
+            call_tree(stacks, &part, direction, threshold, whole)
+        });
         EventProfile {
             description,
             stats,
             thread: None,
             call_stacks: None,
             functions: self.function_rows(&leaves, members, total),
-            modules: self.module_rows(&leaves, total),
+            modules: self.module_rows(&shown, total),
             places,
             tasks,
             commands,
@@ -415,8 +435,14 @@ impl<'a> Counter<'a> {
             }
         }
         let percent = |w: &Weight| w.period as f64 * 100.0 / total;
+        let only = &self.options.only;
         let mut rows: Vec<FunctionRow> = tallies
             .into_iter()
+            .filter(|((_, function), _)| {
+                let key = &self.stacks.functions[function.index()];
+                let (module, path) = self.stacks.module_names(key.module);
+                only.admits_function(&module, &path, &key.name)
+            })
             .map(|((task, function), tally)| {
                 let key = &self.stacks.functions[function.index()];
                 FunctionRow {

@@ -10,6 +10,7 @@ use crate::read::weight::Weight;
 use crate::views::sort::SortKey;
 
 /// A stack with the row its samples count for.
+#[derive(Clone, Copy)]
 pub(crate) struct Leaf<'a> {
     pub stack: &'a NamedStack,
     pub task: TaskKey,
