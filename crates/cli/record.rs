@@ -13,8 +13,8 @@ use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phras
 use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
 use profiler_symbols::ElfUnwinder;
 
-use crate::PROFILER_FAILED;
 use crate::args::{CpuList, RecordArgs, SymbolArgs};
+use crate::exit_status::PROFILER_FAILED;
 use crate::messages::say;
 use crate::output::describe;
 use crate::record_histogram::HistogramRequest;
