@@ -9,7 +9,7 @@
 //! function's swatch, its flame chart (drawn with WebGL) and the flame
 //! graph fill the window with frames, the searched ones highlighted.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -207,6 +207,50 @@ fn sandwich_self_percent(text: &[String], function: &str) -> f64 {
         .unwrap_or_else(|| panic!("no share in {own:?}"))
 }
 
+/// The functions of speedscope's sandwich table, each the line after its
+/// row's `TOTAL (P%)` and `SELF (P%)`.
+fn table_functions(text: &[String]) -> Vec<&str> {
+    let share = |line: &String| line.ends_with("%)");
+    (2..text.len())
+        .filter(|&i| share(&text[i - 2]) && share(&text[i - 1]) && !share(&text[i]))
+        .map(|i| text[i].as_str())
+        .collect()
+}
+
+/// The colour of each swatch in `pixels` (rows `width` wide), top to
+/// bottom: an 8x8 square of one colour, not grey, framed by a 1-pixel
+/// border of another.
+fn swatches(pixels: &[[u8; 3]], width: usize) -> Vec<[u8; 3]> {
+    const SIDE: usize = 10;
+    let height = pixels.len() / width;
+    let at = |x: usize, y: usize| pixels[y * width + x];
+    let mut found = Vec::new();
+    for y in 0..height.saturating_sub(SIDE - 1) {
+        for x in 0..width.saturating_sub(SIDE - 1) {
+            let (frame, inside) = (at(x, y), at(x + 1, y + 1));
+            let grey = inside.iter().max() == inside.iter().min();
+            if frame == inside || grey {
+                continue;
+            }
+            let ring = (0..SIDE).all(|i| {
+                [
+                    (x + i, y),
+                    (x + i, y + SIDE - 1),
+                    (x, y + i),
+                    (x + SIDE - 1, y + i),
+                ]
+                .iter()
+                .all(|&(u, v)| at(u, v) == frame)
+            });
+            let filled = (1..SIDE - 1).all(|v| (1..SIDE - 1).all(|u| at(x + u, y + v) == inside));
+            if ring && filled {
+                found.push(inside);
+            }
+        }
+    }
+    found
+}
+
 /// A frame of the flame graph as the browser left it: its title, its
 /// rectangle's width and fill, and its label.
 #[derive(Debug, Default)]
@@ -349,21 +393,30 @@ live_test!(
                 "{function}: {shown}% in speedscope, {ours:.2}% in report"
             );
         }
-        // The table's rows below the toolbar, each with its function's
-        // colour swatch (8x8 pixels, in a colour of its own).
-        let sandwich = screenshot(
-            &page("sandwich"),
-            "speedscope-recurse-sandwich.png",
-            (1280, 800),
-        );
-        let mut colours: BTreeMap<[u8; 3], usize> = BTreeMap::new();
-        for pixel in (sandwich[1280 * 24..].iter()).filter(|p| coloured_share(&[**p]) > 0.0) {
-            *colours.entry(*pixel).or_default() += 1;
+        // Each row of the table with its function's colour swatch: a square
+        // of 8x8 pixels in a colour of its own, framed in grey. The colours
+        // are pale, some barely coloured, so a swatch is found by its shape.
+        let rows = table_functions(&text);
+        let mut colours = Vec::new();
+        for _ in 0..3 {
+            let sandwich = screenshot(
+                &page("sandwich"),
+                "speedscope-recurse-sandwich.png",
+                (1280, 800),
+            );
+            colours = swatches(&sandwich, 1280);
+            // Drawn a frame after the import, as the table's text is.
+            if colours.len() >= rows.len() {
+                break;
+            }
         }
-        let swatches = colours.values().filter(|n| (50..=200).contains(*n)).count();
+        let distinct: BTreeSet<_> = colours.iter().collect();
         assert!(
-            swatches >= 5,
-            "{swatches} swatches in the sandwich view: {colours:?}"
+            colours.len() == rows.len() && distinct.len() == rows.len(),
+            "{} swatches, {} colours, for the sandwich view's {} rows {rows:?}: {colours:?}",
+            colours.len(),
+            distinct.len(),
+            rows.len()
         );
         // The time-ordered flame chart, drawn with WebGL: its frames fill
         // most of the window.

@@ -29,6 +29,7 @@ mod atomic_file;
 mod completions;
 mod diff;
 mod doctor;
+mod exit_status;
 mod export;
 mod flamegraph;
 mod hist;
@@ -57,16 +58,10 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use profiler_sampler::SamplerError;
 
 use crate::args::{Cli, Command};
+use crate::exit_status::failure_status;
 use crate::messages::say;
-
-/// Exit statuses of `record` when it cannot run the command, as `env`,
-/// `nice` and `timeout` use them.
-const PROFILER_FAILED: u8 = 125;
-const COMMAND_NOT_RUNNABLE: u8 = 126;
-const COMMAND_NOT_FOUND: u8 = 127;
 
 fn main() -> ExitCode {
     // A file-size limit makes writes fail, which is said, keeping the old
@@ -223,21 +218,6 @@ fn flag_name(arg: &str) -> Option<String> {
         Some(short) => format!("-{short}"),
         None => format!("--{long}"),
     })
-}
-
-fn failure_status(error: &anyhow::Error, is_record: bool) -> u8 {
-    if !is_record {
-        return 1;
-    }
-    let sampler = error.downcast_ref::<SamplerError>();
-    if let Some(signal) = sampler.and_then(SamplerError::interrupted_by) {
-        return 128u8.saturating_add(signal as u8);
-    }
-    match sampler {
-        Some(e) if e.is_command_not_found() => COMMAND_NOT_FOUND,
-        Some(e) if e.is_command_not_runnable() => COMMAND_NOT_RUNNABLE,
-        _ => PROFILER_FAILED,
-    }
 }
 
 /// Whether `error` comes of a reader that went away.

@@ -15,8 +15,8 @@ use profiler_sampler::{
 };
 use profiler_symbols::ElfUnwinder;
 
-use crate::PROFILER_FAILED;
 use crate::args::{CpuList, Frequency, RecordArgs, SymbolArgs};
+use crate::exit_status::PROFILER_FAILED;
 use crate::messages::say;
 use crate::output::describe;
 use crate::record_histogram::HistogramRequest;

@@ -70,19 +70,25 @@
 //! [`Counters::read_counts_into`] and [`Counters::reset`] (nothing they do
 //! allocates or takes a lock).
 
+mod armed;
 mod group;
+mod handler;
 mod overflow;
 mod ring;
+mod shared;
 mod signal;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use profiler_events::{Count, EventSpec, own_modifiers};
 
 use self::group::{GroupControl, KernelGroup, MAX_EVENTS, OpenTarget, control_groups, open_groups};
+use self::handler::Handler;
+pub use self::handler::Overflow;
 use self::overflow::Control;
 pub use self::overflow::OverflowMode;
+use self::shared::Shared;
 pub use self::signal::in_overflow_handler;
 use crate::error::SamplerError;
 use crate::own_process::{current_tid, threads_except};
@@ -118,46 +124,8 @@ pub enum Scope {
 pub struct Counters {
     /// Boxed: the signal handler holds its address while overflows run.
     shared: Box<Shared>,
-}
-
-/// What an overflow handler is told.
-pub struct Overflow<'a> {
-    /// The program counter of the overflow: the kernel's sample where it
-    /// has one, else where the signal interrupted the thread.
-    pub address: usize,
-    /// Bit `i` is set for event `i`; several events may overflow together.
-    pub vector: u64,
-    /// The signal handler's `ucontext_t *`.
-    pub context: *mut std::ffi::c_void,
-    set: &'a Shared,
-}
-
-impl Overflow<'_> {
-    /// As [`Counters::read_into`], from the handler.
-    pub fn read_into(&self, values: &mut [u64]) -> Result<(), SamplerError> {
-        self.set.read_into(values)
-    }
-
-    /// As [`Counters::read_counts_into`], from the handler.
-    pub fn read_counts_into(&self, counts: &mut [Count]) -> Result<(), SamplerError> {
-        self.set.read_counts_into(counts)
-    }
-
-    /// As [`Counters::reset`], from the handler.
-    pub fn reset(&self) -> Result<(), SamplerError> {
-        self.set.reset()
-    }
-}
-
-/// The set, where the signal handler can reach it.
-pub(crate) struct Shared {
-    names: Vec<String>,
-    groups: Vec<KernelGroup>,
-    /// Per event: the raw count and times at the last reset.
-    baselines: Vec<[AtomicU64; 3]>,
-    running: AtomicBool,
-    /// The counted thread, for [`Scope::Thread`].
-    thread: Option<libc::pid_t>,
+    /// The overflow handlers asked for, and armed while the set runs;
+    /// taken by each call that changes the set.
     control: TidLock<Control>,
 }
 
@@ -207,8 +175,8 @@ impl Counters {
                 groups,
                 running: AtomicBool::new(false),
                 thread,
-                control: TidLock::new(Control::new(specs.len())),
             }),
+            control: TidLock::new(Control::new(specs.len())),
         })
     }
 
@@ -233,7 +201,7 @@ impl Counters {
     /// are armed.
     pub fn start(&self) -> Result<(), SamplerError> {
         let shared = &*self.shared;
-        let mut control = shared.lock_control()?;
+        let mut control = self.lock_control()?;
         if shared.running.load(Ordering::Acquire) {
             return Err(SamplerError::CountersState {
                 problem: "the set is running already; stop it before starting it again",
@@ -258,7 +226,7 @@ impl Counters {
     /// after it returns.
     pub fn stop(&self) -> Result<(), SamplerError> {
         let shared = &*self.shared;
-        let mut control = shared.lock_control()?;
+        let mut control = self.lock_control()?;
         if !shared.running.load(Ordering::Acquire) {
             return Err(SamplerError::CountersState {
                 problem: "the set is not running; start it first",
@@ -351,15 +319,22 @@ impl Counters {
         self.request_overflow(index, 0, OverflowMode::Kernel, None)
     }
 
+    fn lock_control(&self) -> Result<crate::tid_lock::TidGuard<'_, Control>, SamplerError> {
+        self.control.lock().map_err(|_| SamplerError::CountersState {
+            problem: "a signal handler interrupted a call on this set in its own thread and made \
+                      another; only the read and reset calls may be made from a signal handler",
+        })
+    }
+
     fn request_overflow(
         &self,
         index: usize,
         threshold: u64,
         mode: OverflowMode,
-        handler: Option<overflow::Handler>,
+        handler: Option<Handler>,
     ) -> Result<(), SamplerError> {
         let shared = &*self.shared;
-        let mut control = shared.lock_control()?;
+        let mut control = self.lock_control()?;
         if shared.running.load(Ordering::Acquire) {
             return Err(SamplerError::CountersState {
                 problem: "overflow handlers are set while the set is stopped; stop it first",
@@ -391,115 +366,6 @@ impl std::fmt::Debug for Counters {
             .field("events", &self.shared.names)
             .field("running", &self.is_running())
             .finish()
-    }
-}
-
-impl Shared {
-    fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    fn name(&self, index: usize) -> &str {
-        &self.names[index]
-    }
-
-    fn thread(&self) -> Option<libc::pid_t> {
-        self.thread
-    }
-
-    /// Event `index`'s fd on the counted thread, and whether it samples.
-    fn event_fd(&self, index: usize) -> (std::os::fd::RawFd, bool) {
-        use std::os::fd::AsRawFd;
-        self.groups
-            .iter()
-            .find_map(|group| {
-                let position = group.events.iter().position(|&e| e == index)?;
-                Some((group.fds[position].as_raw_fd(), group.sampling[position]))
-            })
-            .unwrap_or((-1, false))
-    }
-
-    fn lock_control(&self) -> Result<crate::tid_lock::TidGuard<'_, Control>, SamplerError> {
-        self.control.lock().map_err(|_| SamplerError::CountersState {
-            problem: "a signal handler interrupted a call on this set in its own thread and made \
-                      another; only the read and reset calls may be made from a signal handler",
-        })
-    }
-
-    /// The counters as the kernel holds them, summed over the groups: the
-    /// raw counts and times, no reset subtracted. Async-signal-safe.
-    fn totals(&self, totals: &mut [Count]) -> Result<(), SamplerError> {
-        totals.iter_mut().for_each(|t| *t = Count::default());
-        for group in &self.groups {
-            let read = group::read_group(group)?;
-            for (&event, &value) in group.events.iter().zip(read.values()) {
-                let total = &mut totals[event];
-                total.raw = total.raw.wrapping_add(value);
-                total.enabled_ns = total.enabled_ns.wrapping_add(read.enabled_ns);
-                total.running_ns = total.running_ns.wrapping_add(read.running_ns);
-            }
-        }
-        Ok(())
-    }
-
-    fn check_len(&self, len: usize) -> Result<(), SamplerError> {
-        match len >= self.len() {
-            true => Ok(()),
-            false => Err(SamplerError::CountersMisuse {
-                problem: "the array for the values is shorter than the set: give one element per \
-                          event",
-            }),
-        }
-    }
-
-    fn read_counts_into(&self, counts: &mut [Count]) -> Result<(), SamplerError> {
-        self.check_len(counts.len())?;
-        let mut totals = [Count::default(); MAX_EVENTS];
-        self.totals(&mut totals[..self.len()])?;
-        for ((count, total), base) in counts.iter_mut().zip(&totals).zip(&self.baselines) {
-            let since = |i: usize, now: u64| now.saturating_sub(base[i].load(Ordering::Acquire));
-            *count = Count::new(
-                since(0, total.raw),
-                since(1, total.enabled_ns),
-                since(2, total.running_ns),
-            );
-        }
-        Ok(())
-    }
-
-    fn read_into(&self, values: &mut [u64]) -> Result<(), SamplerError> {
-        self.check_len(values.len())?;
-        let mut counts = [Count::default(); MAX_EVENTS];
-        self.read_counts_into(&mut counts[..self.len()])?;
-        for (value, count) in values.iter_mut().zip(&counts[..self.len()]) {
-            *value = count.scaled;
-        }
-        Ok(())
-    }
-
-    fn read_and_reset_into(&self, values: &mut [u64]) -> Result<(), SamplerError> {
-        self.check_len(values.len())?;
-        let mut totals = [Count::default(); MAX_EVENTS];
-        self.totals(&mut totals[..self.len()])?;
-        for ((value, total), base) in values.iter_mut().zip(&totals).zip(&self.baselines) {
-            let now = [total.raw, total.enabled_ns, total.running_ns];
-            let [raw, enabled, running] = std::array::from_fn(|i| {
-                now[i].saturating_sub(base[i].swap(now[i], Ordering::AcqRel))
-            });
-            *value = Count::new(raw, enabled, running).scaled;
-        }
-        Ok(())
-    }
-
-    fn reset(&self) -> Result<(), SamplerError> {
-        let mut totals = [Count::default(); MAX_EVENTS];
-        self.totals(&mut totals[..self.len()])?;
-        for (total, base) in totals.iter().zip(&self.baselines) {
-            base[0].store(total.raw, Ordering::Release);
-            base[1].store(total.enabled_ns, Ordering::Release);
-            base[2].store(total.running_ns, Ordering::Release);
-        }
-        Ok(())
     }
 }
 

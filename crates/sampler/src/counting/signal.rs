@@ -17,7 +17,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use super::overflow::{Armed, dispatch};
+use super::armed::{Armed, dispatch};
 use crate::error::SamplerError;
 
 /// Slots in the table: overflowing fds at once, process-wide.

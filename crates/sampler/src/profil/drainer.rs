@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
-use super::{HistogramSink, ProfilOutcome};
+use super::sink::{HistogramSink, ProfilOutcome};
 use crate::counters::Rings;
 use crate::error::SamplerError;
 use crate::own_process;

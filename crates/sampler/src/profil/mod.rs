@@ -31,6 +31,7 @@
 
 #[allow(unsafe_code)]
 mod drainer;
+mod sink;
 
 use std::io;
 use std::sync::Arc;
@@ -40,9 +41,11 @@ use profiler_events::{CPU_CLOCK, EventSpec};
 use profiler_histogram::{
     BucketWidth, Flags, Histogram, HistogramConfig, HistogramError, OnFull, Region, Scale,
 };
-use profiler_model::{Avma, Record, RecordSink, Sampling, pour};
+use profiler_model::{Avma, Sampling};
 
 use self::drainer::Drainer;
+use self::sink::HistogramSink;
+pub use self::sink::ProfilOutcome;
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::error::SamplerError;
 use crate::recorder::{DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, resolve_sampling};
@@ -199,20 +202,6 @@ impl ProfilEvent {
     }
 }
 
-/// What a profile counted, until it stopped or was read.
-#[derive(Clone, Debug)]
-pub struct ProfilOutcome {
-    /// The histogram the profile started from, with the samples added;
-    /// its stats say how many fell outside the regions, saturated a bucket
-    /// or were dropped by a flag.
-    pub histogram: Histogram,
-    /// Samples of this process. (Counters are inherited by child processes
-    /// too; their samples are left out.)
-    pub samples: u64,
-    /// Samples the kernel dropped because a ring buffer was full.
-    pub lost: u64,
-}
-
 /// A running profile of the calling process. Stop it with [`Profil::stop`];
 /// dropping it stops it too, and throws the counts away.
 ///
@@ -357,51 +346,9 @@ fn open_on_own_threads(event: &ResolvedEvent, cpus: &[usize]) -> Result<Rings, S
     }
 }
 
-/// Samples of this process, into buckets.
-struct HistogramSink {
-    outcome: ProfilOutcome,
-    pid: u32,
-}
-
-impl HistogramSink {
-    fn new(histogram: Histogram) -> HistogramSink {
-        HistogramSink {
-            outcome: ProfilOutcome {
-                histogram,
-                samples: 0,
-                lost: 0,
-            },
-            pid: std::process::id(),
-        }
-    }
-
-    /// What has been counted so far.
-    fn outcome(&self) -> &ProfilOutcome {
-        &self.outcome
-    }
-
-    fn into_outcome(self) -> ProfilOutcome {
-        self.outcome
-    }
-}
-
-impl RecordSink for HistogramSink {
-    fn push(&mut self, record: &Record) -> io::Result<()> {
-        match record {
-            Record::Sample(sample) if sample.pid == self.pid => {
-                self.outcome.samples += 1;
-                pour(&mut self.outcome.histogram, sample.ip.0, sample);
-            }
-            Record::Lost(lost) => self.outcome.lost += lost.count,
-            _ => {}
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use profiler_model::{CpuMode, Lost, Sample};
+    use profiler_model::{CpuMode, Lost, Record, RecordSink, Sample};
 
     use super::*;
 
