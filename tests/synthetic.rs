@@ -104,6 +104,7 @@ impl Synthetic {
             user: true,
             kernel: false,
             leader,
+            role: profiler_model::EventRole::Sampled,
         });
         self.events.len() as EventIndex - 1
     }

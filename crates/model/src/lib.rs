@@ -52,6 +52,7 @@ mod listing;
 mod live_histograms;
 mod module;
 mod module_histograms;
+mod off_cpu;
 mod process;
 mod reader;
 mod record;
@@ -74,7 +75,7 @@ pub use archive_file::{ArchiveError, ReadArchive, read_archive, write_archived};
 pub use atomic_file::{AtomicFile, Leftover, leftovers};
 pub use damage::Damage;
 pub use error::RecordingError;
-pub use event::{EventDescription, EventIndex, Sampling};
+pub use event::{EventDescription, EventIndex, EventRole, Sampling};
 pub use group_counts::MemberDeltas;
 pub use header::{
     CallGraph, HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
@@ -86,13 +87,14 @@ pub use module::{Module, ModuleId, ModuleTable};
 pub use module_histograms::{
     HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion, pour,
 };
+pub use off_cpu::{OffCpuStretch, ThreadTimes};
 pub use process::{
     LastMapping, LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order,
 };
 pub use reader::{RecordStream, Recording, Records};
 pub use record::{
-    BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
-    Throttle, UserStack,
+    BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, Switch,
+    TaskEvent, Throttle, UserStack,
 };
 pub use regular_file::{open_regular, read_regular};
 pub use replay::Samples;

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use profiler_events::{CPU_CLOCK, CYCLES, EventSpec, Pmus, parse_events};
 use profiler_model::{
-    CallGraph, EventDescription, EventIndex, Record, RecordSink, RecordingHeader, Sampling,
+    CallGraph, EventDescription, EventIndex, EventRole, Record, RecordSink, RecordingHeader,
+    Sampling,
 };
 
 use crate::attach::{self, AttachPlan, Liveness};
@@ -625,5 +626,6 @@ fn describe(event: &ResolvedEvent) -> EventDescription {
         user: event.spec.user,
         kernel: event.spec.kernel,
         leader: event.leader.map(|i| i as EventIndex),
+        role: EventRole::Sampled,
     }
 }

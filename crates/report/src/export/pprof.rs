@@ -447,6 +447,7 @@ mod tests {
             user: true,
             kernel: false,
             leader,
+            role: profiler_model::EventRole::Sampled,
         }
     }
 

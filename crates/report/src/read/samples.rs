@@ -538,6 +538,7 @@ mod tests {
                 user: true,
                 kernel: false,
                 leader: None,
+                role: profiler_model::EventRole::Sampled,
             }],
             command: vec!["./app".into()],
             program: None,
