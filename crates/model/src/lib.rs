@@ -100,7 +100,7 @@ pub use regular_file::{open_regular, read_regular};
 pub use replay::Samples;
 pub use sink::{RecordingSink, open_sink};
 pub use source::{RecordSource, SourceRecords, count_records};
-pub use splice::{CallerSplicer, has_user_chain, missing_caller};
+pub use splice::{CallerSplicer, has_user_chain, missing_caller, skipped_callers};
 pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{
     AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,
