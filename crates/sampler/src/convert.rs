@@ -14,11 +14,12 @@ use perf_event::data::{self as perf, RecordMetadata, SampleFlags, SampleRegsAbi,
 use perf_event_open_sys::bindings::{
     PERF_RECORD_MISC_COMM_EXEC, PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_GUEST_KERNEL,
     PERF_RECORD_MISC_GUEST_USER, PERF_RECORD_MISC_HYPERVISOR, PERF_RECORD_MISC_KERNEL,
-    PERF_RECORD_MISC_USER, PERF_RECORD_SAMPLE, perf_event_attr, perf_event_header,
+    PERF_RECORD_MISC_SWITCH_OUT, PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, PERF_RECORD_MISC_USER,
+    PERF_RECORD_SAMPLE, PERF_RECORD_SWITCH, perf_event_attr, perf_event_header,
 };
 use profiler_model::{
     Avma, BuildId, CallchainEntry, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record,
-    Sample, Sampling, TaskEvent, Throttle, UserStack,
+    Sample, Sampling, Switch, TaskEvent, Throttle, UserStack,
 };
 
 /// x86-64 user registers in perf's numbering
@@ -77,6 +78,13 @@ fn convert_bytes(
                 return Some(Record::Sample(sample));
             }
             config
+        }
+        // perf-event-data reads a switch as a record of unknown type, and
+        // fails on its empty body: its `sample_id_all` fields are all it has.
+        PERF_RECORD_SWITCH => {
+            let mut parser = Parser::new(bytes, config.clone());
+            let (_, metadata) = parser.parse_metadata_with_header(header).ok()?;
+            return switch(&metadata);
         }
         _ => config,
     };
@@ -347,6 +355,30 @@ impl<'p> Visitor<'p> for Converter<'_> {
     fn visit_unthrottle(self, t: perf::Throttle, _: RecordMetadata) -> Self::Output {
         Some(throttle(self.event(Some(t.id)), &t, true))
     }
+
+    /// Whole CPUs' switches (`-a --off-cpu`): each of the task switching.
+    fn visit_switch_cpu_wide(
+        self,
+        _: perf::SwitchCpuWide,
+        metadata: RecordMetadata,
+    ) -> Self::Output {
+        switch(&metadata)
+    }
+}
+
+/// A switch record: the thread and time are its `sample_id_all` fields',
+/// which direction and why are in its misc bits.
+fn switch(metadata: &RecordMetadata) -> Option<Record> {
+    let id = metadata.sample_id();
+    let misc = u32::from(metadata.misc());
+    Some(Record::Switch(Switch {
+        time: id.time()?,
+        pid: id.pid()?,
+        tid: id.tid()?,
+        out: misc & PERF_RECORD_MISC_SWITCH_OUT != 0,
+        preempt: misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT != 0,
+        sampled: false,
+    }))
 }
 
 /// The registers and stack copy of a `--call-graph dwarf` sample; `None`

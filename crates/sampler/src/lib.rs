@@ -21,6 +21,7 @@
 //!     kernel: false,
 //!     duration: None,
 //!     wait_descendants: false,
+//!     off_cpu: false,
 //! })?;
 //! let recorded = recorder.record(Vec::new(), None, None)?;
 //! println!("the command {}", recorded.outcome.describe());
@@ -73,6 +74,7 @@ mod ring_size;
 mod signals;
 mod snapshot;
 mod stat;
+mod switch_out;
 #[allow(unsafe_code)]
 mod sysinfo;
 mod target;

@@ -150,6 +150,7 @@ impl ProfilEvent {
             spec,
             sampling,
             leader: None,
+            switch_out: None,
         };
         let refusal = match counters::probe(&resolved, Role::Alone, None) {
             Ok(()) => {
@@ -173,6 +174,7 @@ impl ProfilEvent {
             },
             sampling: Sampling::Period(period),
             leader: None,
+            switch_out: None,
         };
         counters::probe(&fallback, Role::Alone, None)?;
         let notice = format!(
@@ -381,6 +383,7 @@ fn open_on_own_threads(
             cpus,
             bytes: DEFAULT_RING_BYTES,
             enable_on_exec: false,
+            switches: false,
         };
         match counters::open_rings(&plan) {
             Err(SamplerError::OpenFailed { error, .. })

@@ -23,7 +23,7 @@ use crate::launch::{self, RunningChild};
 use crate::privileges;
 pub use crate::ring_size::{DEFAULT_RING_BYTES, DEFAULT_STACK_RING_BYTES};
 use crate::target::{Attachment, ResolvedTarget, Target, TargetEnd, online_cpus};
-use crate::{refusal, ring_size, signals, snapshot, sysinfo};
+use crate::{refusal, ring_size, signals, snapshot, switch_out, sysinfo};
 
 /// Samples per second when neither `-c` nor `-F` is given.
 pub const DEFAULT_FREQUENCY: u64 = 4000;
@@ -74,6 +74,10 @@ pub struct RecordConfig {
     /// For a launched command: record until every process it started has
     /// exited too, rather than until it exits (as perf does).
     pub wait_descendants: bool,
+    /// Record each thread's switches off and onto the CPU, with the stack
+    /// it leaves from: the recording then has an `off-cpu` event (and a
+    /// `wall` event, with a clock event).
+    pub off_cpu: bool,
 }
 
 /// One `-e` with the `-c`/`-F` that applies to it.
@@ -126,6 +130,8 @@ pub struct Recorder {
     ring_bytes: usize,
     rings: usize,
     wait_descendants: bool,
+    /// `record --off-cpu`: the events read from the switches.
+    derived: Option<Vec<EventDescription>>,
 }
 
 impl Recorder {
@@ -158,6 +164,7 @@ impl Recorder {
                             spec,
                             sampling,
                             leader: (group.braced && position > 0).then_some(leader),
+                            switch_out: None,
                         });
                     }
                 }
@@ -168,6 +175,16 @@ impl Recorder {
         for (index, event) in events.iter().enumerate() {
             counters::probe(event, Role::of(&events, index), stacks)?;
         }
+        let mut events = events;
+        let derived = match (config.off_cpu, events.first()) {
+            (true, Some(first)) => {
+                let switch_out = switch_out::resolve(first, config.kernel, stacks, &mut notices)?;
+                events.extend(switch_out);
+                let described: Vec<EventDescription> = events.iter().map(describe).collect();
+                Some(switch_out::derived_events(&described, &mut notices))
+            }
+            _ => None,
+        };
         let target = ResolvedTarget::resolve(&config.target, &mut notices)?;
         let online = online_cpus()?.len();
         let rings = match &target {
@@ -194,6 +211,7 @@ impl Recorder {
             wait_descendants: config.wait_descendants,
             ring_bytes,
             rings,
+            derived,
         })
     }
 
@@ -210,8 +228,9 @@ impl Recorder {
 
     /// The header of the recording this recorder will produce.
     pub fn header(&self) -> RecordingHeader {
+        let derived = self.derived.iter().flatten().cloned();
         RecordingHeader {
-            events: self.events.iter().map(describe).collect(),
+            events: self.events.iter().map(describe).chain(derived).collect(),
             command: self.target.command_line(),
             program: self.target.program(),
             histogram: None,
@@ -266,6 +285,7 @@ impl Recorder {
             cpus: &cpus,
             bytes: self.ring_bytes,
             enable_on_exec: true,
+            switches: self.derived.is_some(),
         })?;
         let until = match self.wait_descendants {
             true => Until::AllHungUp,
@@ -300,6 +320,7 @@ impl Recorder {
                 call_graph: self.stacks,
                 cpus: &cpus,
                 bytes: self.ring_bytes,
+                switches: self.derived.is_some(),
             },
         )?;
         let liveness = Liveness::new(attachment);
@@ -348,6 +369,7 @@ impl Recorder {
             cpus,
             bytes: self.ring_bytes,
             enable_on_exec: false,
+            switches: self.derived.is_some(),
         })
         .map_err(|error| self.system_wide_error(error))?;
         push_all(sink, &snapshot::every_process(self.kernel))?;
@@ -408,7 +430,7 @@ fn follow_command(
     let followed = follow(&mut rings, &mut child, exit_fd.as_ref(), sink, until);
     let exit = child.wait()?;
     let interrupted_by = followed?;
-    rings.drain(sink)?;
+    rings.drain_last(sink)?;
     Ok(RecordOutcome {
         end: TargetEnd::Exited(exit),
         duration: started.elapsed(),
@@ -471,7 +493,7 @@ fn record_until(
             break (None, true);
         }
     };
-    rings.drain(sink)?;
+    rings.drain_last(sink)?;
     Ok(outcome)
 }
 
@@ -597,6 +619,7 @@ fn default_event(sampling: Sampling, kernel: bool, notices: &mut Vec<String>) ->
         spec: spec(CYCLES),
         sampling,
         leader: None,
+        switch_out: None,
     };
     match counters::probe(&cycles, Role::Alone, None) {
         Ok(()) => cycles,
@@ -609,6 +632,7 @@ fn default_event(sampling: Sampling, kernel: bool, notices: &mut Vec<String>) ->
                 spec: spec(CPU_CLOCK),
                 sampling,
                 leader: None,
+                switch_out: None,
             }
         }
     }
@@ -626,6 +650,9 @@ fn describe(event: &ResolvedEvent) -> EventDescription {
         user: event.spec.user,
         kernel: event.spec.kernel,
         leader: event.leader.map(|i| i as EventIndex),
-        role: EventRole::Sampled,
+        role: match event.switch_out {
+            Some(_) => EventRole::SwitchOut,
+            None => EventRole::Sampled,
+        },
     }
 }
