@@ -144,6 +144,12 @@ impl Recording {
         self.off_cpu.as_ref()?.stretch(tid, out)
     }
 
+    /// The clock event whose samples the wall event takes, if it has one.
+    pub fn wall_clock(&self) -> Option<usize> {
+        let (_, clock) = self.off_cpu.as_ref()?.events.wall?;
+        Some(usize::from(clock))
+    }
+
     /// Switches whose other half is missing: the time around each is not
     /// counted.
     pub fn unpaired_switches(&self) -> u64 {

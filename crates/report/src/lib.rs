@@ -61,7 +61,9 @@ pub use views::flat::{
     EventProfile, FlatProfile, FunctionRow, InlinedRow, ModuleRow, ReportOptions, ThreadRow,
     flat_profile,
 };
-pub use views::folded::{FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX, ThreadFrames};
+pub use views::folded::{
+    FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX, StackWeight, ThreadFrames,
+};
 pub use views::hist::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
 pub use views::inline_sites::{InlineSite, InlineSites, inline_sites};
 pub use views::places::PlaceRow;

@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
-use profiler_model::{Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
+use profiler_model::{EventRole, Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
 
 use crate::error::ReportError;
 use crate::read::completeness::ROOTS;
@@ -68,6 +68,8 @@ pub struct StackProfile {
     /// With [`StackOptions::locations`].
     pub(crate) located: Option<Located>,
     pub(crate) wanted: Vec<bool>,
+    /// What each event's samples are, indexed like `wanted`.
+    pub(crate) roles: Vec<EventRole>,
     pub(crate) threads: Vec<ThreadCount>,
     /// The command names samples were taken under.
     pub(crate) commands: Vec<String>,
@@ -173,6 +175,7 @@ pub fn read_stacks(
         timeline,
         located,
         wanted,
+        roles: recording.header.events.iter().map(|e| e.role).collect(),
         thread_index: (counts.threads.iter().enumerate())
             .map(|(i, t)| ((t.pid, t.tid), i))
             .collect(),
@@ -350,6 +353,7 @@ impl StackProfile {
             timeline: Vec::new(),
             located: None,
             wanted: Vec::new(),
+            roles: Vec::new(),
             threads: Vec::new(),
             commands: vec![String::new()],
             thread_index: FxHashMap::default(),
