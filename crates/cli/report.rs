@@ -31,6 +31,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         filter: args.filter.filter(),
         // Stacks are told apart by thread only where the report shows
         // threads or processes.
+        states: sort.contains(&SortKey::State),
         tasks: if args.threads {
             TaskDetail::Threads
         } else if sort.contains(&SortKey::Pid) {

@@ -36,6 +36,7 @@ pub use read::naming::Places;
 pub use read::samples::SampleFilter;
 pub use read::samples::TaskDetail;
 pub use read::stacks::{StackOptions, StackProfile, read_stacks};
+pub use read::thread_stack::ThreadState;
 pub use read::weight::Weight;
 pub use render::annotate::{render_annotation_json, render_annotation_text};
 pub use render::checkup::{render_checkup_json, render_checkup_text};
@@ -59,7 +60,7 @@ pub use views::call_tree::{CallNode, CallTree, TreeDirection};
 pub use views::diff::{DiffRow, ProfileDiff, Share, diff_profiles};
 pub use views::flat::{
     EventProfile, FlatProfile, FunctionRow, InlinedRow, ModuleRow, ReportOptions, ThreadRow,
-    flat_profile,
+    ThreadTime, flat_profile,
 };
 pub use views::folded::{
     FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX, StackWeight, ThreadFrames,

@@ -15,7 +15,7 @@ use crate::read::naming::{
 };
 use crate::read::samples::{Keep, SampleFilter, TaskDetail, ThreadCount, count_samples};
 use crate::read::stack_ids::{StackWeights, Stacks};
-use crate::read::thread_stack::{CommandId, ThreadStack};
+use crate::read::thread_stack::{CommandId, ThreadStack, ThreadState};
 use crate::read::timeline::{TimedSample, Timeline};
 use crate::read::weight::{Weight, total};
 
@@ -41,6 +41,8 @@ pub(crate) struct NamedStack {
     /// The command name the samples were taken under, an index into
     /// [`StackProfile::commands`].
     pub command: CommandId,
+    /// With [`StackOptions::states`]: what the thread was doing.
+    pub state: Option<ThreadState>,
     /// Leaf first: inlined functions as frames of their own, before the
     /// function holding them.
     pub frames: Vec<FunctionId>,
@@ -79,6 +81,8 @@ pub struct StackProfile {
     pub(crate) problems: Vec<String>,
     /// The program's path, to tell its frames from libraries'.
     pub(crate) program: Option<String>,
+    /// The processes and threads read.
+    pub(crate) filter: SampleFilter,
 }
 
 /// What to read of a recording, and how to name it.
@@ -103,11 +107,29 @@ pub struct StackOptions {
     /// Which tasks the stacks tell apart: the stacks of a view that shows
     /// no process or thread are merged across them.
     pub tasks: TaskDetail,
+    /// Tell stacks apart by what their thread was doing: running, blocked
+    /// or preempted (`report --sort state`).
+    pub states: bool,
 }
 
-/// What samples are merged by: process, thread, command, frames, place.
-type StackKey = (u32, u32, CommandId, Vec<FunctionId>, Option<PlaceId>);
-type StackKeyRef<'a> = (u32, u32, CommandId, &'a [FunctionId], Option<PlaceId>);
+/// What samples are merged by: process, thread, command, state, frames,
+/// place.
+type StackKey = (
+    u32,
+    u32,
+    CommandId,
+    Option<ThreadState>,
+    Vec<FunctionId>,
+    Option<PlaceId>,
+);
+type StackKeyRef<'a> = (
+    u32,
+    u32,
+    CommandId,
+    Option<ThreadState>,
+    &'a [FunctionId],
+    Option<PlaceId>,
+);
 
 /// Reads the samples of `recording` that `options` selects, unwinding
 /// stack copies with `unwinder` and naming code with `symbolizer`.
@@ -122,6 +144,7 @@ pub fn read_stacks(
         timeline: options.timeline,
         mappings: options.locations,
         tasks: options.tasks,
+        states: options.states,
     };
     let mut counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
     let filter = &options.filter;
@@ -183,6 +206,7 @@ pub fn read_stacks(
         commands: counts.commands,
         problems: names.problems,
         program: recording.header.program.clone(),
+        filter: options.filter.clone(),
     })
 }
 
@@ -228,7 +252,14 @@ fn stack_key(
         .frames
         .first()
         .and_then(|leaf| place_ids.get(leaf).copied());
-    (stack.pid, stack.tid, stack.command, frames, place)
+    (
+        stack.pid,
+        stack.tid,
+        stack.command,
+        stack.state,
+        frames,
+        place,
+    )
 }
 
 /// Each event's stacks as counted, named a list of callers at a time: the
@@ -245,8 +276,11 @@ fn named_as_counted(
     (by_id.into_iter())
         .map(|stacks| {
             named_stacks(stacks.into_iter().map(|(id, weight)| {
-                let (pid, tid, command) = id.task();
-                ((pid, tid, command, id.named(leaf, &lists), None), weight)
+                let (pid, tid, command, state) = id.task();
+                (
+                    (pid, tid, command, state, id.named(leaf, &lists), None),
+                    weight,
+                )
             }))
         })
         .collect()
@@ -261,18 +295,21 @@ fn named_stacks(stacks: impl Iterator<Item = (StackKey, Weight)>) -> Vec<NamedSt
     }
     let mut stacks: Vec<NamedStack> = merged
         .into_iter()
-        .map(|((pid, tid, command, frames, place), weight)| NamedStack {
-            pid,
-            tid,
-            command,
-            frames,
-            place,
-            weight,
-        })
+        .map(
+            |((pid, tid, command, state, frames, place), weight)| NamedStack {
+                pid,
+                tid,
+                command,
+                state,
+                frames,
+                place,
+                weight,
+            },
+        )
         .collect();
     stacks.sort_by(|a, b| {
-        (a.pid, a.tid, a.command, &a.frames, a.place)
-            .cmp(&(b.pid, b.tid, b.command, &b.frames, b.place))
+        (a.pid, a.tid, a.command, a.state, &a.frames, a.place)
+            .cmp(&(b.pid, b.tid, b.command, b.state, &b.frames, b.place))
     });
     stacks
 }
@@ -289,12 +326,15 @@ fn named_timeline(
         .map(|(mut samples, stacks)| {
             let index: FxHashMap<StackKeyRef<'_>, u32> = (stacks.iter())
                 .enumerate()
-                .map(|(i, s)| ((s.pid, s.tid, s.command, &s.frames[..], s.place), i as u32))
+                .map(|(i, s)| {
+                    let key = (s.pid, s.tid, s.command, s.state, &s.frames[..], s.place);
+                    (key, i as u32)
+                })
                 .collect();
             // Each stack looked up once, not once per sample.
             let named: Vec<u32> = (keys.iter())
-                .map(|(pid, tid, command, frames, place)| {
-                    let key = (*pid, *tid, *command, &frames[..], *place);
+                .map(|(pid, tid, command, state, frames, place)| {
+                    let key = (*pid, *tid, *command, *state, &frames[..], *place);
                     index.get(&key).copied().unwrap_or(u32::MAX)
                 })
                 .collect();
@@ -359,6 +399,7 @@ impl StackProfile {
             thread_index: FxHashMap::default(),
             problems: Vec::new(),
             program: None,
+            filter: SampleFilter::default(),
         }
     }
 
