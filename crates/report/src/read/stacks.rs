@@ -70,8 +70,9 @@ pub struct StackProfile {
     /// With [`StackOptions::locations`].
     pub(crate) located: Option<Located>,
     pub(crate) wanted: Vec<bool>,
-    /// What each event's samples are, indexed like `wanted`.
+    /// What each event's samples are, and its name, indexed like `wanted`.
     pub(crate) roles: Vec<EventRole>,
+    event_names: Vec<String>,
     pub(crate) threads: Vec<ThreadCount>,
     /// The command names samples were taken under.
     pub(crate) commands: Vec<String>,
@@ -199,6 +200,9 @@ pub fn read_stacks(
         located,
         wanted,
         roles: recording.header.events.iter().map(|e| e.role).collect(),
+        event_names: (recording.header.events.iter())
+            .map(|e| e.name.clone())
+            .collect(),
         thread_index: (counts.threads.iter().enumerate())
             .map(|(i, t)| ((t.pid, t.tid), i))
             .collect(),
@@ -394,6 +398,7 @@ impl StackProfile {
             located: None,
             wanted: Vec::new(),
             roles: Vec::new(),
+            event_names: Vec::new(),
             threads: Vec::new(),
             commands: vec![String::new()],
             thread_index: FxHashMap::default(),
@@ -435,6 +440,12 @@ impl StackProfile {
                 .map(|s| s.weight.samples),
         );
         (rooted, total(stacks.iter().map(|s| s.weight.samples)))
+    }
+
+    /// The name of the first event read, which views of one event show.
+    pub fn first_event(&self) -> Option<String> {
+        let index = self.wanted.iter().position(|&w| w)?;
+        self.event_names.get(index).cloned()
     }
 
     /// The samples read, of every event read.

@@ -37,7 +37,6 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
         "modules": rows(profile, |e| e.modules.iter().map(|m| module_json(e, m))),
         "commands": rows(profile, |e| e.commands.iter().map(|t| task_json(e, t))),
         "threads": threads,
-        "thread_times": thread_times(profile),
         "problems": profile.problems,
         "histogram": profile.histogram.as_ref().map(|(settings, totals)| json!({
             "bucket_bits": settings.bucket_bits,
@@ -45,6 +44,9 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
             "outside": totals.iter().map(|t| t.outside).collect::<Vec<_>>(),
         })),
     });
+    if !profile.thread_times.is_empty() {
+        document["thread_times"] = thread_times(profile).into();
+    }
     let places = || rows(profile, |e| e.places.iter().map(|p| place_json(e, p)));
     match row_kind(&profile.sort) {
         RowKind::Places(PlaceKind::Line) => document["lines"] = places(),
