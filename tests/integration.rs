@@ -25,6 +25,7 @@ mod groups;
 mod histogram;
 mod hostile;
 mod modules;
+mod off_cpu;
 mod outputs;
 mod perfdata;
 mod pprof;
