@@ -26,6 +26,7 @@ mod histogram;
 mod hostile;
 mod modules;
 mod off_cpu;
+mod off_cpu_views;
 mod outputs;
 mod perfdata;
 mod pprof;
