@@ -191,9 +191,13 @@ impl Recorder {
             ResolvedTarget::SystemWide { cpus, .. } => cpus.len(),
             _ => online,
         };
+        let carried = ring_size::RingUse {
+            stacks,
+            switches: derived.is_some(),
+        };
         let ring_bytes = ring_size::plan(
             config.ring_bytes,
-            stacks,
+            carried,
             rings,
             online,
             &privileges::read(),
