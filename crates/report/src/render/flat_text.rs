@@ -104,8 +104,9 @@ fn render_event(
     Ok(())
 }
 
-/// The threads shown of their times: the rest are counted in a line.
-const TIMED_THREADS: usize = 20;
+/// The threads shown of their times, those that lived longest: the rest
+/// are counted in a line.
+const TIMED_THREADS: usize = 10;
 
 /// With `record --off-cpu`: how each thread spent its life, on the CPU,
 /// blocked and preempted, and their total against its lifetime (less
@@ -126,7 +127,15 @@ fn render_thread_times(profile: &FlatProfile, out: &mut impl Write) -> io::Resul
         "On-CPU", "Blocked", "Preempted", "Total", "Lifetime", "Of life"
     )?;
     let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
-    for thread in profile.thread_times.iter().take(TIMED_THREADS) {
+    let mut threads: Vec<_> = profile.thread_times.iter().collect();
+    threads.sort_by_key(|t| {
+        (
+            std::cmp::Reverse(t.times.lifetime()),
+            t.times.pid,
+            t.times.tid,
+        )
+    });
+    for thread in threads.into_iter().take(TIMED_THREADS) {
         let t = &thread.times;
         let name = match thread.name.as_str() {
             "" => String::new(),
@@ -147,7 +156,10 @@ fn render_thread_times(profile: &FlatProfile, out: &mut impl Write) -> io::Resul
     }
     let more = profile.thread_times.len().saturating_sub(TIMED_THREADS);
     if more > 0 {
-        writeln!(out, "# {more} more threads: --tid TIDS shows theirs")?;
+        writeln!(
+            out,
+            "# and {more} more threads that lived less long: --format json lists every one"
+        )?;
     }
     Ok(())
 }
