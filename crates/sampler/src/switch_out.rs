@@ -55,14 +55,18 @@ pub(crate) fn resolve(
         Ok(()) => Ok(Some(event)),
         Err(SamplerError::PermissionDenied { reason, .. }) => {
             notices.push(format!(
-                "the stacks threads wait in come from the context-switches event, which counts                  in the kernel, and {reason}: allow it with `sysctl                  kernel.perf_event_paranoid=1`, run as root, or {}; recording off-CPU time at                  unknown stacks",
+                "the stacks threads wait in come from the context-switches event, which counts \
+                 in the kernel, and {reason}: allow it with `sysctl \
+                 kernel.perf_event_paranoid=1`, run as root, or {}; recording off-CPU time at \
+                 unknown stacks",
                 privileges::grant_perfmon()
             ));
             Ok(None)
         }
         Err(error) => {
             notices.push(format!(
-                "the context-switches event cannot be sampled ({}): recording off-CPU time at                  unknown stacks",
+                "the context-switches event cannot be sampled ({}): recording off-CPU time at \
+                 unknown stacks",
                 refusal::reason(error)
             ));
             Ok(None)
@@ -94,7 +98,8 @@ pub(crate) fn derived_events(
         .find(|e| e.role == EventRole::Sampled && e.leader.is_none() && e.unit == "ns");
     let Some(clock) = clock else {
         notices.push(
-            "no clock event (cpu-clock, task-clock) is sampled, so the recording has no wall              event: add -e cpu-clock for one"
+            "no clock event (cpu-clock, task-clock) is sampled, so the recording has no wall \
+             event: add -e cpu-clock for one"
                 .into(),
         );
         return vec![off_cpu];
