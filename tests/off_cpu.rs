@@ -200,6 +200,39 @@ live_test!(
     }
 );
 
+// Attached with -p while it burns: its waits after that are told as
+// they are when record starts it.
+live_test!(attached_with_p_off_cpu_time_is_where_it_waited, || {
+    use std::process::Stdio;
+    let dir = scratch("off-cpu-attach");
+    let child = Command::new(fixture("offcpu"))
+        .arg("2")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // It burns 400 ms of CPU first: attach in the middle of that.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let pid = child.id().to_string();
+    let options = ["--off-cpu", "-g", "-e", "cpu-clock", "-p", &pid];
+    record(&dir, "attach.data", &options, &[]);
+    let output = child.wait_with_output().unwrap();
+    let measured = measured(&output.stdout);
+    let args = ["--event", "off-cpu", "--children"];
+    let report = report_json_with(&dir, "attach.data", &args);
+    let period = report["events"][0]["period"].as_f64().unwrap();
+    let total = |name: &str| {
+        (report["functions"].as_array().unwrap().iter())
+            .find(|f| f["name"] == name)
+            .map_or(0.0, |f| {
+                f["total_percent"].as_f64().unwrap() / 100.0 * period
+            })
+    };
+    let context = || format!("measured: {measured:?}\nreport: {}", report["functions"]);
+    for phase in ["nap", "wait_pipe", "wait_lock"] {
+        assert_within(phase, total(phase), measured[phase] as f64, 0.15, &context);
+    }
+});
+
 /// `nap`'s off-CPU time as an export's reader sees it, against the
 /// report's.
 fn nap_in_report(dir: &Path) -> f64 {
