@@ -269,7 +269,7 @@ mod tests {
     fn several_frameless_callers_are_spliced_where_the_unwinding_meets_the_chain() {
         let skipped = |chain: &[u64], unwound: &[u64]| -> Vec<u64> {
             let unwound: Vec<Avma> = unwound.iter().map(|&a| Avma(a)).collect();
-            super::skipped_callers(&entries(chain), 2, Avma(CALLER), &unwound)
+            skipped_callers(&entries(chain), 2, Avma(CALLER), &unwound)
                 .into_iter()
                 .map(|a| a.0)
                 .collect()

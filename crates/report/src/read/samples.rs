@@ -564,7 +564,7 @@ mod tests {
                 user: true,
                 kernel: false,
                 leader: None,
-                role: profiler_model::EventRole::Sampled,
+                role: EventRole::Sampled,
             }],
             command: vec!["./app".into()],
             program: None,
