@@ -148,10 +148,12 @@ fn main() {
     .unwrap();
     // At the highest rate: each command's CPU against the bare program's.
     let mut ratios: Vec<(&str, f64)> = Vec::new();
+    let mut top_args = Vec::new();
     for rate in RATES {
         let work_ns = ((1e9 / rate as f64) - cost * 1e9).max(0.0) as u64;
         let messages = (PROGRAM_SECONDS * rate as f64) as u64;
-        let args = [messages.to_string(), work_ns.to_string()];
+        let args = vec![messages.to_string(), work_ns.to_string()];
+        top_args.clone_from(&args);
         let mut figures: Vec<Figures> = configurations.iter().map(|_| Figures::default()).collect();
         for _ in 0..runs {
             for (configuration, figures) in configurations.iter().zip(&mut figures) {
@@ -199,6 +201,7 @@ fn main() {
         }
     }
     let ratio = |name: &str| ratios.iter().find(|(n, _)| *n == name).map(|(_, r)| *r);
+    let own = own_cpu(&dir, &configurations, profiler, program, &top_args);
     if let Some(ours) = ratio("profiler record --off-cpu") {
         let perf = ratio("perf record -e sched:sched_switch -g")
             .map_or(String::new(), |r| format!("; perf's, with stacks, {r:.2}×"));
@@ -208,6 +211,21 @@ fn main() {
             "\nAt {} switches a second `--off-cpu` takes {ours:.2}× the bare program's CPU (the \
              target, under 1.3×, is {verdict}){perf}.",
             RATES[RATES.len() - 1]
+        )
+        .unwrap();
+    }
+    if !own.is_empty() {
+        let own: Vec<String> = (own.iter())
+            .map(|(name, seconds)| format!("{seconds:.2} s with `{name}`"))
+            .collect();
+        writeln!(
+            page,
+            "\nOf that CPU, the recorder's own process (one more run of each at {} switches a \
+             second, under `perf stat -i -e task-clock`, which leaves out the program) used {}; \
+             the rest of the excess over the bare program is the kernel's, writing the records \
+             in the program's own time as it switches.",
+            RATES[RATES.len() - 1],
+            own.join(" and ")
         )
         .unwrap();
     }
@@ -254,4 +272,51 @@ fn run(
 
 fn size(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// The CPU seconds of the recorder's own process, its program left out,
+/// for each `--off-cpu` configuration, the program given `args`: one run
+/// each under `perf stat -i` (no perf: none).
+fn own_cpu(
+    dir: &Path,
+    configurations: &[Configuration],
+    profiler: &str,
+    program: &str,
+    args: &[String],
+) -> Vec<(&'static str, f64)> {
+    let mut own = Vec::new();
+    for configuration in configurations {
+        let Some((&"profiler", flags)) = configuration.recorder.split_first() else {
+            continue;
+        };
+        if !flags.contains(&"--off-cpu") {
+            continue;
+        }
+        let stat = dir.join("own.stat");
+        let status = std::process::Command::new("perf")
+            .args(["stat", "-i", "-x", ",", "-e", "task-clock", "-o"])
+            .arg(&stat)
+            .args(["--", profiler])
+            .args(flags)
+            .args(["--", program])
+            .args(args)
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        let text = std::fs::read_to_string(&stat).unwrap_or_default();
+        let msec = (text.lines())
+            .find(|l| l.contains("task-clock"))
+            .and_then(|l| l.split(',').next()?.parse::<f64>().ok());
+        match (status, msec) {
+            (Ok(status), Some(msec)) if status.success() => {
+                own.push((
+                    configuration.name.trim_start_matches("profiler "),
+                    msec / 1e3,
+                ));
+            }
+            _ => {}
+        }
+    }
+    own
 }
