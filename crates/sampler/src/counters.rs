@@ -21,7 +21,7 @@ use crate::convert::{REG_BP, REG_IP, REG_SP, StreamEvent, convert};
 use crate::error::SamplerError;
 use crate::refusal::{self, OpenScope};
 use crate::ring_size::MIN_RING_BYTES;
-use crate::switch_out::{Pairing, SwitchOutSamples};
+use crate::switch_pairing::{Pairing, SwitchOutSamples};
 use crate::{signals, sysinfo};
 
 /// An event with its sampling rate, as it will be opened.

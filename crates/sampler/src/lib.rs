@@ -75,6 +75,7 @@ mod signals;
 mod snapshot;
 mod stat;
 mod switch_out;
+mod switch_pairing;
 #[allow(unsafe_code)]
 mod sysinfo;
 mod target;
