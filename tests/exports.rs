@@ -47,12 +47,12 @@ fn assert_same_again(dir: &Path, format: &str, file: &str) {
     assert!(read(file) == read("again"), "two {format} exports differ");
 }
 
-fn read_json(path: &Path) -> Value {
+pub(crate) fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
 /// The names of a speedscope profile's samples, root first.
-fn speedscope_stacks(file: &Value, profile: &Value) -> Vec<Vec<String>> {
+pub(crate) fn speedscope_stacks(file: &Value, profile: &Value) -> Vec<Vec<String>> {
     let frames = file["shared"]["frames"].as_array().unwrap();
     (profile["samples"].as_array().unwrap().iter())
         .map(|stack| {
@@ -136,14 +136,14 @@ fn speedscope_has_a_sampled_profile_per_thread_in_time_order() {
 /// A Firefox Profiler thread's samples: each stack's function names, leaf
 /// first, with its category and subcategory names, and the sample's
 /// weight and time (ms since the profile's start).
-struct FirefoxSample {
-    names: Vec<String>,
-    category: (String, String),
-    weight: i64,
-    time: f64,
+pub(crate) struct FirefoxSample {
+    pub names: Vec<String>,
+    pub category: (String, String),
+    pub weight: i64,
+    pub time: f64,
 }
 
-fn firefox_samples(profile: &Value, thread: &Value) -> Vec<FirefoxSample> {
+pub(crate) fn firefox_samples(profile: &Value, thread: &Value) -> Vec<FirefoxSample> {
     let index = |v: &Value| v.as_u64().unwrap() as usize;
     let (stacks, frames) = (&thread["stackTable"], &thread["frameTable"]);
     let strings = thread["stringArray"].as_array().unwrap();

@@ -35,6 +35,8 @@ mod jitdump;
 mod kernel_time;
 mod modules;
 mod names;
+mod off_cpu;
+mod off_cpu_views;
 mod outputs;
 mod perf_spellings;
 mod perfdata;

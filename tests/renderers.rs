@@ -23,7 +23,7 @@ use crate::synthetic::*;
 use crate::util::*;
 
 /// Where the recordings map libstable.so.
-const LIBRARY_BASE: u64 = 0x7f3a_1c40_0000;
+pub(crate) const LIBRARY_BASE: u64 = 0x7f3a_1c40_0000;
 /// Kernel code: no symbols for it, as the recording's kernel is not this
 /// machine's.
 const KERNEL: [u64; 2] = [0xffff_ffff_8100_1230, 0xffff_ffff_8100_4560];
@@ -31,13 +31,13 @@ const KERNEL: [u64; 2] = [0xffff_ffff_8100_1230, 0xffff_ffff_8100_4560];
 const UNMAPPED: u64 = 0x10_0000;
 
 /// The stable fixtures, and what lies where in them.
-struct Stable {
-    exe: PathBuf,
-    stripped: PathBuf,
-    lib: PathBuf,
+pub(crate) struct Stable {
+    pub exe: PathBuf,
+    pub stripped: PathBuf,
+    pub lib: PathBuf,
 }
 
-fn stable() -> Stable {
+pub(crate) fn stable() -> Stable {
     Stable {
         exe: fixture("stable"),
         stripped: fixture("stable-stripped"),
@@ -102,30 +102,30 @@ fn instruction_in(binary: &Path, function: &str, chain: &[&str], nth: usize) -> 
 }
 
 /// Sample addresses, by what they are.
-struct Places {
+pub(crate) struct Places {
     /// hot_a: mix inlined into burn inlined into it; burn's own; its own.
-    hot_a_mix: u64,
-    hot_a_burn: u64,
-    hot_a: u64,
-    hot_b_mix: u64,
+    pub hot_a_mix: u64,
+    pub hot_a_burn: u64,
+    pub hot_a: u64,
+    pub hot_b_mix: u64,
     /// Three instructions of hot_c's own loop.
-    hot_c: [u64; 3],
-    leaf: u64,
-    parse: u64,
-    work: u64,
+    pub hot_c: [u64; 3],
+    pub leaf: u64,
+    pub parse: u64,
+    pub work: u64,
     /// lib_burn's inlined mix, relative to the library's base.
-    lib_mix: u64,
-    main_after_hot_a: u64,
-    main_after_hot_b: u64,
-    main_after_descend: u64,
-    main_after_thread_start: u64,
-    descend_after_descend: u64,
-    leaf_after_hot_c: u64,
-    thread_start_after_hot_c: u64,
-    lib_entry_after_lib_burn: u64,
+    pub lib_mix: u64,
+    pub main_after_hot_a: u64,
+    pub main_after_hot_b: u64,
+    pub main_after_descend: u64,
+    pub main_after_thread_start: u64,
+    pub descend_after_descend: u64,
+    pub leaf_after_hot_c: u64,
+    pub thread_start_after_hot_c: u64,
+    pub lib_entry_after_lib_burn: u64,
 }
 
-fn places(stable: &Stable) -> Places {
+pub(crate) fn places(stable: &Stable) -> Places {
     let exe = &stable.exe;
     Places {
         hot_a_mix: instruction_in(exe, "hot_a", &["mix", "burn", "hot_a"], 1),
@@ -384,7 +384,7 @@ pub(crate) fn check(dir: &Path, name: &str, args: &[&str]) {
 }
 
 /// [`check`]s what `args` print as `shown` shows it.
-fn check_as(dir: &Path, name: &str, args: &[&str], shown: impl Fn(Vec<u8>) -> Vec<u8>) {
+pub(crate) fn check_as(dir: &Path, name: &str, args: &[&str], shown: impl Fn(Vec<u8>) -> Vec<u8>) {
     let with = |jobs: &str| shown(output(dir, &[args, &["--jobs", jobs]].concat()));
     let one = with("1");
     let four = with("4");
@@ -687,7 +687,7 @@ fn exports_for_other_tools() {
 
 /// A pprof export's `output` as text (gzipped protobuf is compared
 /// decoded); a failed command's message is text already.
-fn pprof_shown(output: Vec<u8>, dir: &Path) -> Vec<u8> {
+pub(crate) fn pprof_shown(output: Vec<u8>, dir: &Path) -> Vec<u8> {
     match output.starts_with(b"exit status:") {
         true => output,
         false => normalize(&pprof_text(&output), dir).into_bytes(),

@@ -12,8 +12,9 @@ use std::process::Command;
 use profiler_histogram::{BucketWidth, Buckets};
 use profiler_model::{
     Avma, CallGraph, CallchainEntry, ChunkLimits, Comm, CpuMode, EventDescription, EventIndex,
-    FileOffset, HistogramRecord, HistogramSettings, HistogramTotals, HostInfo, Mmap, Record,
-    RecordSink, RecordingHeader, RecordingWriter, Sample, Sampling, TaskEvent, Trailer,
+    EventRole, FileOffset, HistogramRecord, HistogramSettings, HistogramTotals, HostInfo, Mmap,
+    Record, RecordSink, RecordingHeader, RecordingWriter, Sample, Sampling, Switch, TaskEvent,
+    Trailer,
 };
 
 use crate::util::*;
@@ -109,8 +110,68 @@ impl Synthetic {
             user: true,
             kernel: false,
             leader,
+            role: EventRole::Sampled,
         });
         self.events.len() as EventIndex - 1
+    }
+
+    /// The events `record --off-cpu` adds after those sampled (cpu-clock
+    /// at 4000 Hz where none was added): the samples taken as threads
+    /// leave the CPU, then the off-CPU and wall events read from them.
+    /// Returns the first's index.
+    pub fn add_off_cpu_events(&mut self) -> EventIndex {
+        if self.events.is_empty() {
+            self.add_event("cpu-clock", Sampling::Frequency(4000), None);
+        }
+        let clock = self.events[0].clone();
+        let switch_out = self.add_event("context-switches", Sampling::Period(1), None);
+        self.events[usize::from(switch_out)].role = EventRole::SwitchOut;
+        for (name, role) in [("off-cpu", EventRole::OffCpu), ("wall", EventRole::Wall)] {
+            self.events.push(EventDescription {
+                name: name.into(),
+                role,
+                ..clock.clone()
+            });
+        }
+        switch_out
+    }
+
+    /// The thread of `at` leaves the CPU for `ns` nanoseconds, blocked or
+    /// else preempted; with `at.user`, a sample of `at.event` (the
+    /// switch-out event) holds the stack it left from.
+    pub fn off_cpu(&mut self, at: &At, preempt: bool, ns: u64) {
+        let sampled = !at.user.is_empty();
+        if sampled {
+            self.take(at, 1);
+        } else {
+            self.tick();
+        }
+        let (time, tid) = (self.time, if at.tid == 0 { at.pid } else { at.tid });
+        let switch = |time, out| {
+            Record::Switch(Switch {
+                time,
+                pid: at.pid,
+                tid,
+                out,
+                preempt: out && preempt,
+                sampled: out && sampled,
+            })
+        };
+        self.records.push(switch(time, true));
+        self.time += ns;
+        self.records.push(switch(self.time, false));
+    }
+
+    /// Thread `tid` of process `pid` exits.
+    pub fn exit(&mut self, pid: u32, tid: u32) {
+        let time = self.tick();
+        self.records.push(Record::Exit(TaskEvent {
+            time,
+            pid,
+            ppid: pid,
+            tid,
+            ptid: pid,
+        }));
     }
 
     fn tick(&mut self) -> u64 {

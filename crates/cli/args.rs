@@ -364,6 +364,12 @@ pub struct RecordArgs {
     #[arg(long, hide = true)]
     pub user_callchains: bool,
 
+    /// Also record where and for how long each thread waits off the CPU (blocked or preempted):
+    /// the recording gains the events off-cpu (nanoseconds off the CPU, at the stack each thread
+    /// left from) and wall (cpu-clock samples and off-cpu time together), for `--event`
+    #[arg(long, conflicts_with = "histogram")]
+    pub off_cpu: bool,
+
     #[command(flatten)]
     pub histogram: HistogramArgs,
 

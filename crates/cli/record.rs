@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::ArgMatches;
-use profiler_model::{CallGraph, Recording, RecordingHeader, RecordingStats, Sampling};
+use profiler_model::{CallGraph, EventRole, Recording, RecordingHeader, RecordingStats, Sampling};
 use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phrase};
 use profiler_sampler::{
     EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd, TargetExit,
@@ -66,6 +66,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         },
         duration: args.duration,
         wait_descendants: args.wait_descendants,
+        off_cpu: args.off_cpu,
     })?;
     let histogram = match histogram {
         Some(request) => Some(request.options(recorder.header().program)?),
@@ -163,11 +164,26 @@ fn refuse_perf_only(args: &RecordArgs) -> Result<()> {
 }
 
 /// Each sampling event's own counts, when there are several, and advice
-/// for any that lost or was throttled above 1%.
+/// for any that lost or was throttled above 1%; with `--off-cpu`, how often
+/// threads left the CPU (its samples then are those of its stacks).
 fn print_event_counts(header: &RecordingHeader, stats: &RecordingStats) {
     let sampled: Vec<_> = (header.events.iter().zip(&stats.events))
-        .filter(|(event, _)| event.leader.is_none())
+        .filter(|(event, _)| event.leader.is_none() && event.role == EventRole::Sampled)
         .collect();
+    let switch_out = (header.events.iter().zip(&stats.events))
+        .find(|(event, _)| event.role == EventRole::SwitchOut)
+        .map(|(_, stats)| stats);
+    if header.events.iter().any(|e| e.role == EventRole::OffCpu) {
+        let stacks = match switch_out {
+            Some(s) => format!("{} with the stacks they left from", s.samples),
+            None => "their stacks not recorded".to_owned(),
+        };
+        let lost = stats.total().lost;
+        say!(
+            "profiler:   off-cpu: threads left the CPU {} times ({stacks}); {lost} records lost",
+            stats.switches
+        );
+    }
     for (event, stats) in &sampled {
         if sampled.len() > 1 {
             let samples = match stats.samples {

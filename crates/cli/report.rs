@@ -32,6 +32,7 @@ pub(crate) fn run(args: ReportArgs) -> Result<ExitCode> {
         filter: args.filter.filter(),
         // Stacks are told apart by thread only where the report shows
         // threads or processes.
+        states: sort.contains(&SortKey::State),
         tasks: if args.threads {
             TaskDetail::Threads
         } else if sort.contains(&SortKey::Pid) {

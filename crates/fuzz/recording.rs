@@ -120,6 +120,7 @@ fn event(name: &str, config: u64, leader: Option<EventIndex>) -> EventDescriptio
         user: true,
         kernel: true,
         leader,
+        role: profiler_model::EventRole::Sampled,
     }
 }
 

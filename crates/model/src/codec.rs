@@ -10,8 +10,8 @@ use crate::address::{Avma, FileOffset};
 use crate::event::EventIndex;
 use crate::printable::printable_bytes;
 use crate::record::{
-    BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
-    Throttle, UserStack,
+    BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, Switch,
+    TaskEvent, Throttle, UserStack,
 };
 
 const TAG_SAMPLE: u8 = 1;
@@ -24,6 +24,12 @@ const TAG_THROTTLE: u8 = 7;
 /// Written by earlier versions: every bucket, zeros too.
 const TAG_HISTOGRAM: u8 = 8;
 const TAG_SPARSE_HISTOGRAM: u8 = 9;
+const TAG_SWITCH: u8 = 10;
+
+/// [`Switch`]'s flags, one byte.
+const SWITCH_OUT: u8 = 1;
+const SWITCH_PREEMPT: u8 = 2;
+const SWITCH_SAMPLED: u8 = 4;
 
 /// Zero buckets that end a run of a sparse histogram: a shorter gap costs
 /// less kept than a new run's 8-byte header.
@@ -106,6 +112,20 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_sparse_buckets(out, &h.buckets);
             TAG_SPARSE_HISTOGRAM
         }
+        Record::Switch(w) => {
+            // 17 bytes and the frame's 5: two a switch, and the switch-out
+            // sample's 44 without stacks, keep a switch under 100 bytes.
+            put_u64(out, w.time);
+            put_u32(out, w.pid);
+            put_u32(out, w.tid);
+            let flag = |set: bool, bit: u8| if set { bit } else { 0 };
+            out.push(
+                flag(w.out, SWITCH_OUT)
+                    | flag(w.preempt, SWITCH_PREEMPT)
+                    | flag(w.sampled, SWITCH_SAMPLED),
+            );
+            TAG_SWITCH
+        }
     };
     let payload_len = (out.len() - frame_start - FRAME_HEADER_LEN) as u32;
     out[frame_start] = tag;
@@ -129,6 +149,25 @@ pub(crate) fn count_samples(payload: &[u8]) -> Option<u64> {
         at = at.checked_add(FRAME_HEADER_LEN + len as usize)?;
     }
     (at == payload.len()).then_some(samples)
+}
+
+/// Whether a frame of this tag holds a switch.
+pub(crate) fn is_switch(tag: u8) -> bool {
+    tag == TAG_SWITCH
+}
+
+/// Decodes a switch's payload.
+pub(crate) fn decode_switch(payload: &[u8]) -> Result<Switch, &'static str> {
+    let mut c = Cursor { buf: payload };
+    let (time, pid, tid, flags) = (c.u64()?, c.u32()?, c.u32()?, c.u8()?);
+    Ok(Switch {
+        time,
+        pid,
+        tid,
+        out: flags & SWITCH_OUT != 0,
+        preempt: flags & SWITCH_PREEMPT != 0,
+        sampled: flags & SWITCH_SAMPLED != 0,
+    })
 }
 
 /// Splits a frame header into its tag and payload length.
@@ -236,6 +275,7 @@ pub(crate) fn decode(tag: u8, payload: &[u8]) -> Result<Option<Record>, &'static
                 buckets,
             })
         }
+        TAG_SWITCH => Record::Switch(decode_switch(payload)?),
         _ => return Ok(None),
     };
     Ok(Some(record))
@@ -619,6 +659,39 @@ mod tests {
             event: 0,
             unthrottle: true,
         }));
+        for (out, preempt, sampled) in [
+            (true, true, false),
+            (true, false, true),
+            (false, false, false),
+        ] {
+            round_trip(Record::Switch(Switch {
+                time: 8,
+                pid: 9,
+                tid: 10,
+                out,
+                preempt,
+                sampled,
+            }));
+        }
+    }
+
+    #[test]
+    fn a_switch_with_its_sample_takes_under_100_bytes() {
+        let mut buf = Vec::new();
+        let switch = |out| {
+            Record::Switch(Switch {
+                time: u64::MAX,
+                pid: 1,
+                tid: 2,
+                out,
+                preempt: false,
+                sampled: out,
+            })
+        };
+        encode(&switch(true), &mut buf);
+        encode(&switch(false), &mut buf);
+        encode(&Record::Sample(Sample::default()), &mut buf);
+        assert!(buf.len() < 100, "{}", buf.len());
     }
 
     #[test]

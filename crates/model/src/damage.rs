@@ -233,6 +233,7 @@ impl Recount {
             Record::Lost(l) => (Some(l.time), None),
             Record::Throttle(t) => (Some(t.time), None),
             Record::Histogram(h) => (None, Some((&h.path, &h.build_id))),
+            Record::Switch(w) => (Some(w.time), None),
         };
         if let Some((path, build_id)) = module {
             self.modules.insert(ModuleEntry {

@@ -45,6 +45,45 @@ pub struct EventDescription {
     /// sample of the leader carries its count (see `Sample::read`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leader: Option<EventIndex>,
+    /// What its samples are; absent in the file for a sampled event.
+    #[serde(default, skip_serializing_if = "EventRole::is_sampled")]
+    pub role: EventRole,
+}
+
+/// What an event's samples are. With `record --off-cpu`, the kernel takes
+/// a sample as each thread leaves the CPU, and two more events are read
+/// from those samples and the threads' switches (see
+/// [`Recording::replay`](crate::Recording::replay)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventRole {
+    /// Taken by the kernel as the event's counter overflowed.
+    #[default]
+    Sampled,
+    /// Taken by the kernel each time a thread left the CPU
+    /// (`context-switches`, period 1): each holds the stack the thread
+    /// waited in, and is read as a sample of the [`OffCpu`](Self::OffCpu)
+    /// event, never as its own.
+    SwitchOut,
+    /// Read, not taken: each time a thread was off the CPU, at the stack
+    /// it left from, weighing the nanoseconds until it came back.
+    OffCpu,
+    /// Read, not taken: the samples of the recording's first clock event
+    /// (`cpu-clock`, `task-clock`), weighing their periods, and the
+    /// off-CPU event's, so that a thread's total is its elapsed time.
+    Wall,
+}
+
+impl EventRole {
+    pub fn is_sampled(&self) -> bool {
+        *self == EventRole::Sampled
+    }
+
+    /// Whether the samples of an event in this role are read from others
+    /// rather than recorded.
+    pub fn is_derived(self) -> bool {
+        matches!(self, EventRole::OffCpu | EventRole::Wall)
+    }
 }
 
 fn is_zero(value: &u64) -> bool {

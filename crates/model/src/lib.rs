@@ -53,6 +53,7 @@ mod listing;
 mod live_histograms;
 mod module;
 mod module_histograms;
+mod off_cpu;
 mod printable;
 mod process;
 mod reader;
@@ -75,7 +76,7 @@ pub use archive::{
 pub use archive_file::{ArchiveError, ReadArchive, read_archive, write_archived};
 pub use damage::Damage;
 pub use error::RecordingError;
-pub use event::{EventDescription, EventIndex, Sampling};
+pub use event::{EventDescription, EventIndex, EventRole, Sampling};
 pub use group_counts::MemberDeltas;
 pub use header::{
     CallGraph, HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
@@ -89,20 +90,21 @@ pub use module::{Module, ModuleId, ModuleTable};
 pub use module_histograms::{
     HistogramOptions, HistogramSet, ModuleHistograms, ModuleRegion, ProgramRegion, pour,
 };
+pub use off_cpu::{OffCpuStretch, ThreadTimes};
 pub use printable::{make_printable, printable, printable_arc, printable_bytes, printable_line};
 pub use process::{
     LastMapping, LiveMappings, Location, ProcessModel, ProcessModelBuilder, side_band_order,
 };
 pub use reader::{RecordStream, Recording, Records};
 pub use record::{
-    BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, TaskEvent,
-    Throttle, UserStack,
+    BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, Switch,
+    TaskEvent, Throttle, UserStack,
 };
 pub use regular_file::{open_regular, open_regular_with_owner, read_regular};
 pub use replay::Samples;
 pub use sink::{RecordingSink, open_sink};
 pub use source::{RecordSource, SourceRecords, count_records};
-pub use splice::{CallerSplicer, has_user_chain, missing_caller};
+pub use splice::{CallerSplicer, has_user_chain, missing_caller, skipped_callers};
 pub use stats::{EventStats, RecordingStats};
 pub use symbolize::{
     AddressSymbol, Detail, Frame, FunctionSymbol, ModuleSymbols, NoSymbols, Symbolizer,

@@ -12,6 +12,7 @@ use std::io;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::chunk::{CHUNK_HEADER_LEN, ChunkHeader, ChunkKind};
 use crate::chunk_order::{ChunkOrder, check_chunks};
@@ -20,7 +21,8 @@ use crate::damage::{Damage, Recount};
 use crate::error::RecordingError;
 use crate::header::{RecordingHeader, Trailer};
 use crate::layout::{END_MAGIC, FOOTER_LEN, FORMAT_VERSION, MAGIC, MAX_METADATA_LEN, PREAMBLE_LEN};
-use crate::record::{Record, Sample};
+use crate::off_cpu::{OffCpu, OffCpuBuilder, OffCpuEvents, OffCpuStretch, ThreadTimes};
+use crate::record::{Record, Sample, Switch};
 use crate::regular_file::open_regular;
 use crate::scan::{ChunkMap, scan};
 use crate::source::{RecordSource, SourceRecords};
@@ -44,6 +46,9 @@ pub struct Recording {
     /// The reader of a file in another format, which hands over the records
     /// instead of the chunks.
     source: Option<Box<dyn RecordSource>>,
+    /// With `record --off-cpu`: the threads' stretches off the CPU, which
+    /// its off-CPU and wall events are read from.
+    pub(crate) off_cpu: Option<Arc<OffCpu>>,
 }
 
 impl Recording {
@@ -104,6 +109,7 @@ impl Recording {
             skipped,
             good_starts,
             source: None,
+            off_cpu: None,
         };
         let ends_early = match (&trailer, has_end_marker) {
             (None, false) => Some(lost_tail.map_or(0, |tail| tail.end - tail.start)),
@@ -131,7 +137,48 @@ impl Recording {
                 recording.salvage(trailer, lost)?;
             }
         }
+        recording.read_off_cpu()?;
         Ok(recording)
+    }
+
+    /// With an off-CPU event, reads the threads' switches and counts the
+    /// events read from them.
+    fn read_off_cpu(&mut self) -> Result<(), RecordingError> {
+        let Some(events) = OffCpuEvents::of(&self.header) else {
+            return Ok(());
+        };
+        let mut builder = OffCpuBuilder::new(events);
+        for record in self.side_band_records()? {
+            builder.add(&record?);
+        }
+        let off_cpu = builder.build();
+        off_cpu.fill_stats(&mut self.trailer.stats.events);
+        self.off_cpu = Some(Arc::new(off_cpu));
+        Ok(())
+    }
+
+    /// How each thread that switched spent its life (on the CPU, blocked,
+    /// preempted), by process and thread: empty without `record --off-cpu`.
+    pub fn thread_times(&self) -> &[ThreadTimes] {
+        self.off_cpu.as_ref().map_or(&[], |o| o.threads())
+    }
+
+    /// The stretch thread `tid` spent off the CPU from `out` on: what a
+    /// sample of the off-CPU event at that time stands for.
+    pub fn off_cpu_stretch(&self, tid: u32, out: u64) -> Option<OffCpuStretch> {
+        self.off_cpu.as_ref()?.stretch(tid, out)
+    }
+
+    /// The clock event whose samples the wall event takes, if it has one.
+    pub fn wall_clock(&self) -> Option<usize> {
+        let (_, clock) = self.off_cpu.as_ref()?.events.wall?;
+        Some(usize::from(clock))
+    }
+
+    /// Switches whose other half is missing: the time around each is not
+    /// counted.
+    pub fn unpaired_switches(&self) -> u64 {
+        self.off_cpu.as_ref().map_or(0, |o| o.unpaired)
     }
 
     /// A recording in another format, whose reader checked `path` and
@@ -154,6 +201,7 @@ impl Recording {
             skipped: Vec::new(),
             good_starts: Vec::new(),
             source: Some(source),
+            off_cpu: None,
         }
     }
 
@@ -362,17 +410,32 @@ impl Records {
     /// The next sample, decoded into `sample` (whose lists' memory is
     /// reused); other records are passed over.
     pub fn next_sample(&mut self, sample: &mut Sample) -> Option<Result<(), RecordingError>> {
+        let next = self.next_sample_or_switch(sample, false)?;
+        Some(next.map(drop))
+    }
+
+    /// The next sample, decoded into `sample` (then `Ok(None)`), or, with
+    /// `switches`, the next switch, whichever comes first; other records
+    /// are passed over.
+    pub(crate) fn next_sample_or_switch(
+        &mut self,
+        sample: &mut Sample,
+        switches: bool,
+    ) -> Option<Result<Option<Switch>, RecordingError>> {
         loop {
             let (tag, body) = match self.next_frame()? {
                 Ok(frame) => frame,
                 Err(e) => return Some(Err(e)),
             };
-            if codec::is_sample(tag) {
-                let decoded = codec::decode_sample(&self.payload[body.clone()], sample);
-                return Some(
-                    decoded.map_err(|what| self.corrupt(body.start - FRAME_HEADER_LEN, what)),
-                );
-            }
+            let payload = &self.payload[body.clone()];
+            let decoded = if codec::is_sample(tag) {
+                codec::decode_sample(payload, sample).map(|()| None)
+            } else if switches && codec::is_switch(tag) {
+                codec::decode_switch(payload).map(Some)
+            } else {
+                continue;
+            };
+            return Some(decoded.map_err(|what| self.corrupt(body.start - FRAME_HEADER_LEN, what)));
         }
     }
 

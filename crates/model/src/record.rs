@@ -23,6 +23,7 @@ pub enum Record {
     Lost(Lost),
     Throttle(Throttle),
     Histogram(HistogramRecord),
+    Switch(Switch),
 }
 
 impl Record {
@@ -204,6 +205,25 @@ pub struct Throttle {
     pub unthrottle: bool,
 }
 
+/// A thread left the CPU or came back to it (`PERF_RECORD_SWITCH`,
+/// `record --off-cpu`): what off-CPU time is read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Switch {
+    pub time: u64,
+    pub pid: u32,
+    pub tid: u32,
+    /// True when the thread left the CPU, false when it came back.
+    pub out: bool,
+    /// For a switch out: the thread was still runnable, and another took
+    /// its CPU (`PERF_RECORD_MISC_SWITCH_OUT_PREEMPT`); otherwise it
+    /// blocked (slept, waited for I/O, a lock, a child).
+    pub preempt: bool,
+    /// For a switch out: a sample of the switch-out event, taken as the
+    /// thread left, has this switch's time and thread, and holds the stack
+    /// the thread waited in.
+    pub sampled: bool,
+}
+
 /// One event's histogram over one region of a module's file, as a
 /// histogram-mode recording keeps it (PAPI_profil's buffer, with its
 /// settings).
@@ -263,6 +283,7 @@ impl Record {
             Record::Lost(r) => r.time,
             Record::Throttle(r) => r.time,
             Record::Histogram(_) => 0,
+            Record::Switch(r) => r.time,
         }
     }
 }

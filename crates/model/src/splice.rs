@@ -64,6 +64,31 @@ pub fn missing_caller(
     is_code(return_address).then_some(first + 1)
 }
 
+/// The callers to splice into `callchain` at `index` (where
+/// [`missing_caller`] put `caller`): `caller` alone, or, where the stack
+/// copy `unwound` (the sampled address, then each return address the
+/// unwind tables found) meets the kernel's chain again further up, every
+/// return address before that. Several functions without frames in a row
+/// (a libc function calling another to make a system call, as a thread
+/// does before it waits) each left `rbp` to the first caller that has a
+/// frame, and the kernel's walk skipped them all.
+pub fn skipped_callers(
+    callchain: &[CallchainEntry],
+    index: usize,
+    caller: Avma,
+    unwound: &[Avma],
+) -> Vec<Avma> {
+    let next = match callchain.get(index) {
+        Some(CallchainEntry::Address(next)) => *next,
+        _ => return vec![caller],
+    };
+    let rejoins = (unwound.iter().skip(2)).position(|&address| address == next);
+    match (unwound.get(1), rejoins) {
+        (Some(&first), Some(at)) if first == caller => unwound[1..at + 2].to_vec(),
+        _ => vec![caller],
+    }
+}
+
 /// Whether `callchain` holds user-space addresses: a frame-pointer chain
 /// of the user stack, which a stack copy completes rather than replaces.
 pub fn has_user_chain(callchain: &[CallchainEntry]) -> bool {
@@ -152,8 +177,12 @@ impl<'u, S: RecordSink> CallerSplicer<'u, S> {
         };
         let is_code = |address| mappings.resolve_address(sample.pid, address) != Location::Unmapped;
         if let Some(index) = missing_caller(&sample.callchain, stack, &caller, is_code) {
-            let entry = CallchainEntry::Address(caller.return_address);
-            sample.callchain.insert(index, entry);
+            let mut unwound = Vec::new();
+            process.unwind(stack, &mut unwound);
+            let callers =
+                skipped_callers(&sample.callchain, index, caller.return_address, &unwound);
+            let entries = callers.into_iter().map(CallchainEntry::Address);
+            sample.callchain.splice(index..index, entries);
         }
     }
 }
@@ -234,6 +263,33 @@ mod tests {
 
     fn has_user_chain(raw: &[u64]) -> bool {
         super::has_user_chain(&entries(raw))
+    }
+
+    #[test]
+    fn several_frameless_callers_are_spliced_where_the_unwinding_meets_the_chain() {
+        let skipped = |chain: &[u64], unwound: &[u64]| -> Vec<u64> {
+            let unwound: Vec<Avma> = unwound.iter().map(|&a| Avma(a)).collect();
+            skipped_callers(&entries(chain), 2, Avma(CALLER), &unwound)
+                .into_iter()
+                .map(|a| a.0)
+                .collect()
+        };
+        let chain = [USER, IP, GRANDCALLER, 0x40_1800];
+        // The unwinding found two callers before the chain's next.
+        assert_eq!(
+            skipped(&chain, &[IP, CALLER, 0x40_1300, GRANDCALLER, 0x40_1800]),
+            [CALLER, 0x40_1300]
+        );
+        // Where it never meets the chain, or stops short, or starts
+        // elsewhere, the one caller stands.
+        assert_eq!(
+            skipped(&chain, &[IP, CALLER, 0x40_1300, 0x40_1400]),
+            [CALLER]
+        );
+        assert_eq!(skipped(&chain, &[IP]), [CALLER]);
+        assert_eq!(skipped(&chain, &[IP, 0x40_1300, GRANDCALLER]), [CALLER]);
+        // A chain that ends after the sampled address gains the caller.
+        assert_eq!(skipped(&[USER, IP], &[IP, CALLER, GRANDCALLER]), [CALLER]);
     }
 
     #[test]

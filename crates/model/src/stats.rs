@@ -15,6 +15,13 @@ pub struct RecordingStats {
     /// Distinct processes and threads seen in samples or task records.
     pub processes: u64,
     pub threads: u64,
+    /// Times a thread left the CPU (`record --off-cpu`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub switches: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// Totals for one event.
@@ -37,6 +44,7 @@ pub(crate) struct StatsCollector {
     tids: FxHashSet<u32>,
     /// The task of the last sample: samples come in runs of one task's.
     last: Option<(u32, u32)>,
+    switches: u64,
 }
 
 impl StatsCollector {
@@ -46,6 +54,7 @@ impl StatsCollector {
             pids: FxHashSet::default(),
             tids: FxHashSet::default(),
             last: None,
+            switches: 0,
         }
     }
 
@@ -64,6 +73,7 @@ impl StatsCollector {
             Record::Throttle(t) if !t.unthrottle => self.event(t.event).throttled += 1,
             Record::Fork(t) => self.task(t.pid, t.tid),
             Record::Comm(c) => self.task(c.pid, c.tid),
+            Record::Switch(s) if s.out => self.switches += 1,
             _ => {}
         }
     }
@@ -73,6 +83,7 @@ impl StatsCollector {
             events: self.events.clone(),
             processes: self.pids.len() as u64,
             threads: self.tids.len() as u64,
+            switches: self.switches,
         }
     }
 

@@ -73,6 +73,7 @@ fn event(attribute: &AttributeDescription, raw: Option<&RawEvent>) -> EventDescr
         user: !attr.flags.contains(AttrFlags::EXCLUDE_USER),
         kernel: !attr.flags.contains(AttrFlags::EXCLUDE_KERNEL),
         leader: None,
+        role: profiler_model::EventRole::Sampled,
     }
 }
 

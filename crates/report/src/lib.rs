@@ -38,6 +38,7 @@ pub use read::naming::Places;
 pub use read::samples::SampleFilter;
 pub use read::samples::TaskDetail;
 pub use read::stacks::{StackOptions, StackProfile, read_stacks};
+pub use read::thread_stack::ThreadState;
 pub use read::time_slices::TimeSlices;
 pub use read::weight::Weight;
 pub use render::annotate::{render_annotation_json, render_annotation_text};
@@ -64,9 +65,11 @@ pub use views::call_tree::{CallNode, CallTree, TreeDirection};
 pub use views::diff::{DiffRow, ProfileDiff, Share, diff_profiles};
 pub use views::flat::{
     EventProfile, FlatProfile, FunctionRow, InlinedRow, ModuleRow, ReportOptions, ThreadRow,
-    flat_profile,
+    ThreadTime, flat_profile,
 };
-pub use views::folded::{FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX, ThreadFrames};
+pub use views::folded::{
+    FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX, StackWeight, ThreadFrames,
+};
 pub use views::hist::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
 pub use views::inline_sites::{InlineSite, InlineSites, inline_sites};
 pub use views::module_pairs::{ModulePair, PairedBy, pair_modules};

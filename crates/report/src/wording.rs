@@ -2,14 +2,28 @@
 //! prints too: an event's description, the advice when samples were lost
 //! or stacks cut short, and the width of a text column.
 
-use profiler_model::{CallGraph, EventDescription, EventStats, Sampling};
+use profiler_model::{CallGraph, EventDescription, EventRole, EventStats, Sampling};
 
-/// `cpu-clock, 4000 Hz, user space` or `page-faults, every 1 events, user space and kernel`.
+/// `cpu-clock, 4000 Hz, user space` or `page-faults, every 1 events, user space and kernel`;
+/// `off-cpu, ns off the CPU, at the stack each thread left from`.
 pub(crate) fn event_phrase(event: &EventDescription) -> String {
-    let rate = match (event.leader, event.sampling) {
-        (Some(_), _) => "read with each sample of its group's leader".to_owned(),
-        (None, Sampling::Frequency(hz)) => format!("{hz} Hz"),
-        (None, Sampling::Period(n)) => format!("every {n} {}", event.unit),
+    let clock_rate = |sampling| match sampling {
+        Sampling::Frequency(hz) => format!("{hz} Hz"),
+        Sampling::Period(n) => format!("every {n} {}", event.unit),
+    };
+    let rate = match (event.role, event.leader) {
+        (EventRole::OffCpu, _) => {
+            return format!(
+                "{}, ns off the CPU (blocked or preempted), at the stack each thread left from",
+                event.name
+            );
+        }
+        (EventRole::Wall, _) => format!(
+            "ns on the CPU (its samples, {}) and off it",
+            clock_rate(event.sampling)
+        ),
+        (_, Some(_)) => "read with each sample of its group's leader".to_owned(),
+        (_, None) => clock_rate(event.sampling),
     };
     let scope = match (event.user, event.kernel) {
         (true, false) => "user space",

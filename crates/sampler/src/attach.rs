@@ -28,6 +28,8 @@ pub(crate) struct AttachPlan<'a> {
     pub call_graph: Option<CallStacks>,
     pub cpus: &'a [usize],
     pub bytes: usize,
+    /// Record the threads' switches (`--off-cpu`).
+    pub switches: bool,
 }
 
 /// Opens every event on every thread of the attachment, on every CPU,
@@ -66,6 +68,7 @@ fn open_on(
             bytes: plan.bytes,
             enable_on_exec: false,
             side_band: true,
+            switches: plan.switches,
         });
         match opened {
             Err(SamplerError::OpenFailed { event, error })

@@ -14,11 +14,12 @@ use perf_event::data::{self as perf, RecordMetadata, SampleFlags, SampleRegsAbi,
 use perf_event_open_sys::bindings::{
     PERF_RECORD_MISC_COMM_EXEC, PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_GUEST_KERNEL,
     PERF_RECORD_MISC_GUEST_USER, PERF_RECORD_MISC_HYPERVISOR, PERF_RECORD_MISC_KERNEL,
-    PERF_RECORD_MISC_USER, PERF_RECORD_SAMPLE, perf_event_attr, perf_event_header,
+    PERF_RECORD_MISC_SWITCH_OUT, PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, PERF_RECORD_MISC_USER,
+    PERF_RECORD_SAMPLE, PERF_RECORD_SWITCH, perf_event_attr, perf_event_header,
 };
 use profiler_model::{
     Avma, BuildId, CallchainEntry, Comm, CpuMode, EventIndex, FileOffset, Lost, Mmap, Record,
-    Sample, Sampling, TaskEvent, Throttle, UserStack,
+    Sample, Sampling, Switch, TaskEvent, Throttle, UserStack,
 };
 
 /// x86-64 user registers in perf's numbering
@@ -78,6 +79,10 @@ fn convert_bytes(
             }
             config
         }
+        // perf-event-data reads a switch as a record of unknown type, and
+        // fails on its empty body: its `sample_id_all` fields are all it
+        // has, the thread and the time first.
+        PERF_RECORD_SWITCH => return plain_switch(bytes, misc, config.sample_type()),
         _ => config,
     };
     let visitor = Converter {
@@ -162,6 +167,27 @@ fn plain_sample(
         user_stack: None,
         read: Vec::new(),
     })
+}
+
+/// A switch record (`PERF_RECORD_SWITCH`), whose payload is the
+/// `sample_id_all` fields that `flags` ask for, in the kernel's order
+/// (`__perf_event__output_id_sample`): the thread, then the time, then
+/// others. `None` without both, or when the record is cut short.
+fn plain_switch(bytes: &[u8], misc: u16, flags: SampleFlags) -> Option<Record> {
+    if !flags.contains(SampleFlags::TID | SampleFlags::TIME) {
+        return None;
+    }
+    let word = |at: usize| Some(u64::from_ne_bytes(bytes.get(at..at + 8)?.try_into().ok()?));
+    let (pid_tid, time) = (word(0)?, word(8)?);
+    let misc = u32::from(misc);
+    Some(Record::Switch(Switch {
+        time,
+        pid: pid_tid as u32,
+        tid: (pid_tid >> 32) as u32,
+        out: misc & PERF_RECORD_MISC_SWITCH_OUT != 0,
+        preempt: misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT != 0,
+        sampled: false,
+    }))
 }
 
 /// Whether a sample that asked for the user registers and stack, last of
@@ -347,6 +373,30 @@ impl<'p> Visitor<'p> for Converter<'_> {
     fn visit_unthrottle(self, t: perf::Throttle, _: RecordMetadata) -> Self::Output {
         Some(throttle(self.event(Some(t.id)), &t, true))
     }
+
+    /// Whole CPUs' switches (`-a --off-cpu`): each of the task switching.
+    fn visit_switch_cpu_wide(
+        self,
+        _: perf::SwitchCpuWide,
+        metadata: RecordMetadata,
+    ) -> Self::Output {
+        switch(&metadata)
+    }
+}
+
+/// A switch record: the thread and time are its `sample_id_all` fields',
+/// which direction and why are in its misc bits.
+fn switch(metadata: &RecordMetadata) -> Option<Record> {
+    let id = metadata.sample_id();
+    let misc = u32::from(metadata.misc());
+    Some(Record::Switch(Switch {
+        time: id.time()?,
+        pid: id.pid()?,
+        tid: id.tid()?,
+        out: misc & PERF_RECORD_MISC_SWITCH_OUT != 0,
+        preempt: misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT != 0,
+        sampled: false,
+    }))
 }
 
 /// The registers and stack copy of a `--call-graph dwarf` sample; `None`
@@ -516,6 +566,64 @@ mod tests {
             assert_eq!(plain_sample(cut, misc, flags, events.get(&ID)), None);
             assert_eq!(parsed(cut, &config, &events), None, "{flags:?}");
         }
+    }
+
+    #[test]
+    fn switches_are_read_as_their_sample_id_fields_say() {
+        let events = events();
+        let config = &events[&ID].config;
+        // pid 7, tid 8; time 123; cpu 1; the identifier.
+        let bytes: Vec<u8> = [7 | (8 << 32), 123, 1, ID]
+            .iter()
+            .flat_map(|w: &u64| w.to_ne_bytes())
+            .collect();
+        let out_preempted =
+            (PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) as u16;
+        let read = |misc| {
+            convert_bytes(
+                PERF_RECORD_SWITCH,
+                misc,
+                &bytes,
+                config,
+                &events,
+                &mut Vec::new(),
+            )
+        };
+        let switch = |out, preempt| {
+            Some(Record::Switch(Switch {
+                time: 123,
+                pid: 7,
+                tid: 8,
+                out,
+                preempt,
+                sampled: false,
+            }))
+        };
+        assert_eq!(read(out_preempted), switch(true, true));
+        assert_eq!(read(0), switch(false, false));
+        // The same fields as perf-event-data reads them.
+        let header = perf_event_header {
+            type_: PERF_RECORD_SWITCH,
+            misc: 0,
+            size: (bytes.len() + size_of::<perf_event_header>()) as u16,
+        };
+        let mut attr = perf_event_attr::default();
+        attr.sample_type = config.sample_type().bits();
+        attr.set_sample_id_all(1);
+        let mut parser = Parser::new(&bytes[..], ParseConfig::<Native>::from(attr));
+        let (_, metadata) = parser.parse_metadata_with_header(header).unwrap();
+        assert_eq!(super::switch(&metadata), switch(false, false));
+        assert_eq!(
+            convert_bytes(
+                PERF_RECORD_SWITCH,
+                0,
+                &bytes[..12],
+                config,
+                &events,
+                &mut Vec::new()
+            ),
+            None
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use perf_event::{Builder, Counter, ReadFormat, SampleFlag, Sampler};
 use profiler_events::EventSpec;
-use profiler_model::{Record, RecordSink, Sample, Sampling};
+use profiler_model::{EventIndex, Record, RecordSink, Sample, Sampling};
 
 use crate::builder::counter_builder;
 use crate::call_stacks::CallStacks;
@@ -21,6 +21,7 @@ use crate::convert::{REG_BP, REG_IP, REG_SP, StreamEvent, convert};
 use crate::error::SamplerError;
 use crate::refusal::{self, OpenScope};
 use crate::ring_size::MIN_RING_BYTES;
+use crate::switch_pairing::{Pairing, SwitchOutSamples};
 use crate::{signals, sysinfo};
 
 /// An event with its sampling rate, as it will be opened.
@@ -32,6 +33,17 @@ pub struct ResolvedEvent {
     /// opened together. Members count and are read with each sample of the
     /// leader; they take no samples of their own.
     pub leader: Option<usize>,
+    /// For the event sampled as each thread leaves the CPU (`--off-cpu`):
+    /// how its samples keep the stack the thread waits in.
+    pub switch_out: Option<SwitchOut>,
+}
+
+/// How the samples taken as threads leave the CPU keep their stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SwitchOut {
+    /// The kernel's frames too (`--kernel`); otherwise the event counts in
+    /// the kernel, where switches happen, but keeps the user stack alone.
+    pub kernel_stacks: bool,
 }
 
 /// The reader is woken when a ring is this fraction full, rather than at
@@ -63,11 +75,13 @@ impl Role {
 }
 
 /// The builder for `event`; `side_band` adds the mapping, exec and task
-/// records, which one event per CPU carries.
+/// records (and with `switches` the context switches), which one event
+/// per CPU carries.
 fn builder(
     event: &ResolvedEvent,
     role: Role,
     side_band: bool,
+    switches: bool,
     call_graph: Option<CallStacks>,
 ) -> Builder<'static> {
     let mut builder = counter_builder(&event.spec);
@@ -101,12 +115,24 @@ fn builder(
             .sample_regs_user((1 << REG_BP) | (1 << REG_SP) | (1 << REG_IP))
             .sample_stack_user(bytes);
     };
+    let kernel_stacks = match event.switch_out {
+        Some(switch_out) => switch_out.kernel_stacks,
+        None => event.spec.kernel,
+    };
     match call_graph {
+        // Without call stacks a switch-out sample keeps where the thread
+        // left user space: its address heads the user chain, cut there.
+        None if event.switch_out.is_some() => {
+            builder
+                .sample(SampleFlag::CALLCHAIN)
+                .exclude_callchain_kernel(true)
+                .sample_max_stack(1);
+        }
         None => {}
         Some(CallStacks::FramePointer { copy_bytes }) => {
             builder
                 .sample(SampleFlag::CALLCHAIN)
-                .exclude_callchain_kernel(!event.spec.kernel);
+                .exclude_callchain_kernel(!kernel_stacks);
             if copy_bytes > 0 {
                 copy_stack(&mut builder, copy_bytes);
             }
@@ -114,7 +140,7 @@ fn builder(
         Some(CallStacks::Dwarf { stack_bytes }) => {
             copy_stack(&mut builder, stack_bytes);
             // The kernel's own frames still come from its call chain.
-            if event.spec.kernel {
+            if kernel_stacks {
                 builder
                     .sample(SampleFlag::CALLCHAIN)
                     .exclude_callchain_user(true);
@@ -128,7 +154,8 @@ fn builder(
             .build_id(true)
             .comm(true)
             .comm_exec(true)
-            .task(true);
+            .task(true)
+            .context_switch(switches);
     }
     builder
 }
@@ -140,7 +167,17 @@ pub(crate) fn probe(
     role: Role,
     call_graph: Option<CallStacks>,
 ) -> Result<(), SamplerError> {
-    refusal::probe(&mut builder(event, role, true, call_graph), &event.spec)
+    refusal::probe(
+        &mut builder(event, role, true, false, call_graph),
+        &event.spec,
+    )
+}
+
+/// Opens `event` on the calling process with the context-switch records
+/// `record --off-cpu` reads, to learn whether the kernel gives them.
+pub(crate) fn probe_switches(event: &ResolvedEvent) -> Result<(), SamplerError> {
+    let role = Role::Alone;
+    refusal::probe(&mut builder(event, role, true, true, None), &event.spec)
 }
 
 /// Explains a refused `perf_event_open`.
@@ -156,6 +193,10 @@ pub(crate) struct Rings {
     pub bytes_per_ring: usize,
     /// The last stack copy's buffer, for the next one.
     spare: Vec<u8>,
+    /// The event sampled as threads leave the CPU, if any.
+    switch_out: Option<SwitchOutSamples>,
+    /// The records of a ring to write, in order.
+    passed: Vec<Record>,
 }
 
 struct Ring {
@@ -163,6 +204,7 @@ struct Ring {
     /// The CPU's other events, writing into `sampler`'s buffer. Kept open.
     _followers: Vec<Counter>,
     hung_up: bool,
+    pairing: Pairing,
 }
 
 enum OpenFailure {
@@ -187,6 +229,8 @@ pub(crate) struct RingPlan<'a> {
     /// Ask for the mapping, exec and task records, which a recording needs
     /// to name its samples' code (a process profiling itself does not).
     pub side_band: bool,
+    /// Record each task's switches off and onto the CPU (`--off-cpu`).
+    pub switches: bool,
 }
 
 /// Opens every event for every task on every CPU, one ring per CPU, halving
@@ -226,7 +270,13 @@ fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailur
                 // The kernel reports a task's mappings, names and children
                 // to the events on that task: each task's first carries them.
                 let side_band = plan.side_band && index == 0;
-                let mut builder = builder(event, roles[index], side_band, plan.call_graph);
+                let mut builder = builder(
+                    event,
+                    roles[index],
+                    side_band,
+                    plan.switches,
+                    plan.call_graph,
+                );
                 builder
                     .observe_pid(task)
                     .one_cpu(cpu)
@@ -279,14 +329,22 @@ fn try_open_rings(plan: &RingPlan<'_>, bytes: usize) -> Result<Rings, OpenFailur
                 sampler,
                 _followers: followers,
                 hung_up: false,
+                pairing: Pairing::default(),
             });
         }
     }
+    let switch_out =
+        (plan.events.iter().position(|e| e.switch_out.is_some())).map(|index| SwitchOutSamples {
+            event: index as EventIndex,
+            leaf_only: plan.call_graph.is_none(),
+        });
     Ok(Rings {
         rings,
         events_by_id,
         bytes_per_ring: bytes,
         spare: Vec::new(),
+        switch_out,
+        passed: Vec::new(),
     })
 }
 
@@ -380,7 +438,8 @@ impl Rings {
 
     /// Moves every record in every ring into `sink`, then tells it the
     /// batch is complete (records of different rings are not in time order
-    /// until then).
+    /// until then). A switch-out sample last in its ring waits for the
+    /// next drain, where its switch follows it.
     pub fn drain(&mut self, sink: &mut dyn RecordSink) -> Result<(), SamplerError> {
         for ring in &mut self.rings {
             let config = ring.sampler.config().clone();
@@ -388,21 +447,44 @@ impl Rings {
                 // Copy out and release the ring space before writing.
                 let record = convert(&raw, &config, &self.events_by_id, &mut self.spare);
                 drop(raw);
-                let Some(mut record) = record else {
+                let Some(record) = record else {
                     continue;
                 };
-                sink.push(&record)
-                    .map_err(|error| SamplerError::Sink { error })?;
-                if let Record::Sample(Sample {
-                    user_stack: Some(stack),
-                    ..
-                }) = &mut record
-                {
-                    self.spare = std::mem::take(&mut stack.bytes);
+                match self.switch_out {
+                    Some(samples) => ring.pairing.pass(record, samples, &mut self.passed),
+                    None => self.passed.push(record),
+                }
+                for mut record in self.passed.drain(..) {
+                    sink.push(&record)
+                        .map_err(|error| SamplerError::Sink { error })?;
+                    if let Record::Sample(Sample {
+                        user_stack: Some(stack),
+                        ..
+                    }) = &mut record
+                    {
+                        self.spare = std::mem::take(&mut stack.bytes);
+                    }
                 }
             }
         }
         sink.end_batch()
             .map_err(|error| SamplerError::Sink { error })
+    }
+
+    /// The last drain: what every ring holds, and the switch-out samples
+    /// still waiting for their switches.
+    pub fn drain_last(&mut self, sink: &mut dyn RecordSink) -> Result<(), SamplerError> {
+        self.drain(sink)?;
+        let held: Vec<Record> = (self.rings.iter_mut())
+            .filter_map(|ring| ring.pairing.flush())
+            .collect();
+        if held.is_empty() {
+            return Ok(());
+        }
+        let sink_error = |error| SamplerError::Sink { error };
+        for record in &held {
+            sink.push(record).map_err(sink_error)?;
+        }
+        sink.end_batch().map_err(sink_error)
     }
 }

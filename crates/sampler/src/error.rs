@@ -102,6 +102,12 @@ pub enum SamplerError {
     #[error("cannot write the recording: {error}")]
     Sink { error: io::Error },
 
+    #[error(
+        "--off-cpu needs the kernel's context-switch records (Linux 4.3 or later), and the \
+         kernel refused them: {reason}"
+    )]
+    NoSwitches { reason: String },
+
     /// The output refused the recording's header, before anything ran; its
     /// error says which output and why.
     #[error("{error}")]

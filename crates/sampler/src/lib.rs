@@ -21,6 +21,7 @@
 //!     kernel: None,
 //!     duration: None,
 //!     wait_descendants: false,
+//!     off_cpu: false,
 //! })?;
 //! let recorded = recorder.record(Vec::new(), None, None)?;
 //! println!("the command {}", recorded.outcome.describe());
@@ -82,6 +83,8 @@ mod ring_size;
 mod signals;
 mod snapshot;
 mod stat;
+mod switch_out;
+mod switch_pairing;
 #[allow(unsafe_code)]
 mod sysinfo;
 mod target;

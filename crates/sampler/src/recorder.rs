@@ -11,7 +11,8 @@ use profiler_events::{
     CPU_CLOCK, CYCLES, EventSpec, Pmus, own_modifiers, parse_events, split_event_list,
 };
 use profiler_model::{
-    CallGraph, EventDescription, EventIndex, Record, RecordSink, RecordingHeader, Sampling,
+    CallGraph, EventDescription, EventIndex, EventRole, Record, RecordSink, RecordingHeader,
+    Sampling,
 };
 
 use crate::attach::{self, AttachPlan, Liveness};
@@ -24,7 +25,7 @@ use crate::launch::{self, RunningChild};
 use crate::privileges;
 pub use crate::ring_size::{DEFAULT_RING_BYTES, DEFAULT_STACK_RING_BYTES};
 use crate::target::{Attachment, ResolvedTarget, Target, TargetEnd, online_cpus};
-use crate::{refusal, ring_size, signals, snapshot, sysinfo};
+use crate::{refusal, ring_size, signals, snapshot, switch_out, sysinfo};
 
 /// Samples per second when neither `-c` nor `-F` is given.
 pub const DEFAULT_FREQUENCY: u64 = 4000;
@@ -78,6 +79,10 @@ pub struct RecordConfig {
     /// For a launched command: record until every process it started has
     /// exited too, rather than until it exits (as perf does).
     pub wait_descendants: bool,
+    /// Record each thread's switches off and onto the CPU, with the stack
+    /// it leaves from: the recording then has an `off-cpu` event (and a
+    /// `wall` event, with a clock event).
+    pub off_cpu: bool,
 }
 
 /// One `-e` with the `-c`/`-F` that applies to it.
@@ -132,6 +137,8 @@ pub struct Recorder {
     ring_bytes: usize,
     rings: usize,
     wait_descendants: bool,
+    /// `record --off-cpu`: the events read from the switches.
+    derived: Option<Vec<EventDescription>>,
 }
 
 impl Recorder {
@@ -168,6 +175,7 @@ impl Recorder {
                             spec,
                             sampling,
                             leader: (group.braced && position > 0).then_some(leader),
+                            switch_out: None,
                         });
                     }
                 }
@@ -178,15 +186,30 @@ impl Recorder {
         for (index, event) in events.iter().enumerate() {
             counters::probe(event, Role::of(&events, index), stacks)?;
         }
+        let mut events = events;
+        let derived = match (config.off_cpu, events.first()) {
+            (true, Some(first)) => {
+                let switch_out = switch_out::resolve(first, kernel, stacks, &mut notices)?;
+                events.extend(switch_out);
+                let described: Vec<EventDescription> =
+                    events.iter().map(|event| describe(event, kernel)).collect();
+                Some(switch_out::derived_events(&described, &mut notices))
+            }
+            _ => None,
+        };
         let target = ResolvedTarget::resolve(&config.target, &mut notices)?;
         let online = online_cpus()?.len();
         let rings = match &target {
             ResolvedTarget::SystemWide { cpus, .. } => cpus.len(),
             _ => online,
         };
+        let carried = ring_size::RingUse {
+            stacks,
+            switches: derived.is_some(),
+        };
         let ring_bytes = ring_size::plan(
             config.ring_bytes,
-            stacks,
+            carried,
             rings,
             online,
             &privileges::read(),
@@ -205,6 +228,7 @@ impl Recorder {
             wait_descendants: config.wait_descendants,
             ring_bytes,
             rings,
+            derived,
         })
     }
 
@@ -228,9 +252,11 @@ impl Recorder {
 
     /// The header of the recording this recorder will produce.
     pub fn header(&self) -> RecordingHeader {
+        let derived = self.derived.iter().flatten().cloned();
         RecordingHeader {
             events: (self.events.iter())
                 .map(|event| describe(event, self.kernel))
+                .chain(derived)
                 .collect(),
             command: self.target.command_line(),
             program: self.target.program(),
@@ -293,6 +319,7 @@ impl Recorder {
             bytes: self.ring_bytes,
             enable_on_exec: true,
             side_band: true,
+            switches: self.derived.is_some(),
         })?;
         let until = match self.wait_descendants {
             true => Until::AllHungUp,
@@ -327,6 +354,7 @@ impl Recorder {
                 call_graph: self.stacks,
                 cpus: &cpus,
                 bytes: self.ring_bytes,
+                switches: self.derived.is_some(),
             },
         )?;
         let liveness = Liveness::new(attachment);
@@ -376,6 +404,7 @@ impl Recorder {
             bytes: self.ring_bytes,
             enable_on_exec: false,
             side_band: true,
+            switches: self.derived.is_some(),
         })
         .map_err(|error| self.system_wide_error(error))?;
         push_all(sink, &snapshot::every_process(self.kernel))?;
@@ -438,7 +467,7 @@ fn follow_command(
     let followed = follow(&mut rings, &mut child, exit_fd.as_ref(), sink, until);
     let exit = child.wait()?;
     let interrupted_by = followed?;
-    rings.drain(sink)?;
+    rings.drain_last(sink)?;
     Ok(RecordOutcome {
         end: TargetEnd::Exited(exit),
         duration: started.elapsed(),
@@ -510,7 +539,7 @@ fn record_until(
             break (None, true);
         }
     };
-    rings.drain(sink)?;
+    rings.drain_last(sink)?;
     Ok(outcome)
 }
 
@@ -664,6 +693,7 @@ fn default_event(sampling: Sampling, kernel: bool) -> (ResolvedEvent, Option<Str
         spec: spec(CYCLES),
         sampling,
         leader: None,
+        switch_out: None,
     };
     match counters::probe(&cycles, Role::Alone, None) {
         Ok(()) => (cycles, None),
@@ -676,6 +706,7 @@ fn default_event(sampling: Sampling, kernel: bool) -> (ResolvedEvent, Option<Str
                 spec: spec(CPU_CLOCK),
                 sampling,
                 leader: None,
+                switch_out: None,
             };
             (clock, Some(why))
         }
@@ -710,5 +741,9 @@ fn describe(event: &ResolvedEvent, kernel: bool) -> EventDescription {
         user: event.spec.user,
         kernel: event.spec.kernel,
         leader: event.leader.map(|i| i as EventIndex),
+        role: match event.switch_out {
+            Some(_) => EventRole::SwitchOut,
+            None => EventRole::Sampled,
+        },
     }
 }

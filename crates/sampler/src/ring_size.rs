@@ -23,13 +23,23 @@ const DEFAULT_TOTAL_BYTES: usize = 256 << 20;
 /// The smallest ring buffer tried when the locked-memory budget is tight.
 pub(crate) const MIN_RING_BYTES: usize = 16 << 10;
 
+/// What the rings carry besides the samples' addresses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RingUse {
+    pub stacks: Option<CallStacks>,
+    /// Every context switch (`--off-cpu`): three records each, some
+    /// 130 bytes, a hundred thousand a second on a busy machine; the rings
+    /// of frame-pointer stacks hold over a second of them.
+    pub switches: bool,
+}
+
 /// The data bytes per ring to ask the kernel for: `requested` (from
-/// `--mmap-pages`) or the default for `stacks`, over `rings` rings, within
+/// `--mmap-pages`) or the default for what the rings carry, over `rings` rings, within
 /// the locked-memory budget of `privileges` (whose per-CPU part counts
 /// `online` CPUs). A request the budget cannot hold is cut, with a notice.
 pub(crate) fn plan(
     requested: Option<usize>,
-    stacks: Option<CallStacks>,
+    carried: RingUse,
     rings: usize,
     online: usize,
     privileges: &Privileges,
@@ -37,7 +47,7 @@ pub(crate) fn plan(
     notices: &mut Vec<String>,
 ) -> usize {
     let rings = rings.max(1);
-    let wanted = requested.unwrap_or_else(|| default_bytes(stacks, rings));
+    let wanted = requested.unwrap_or_else(|| default_bytes(carried, rings));
     let Some(budget) = privileges.ring_budget_bytes(online) else {
         return wanted;
     };
@@ -56,12 +66,13 @@ pub(crate) fn plan(
     fits
 }
 
-/// The default data bytes per ring for `stacks`.
-fn default_bytes(stacks: Option<CallStacks>, rings: usize) -> usize {
-    let wanted = match stacks {
-        None | Some(CallStacks::FramePointer { copy_bytes: 0 }) => return DEFAULT_RING_BYTES,
-        Some(CallStacks::FramePointer { .. }) => DEFAULT_FP_RING_BYTES,
+/// The default data bytes per ring for what the rings carry.
+fn default_bytes(carried: RingUse, rings: usize) -> usize {
+    let wanted = match carried.stacks {
         Some(CallStacks::Dwarf { .. }) => DEFAULT_STACK_RING_BYTES,
+        Some(CallStacks::FramePointer { copy_bytes }) if copy_bytes > 0 => DEFAULT_FP_RING_BYTES,
+        _ if carried.switches => DEFAULT_FP_RING_BYTES,
+        _ => return DEFAULT_RING_BYTES,
     };
     let share = DEFAULT_TOTAL_BYTES / rings;
     let share = match share {
@@ -133,7 +144,11 @@ mod tests {
     fn defaults_follow_the_stacks_and_the_number_of_cpus() {
         let mut notices = Vec::new();
         let mut plan = |stacks, rings, who: &Privileges| {
-            plan(None, stacks, rings, rings, who, PAGE, &mut notices)
+            let carried = RingUse {
+                stacks,
+                switches: false,
+            };
+            plan(None, carried, rings, rings, who, PAGE, &mut notices)
         };
         assert_eq!(plan(None, 2, &root()), 512 << 10);
         assert_eq!(plan(DWARF, 2, &root()), 32 << 20);
@@ -148,6 +163,20 @@ mod tests {
         assert_eq!(plan(DWARF, 16, &user()), 1 << 20);
         assert_eq!(plan(None, 2, &user()), 512 << 10);
         assert_eq!(notices, Vec::<String>::new());
+        // Every switch, with or without stacks.
+        let switches = |stacks| RingUse {
+            stacks,
+            switches: true,
+        };
+        let mut notices = Vec::new();
+        for stacks in [None, fp, kernel_chain] {
+            let planned = super::plan(None, switches(stacks), 2, 2, &root(), PAGE, &mut notices);
+            assert_eq!(planned, 16 << 20);
+        }
+        assert_eq!(
+            super::plan(None, switches(DWARF), 2, 2, &root(), PAGE, &mut notices),
+            32 << 20
+        );
     }
 
     #[test]
@@ -155,12 +184,12 @@ mod tests {
         let mut notices = Vec::new();
         let asked = Some(32 << 20);
         assert_eq!(
-            plan(asked, None, 2, 2, &root(), PAGE, &mut notices),
+            plan(asked, RingUse::default(), 2, 2, &root(), PAGE, &mut notices),
             32 << 20
         );
         assert!(notices.is_empty());
         assert_eq!(
-            plan(asked, None, 2, 2, &user(), PAGE, &mut notices),
+            plan(asked, RingUse::default(), 2, 2, &user(), PAGE, &mut notices),
             4 << 20
         );
         assert_eq!(
@@ -179,7 +208,7 @@ mod tests {
             ..user()
         };
         assert_eq!(
-            plan(asked, None, 2, 2, &tight, PAGE, &mut notices),
+            plan(asked, RingUse::default(), 2, 2, &tight, PAGE, &mut notices),
             MIN_RING_BYTES
         );
     }

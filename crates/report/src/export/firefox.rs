@@ -10,6 +10,11 @@
 //! profiler never asks for symbols. Frames are in categories by the kind of
 //! module they are in (the program, a library, the kernel, other), each
 //! module a subcategory.
+//!
+//! Time off the CPU (`--event off-cpu`, and its part of `--event wall`) is
+//! written as samply writes it: samples with no CPU delta, each weighing
+//! as many sampling intervals as its thread spent off the CPU since the
+//! last (what is left of an interval carries over to the next).
 
 use rustc_hash::FxHashMap;
 use std::io::{BufWriter, Write};
@@ -19,7 +24,7 @@ use fxprof_processed_profile::{
     CategoryColor, CategoryHandle, CategoryPairHandle, CpuDelta, Frame, FrameFlags, FrameInfo,
     Profile, ReferenceTimestamp, SamplingInterval, StackHandle, ThreadHandle, Timestamp,
 };
-use profiler_model::Recording;
+use profiler_model::{EventRole, Recording};
 
 use crate::error::ReportError;
 use crate::export::replay::{Replay, ReplayThread, shown_event};
@@ -41,21 +46,32 @@ pub fn render_firefox(
     let replay = event.map(|e| Replay::new(recording, stacks, e));
     let threads = replay.as_ref().map_or(&[][..], |r| &r.threads[..]);
     let start = threads.iter().map(|t| t.first).min().unwrap_or(0);
+    let role = event.map_or(EventRole::Sampled, |e| header.events[e].role);
     let clock = event.is_some_and(|e| header.events[e].unit == "ns");
     let start_time = Duration::from_nanos(header.start_unix_ns);
     let mut profile = Profile::new(
         &header.command.join(" "),
         ReferenceTimestamp::from_duration_since_unix_epoch(start_time),
-        SamplingInterval::from_nanos(interval(recording, event, clock).max(1)),
+        SamplingInterval::from_nanos(match role {
+            EventRole::Sampled | EventRole::SwitchOut => interval(recording, event, clock).max(1),
+            EventRole::OffCpu | EventRole::Wall => off_cpu_interval(recording),
+        }),
     );
     profile.set_os_name(&format!("Linux {}", header.host.kernel));
     profile.set_symbolicated(true);
+    let off_cpu = (role != EventRole::Sampled).then(|| OffCpuWeights {
+        recording,
+        all: role == EventRole::OffCpu,
+        interval: off_cpu_interval(recording),
+        carried: vec![0; threads.len()],
+    });
     let mut writer = Writer {
         stacks,
         categories: Categories::new(&mut profile),
         profile,
         start,
         clock,
+        off_cpu,
     };
     if let (Some(event), Some(replay)) = (event, &replay) {
         writer.add_samples(event, replay);
@@ -82,6 +98,37 @@ fn interval(recording: &Recording, event: Option<usize>, clock: bool) -> u64 {
         .get(event)
         .map_or(0, |s| s.samples);
     recording.trailer.duration_ns / samples.max(1)
+}
+
+/// The sampling interval off-CPU time is told in: the wall event's
+/// clock's, or a millisecond.
+fn off_cpu_interval(recording: &Recording) -> u64 {
+    let clock = recording.wall_clock().map(|c| sample_period(recording, c));
+    clock.filter(|&ns| ns > 0).unwrap_or(1_000_000)
+}
+
+/// Off-CPU samples as sampling intervals.
+struct OffCpuWeights<'a> {
+    recording: &'a Recording,
+    /// Every sample is off the CPU (`off-cpu`), rather than those that
+    /// stand for a stretch off it (`wall`).
+    all: bool,
+    interval: u64,
+    /// Per thread: the time off the CPU not yet told as a whole interval.
+    carried: Vec<u64>,
+}
+
+impl OffCpuWeights<'_> {
+    /// The intervals an off-CPU sample of `weight` ns weighs, of thread
+    /// `index` (`tid`) at `time`; `None` for a sample taken on the CPU.
+    fn intervals(&mut self, index: usize, tid: u32, time: u64, weight: u64) -> Option<u64> {
+        if !self.all && self.recording.off_cpu_stretch(tid, time).is_none() {
+            return None;
+        }
+        let carried = self.carried[index].saturating_add(weight);
+        self.carried[index] = carried % self.interval;
+        Some(carried / self.interval)
+    }
 }
 
 /// The categories of frames: one per kind of module, one subcategory per
@@ -114,6 +161,8 @@ struct Writer<'a> {
     start: u64,
     /// The event is a clock: its periods are the CPU time between samples.
     clock: bool,
+    /// With the off-CPU or wall event: how off-CPU samples weigh.
+    off_cpu: Option<OffCpuWeights<'a>>,
 }
 
 impl Writer<'_> {
@@ -171,8 +220,19 @@ impl Writer<'_> {
                 .time
                 .saturating_sub(previous[sample.thread].unwrap_or(sample.time));
             previous[sample.thread] = Some(sample.time);
-            let cpu = CpuDelta::from_nanos(if self.clock { sample.weight } else { since });
-            let weight = i32::try_from(sample.samples).unwrap_or(i32::MAX);
+            let mut cpu = CpuDelta::from_nanos(if self.clock { sample.weight } else { since });
+            let mut weight = i32::try_from(sample.samples).unwrap_or(i32::MAX);
+            let tid = replay.threads[sample.thread].tid;
+            if let Some(off_cpu) = &mut self.off_cpu
+                && let Some(intervals) =
+                    off_cpu.intervals(sample.thread, tid, sample.time, sample.weight)
+            {
+                if intervals == 0 {
+                    continue;
+                }
+                cpu = CpuDelta::ZERO;
+                weight = i32::try_from(intervals).unwrap_or(i32::MAX);
+            }
             let time = self.timestamp(sample.time);
             self.profile.add_sample(handle, time, stack, cpu, weight);
         }

@@ -6,12 +6,12 @@ use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 
-use inferno::flamegraph::color::{Color, PaletteMap};
+use inferno::flamegraph::color::{BackgroundColor, Color, PaletteMap};
 use inferno::flamegraph::{Direction, Options, TextTruncateDirection, from_lines};
 use profiler_model::printable;
 
 use crate::ReportError;
-use crate::views::folded::{FoldedStacks, FrameKind};
+use crate::views::folded::{FoldedStacks, FrameKind, StackWeight};
 
 /// How to draw a flame graph.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +50,8 @@ impl Default for FlameOptions {
 /// and others (JIT code, the vdso, unknown) in green; functions inlined into
 /// their caller in violet, named `NAME (inlined)` in their tooltips. Each
 /// name keeps one shade, so that the same function looks the same everywhere.
+/// Off-CPU stacks are drawn cool, as off-CPU flame graphs are: blues on a
+/// blue background, the kinds of module told apart by hue.
 pub fn render_flamegraph(
     stacks: &FoldedStacks,
     options: &FlameOptions,
@@ -64,9 +66,13 @@ pub fn render_flamegraph(
     let lines: Vec<String> = (lines.into_iter())
         .map(|(stack, weight)| format!("{stack} {}", weight / divisor))
         .collect();
-    let mut palette = module_palette(stacks);
+    let cool = stacks.weight == StackWeight::OffCpu;
+    let mut palette = module_palette(stacks, cool);
     let mut inferno_options = inferno_options(options);
     inferno_options.palette_map = Some(&mut palette);
+    if cool {
+        inferno_options.bgcolors = Some(BackgroundColor::Blue);
+    }
     from_lines(&mut inferno_options, lines.iter().map(String::as_str), out)?;
     Ok(())
 }
@@ -264,7 +270,7 @@ fn protect_number(name: &str) -> String {
 /// inlined). A name found in modules of several kinds takes the first kind
 /// in `FrameKind`'s order. Names are the frames' labels as inferno reads
 /// them from the folded lines (see [`flame_lines`]).
-fn module_palette(stacks: &FoldedStacks) -> PaletteMap {
+fn module_palette(stacks: &FoldedStacks, cool: bool) -> PaletteMap {
     let mut kinds: FxHashMap<String, (FrameKind, bool)> = FxHashMap::default();
     for frame in &stacks.frames {
         kinds
@@ -274,11 +280,45 @@ fn module_palette(stacks: &FoldedStacks) -> PaletteMap {
     }
     let mut palette = PaletteMap::default();
     // inferno names the root frame, "all", with an empty string.
-    palette.insert("", kind_color(FrameKind::Program, false, "all"));
+    let color = match cool {
+        true => cool_color,
+        false => kind_color,
+    };
+    palette.insert("", color(FrameKind::Program, false, "all"));
     for (name, (kind, inlined)) in kinds {
-        palette.insert(&name, kind_color(kind, inlined, &name));
+        palette.insert(&name, color(kind, inlined, &name));
     }
     palette
+}
+
+/// The cool colour of `name` within the hues of `kind`: blues for the
+/// program, cyans for libraries, slate violets for the kernel, grey blues
+/// for the rest, lavender for inlined functions.
+fn cool_color(kind: FrameKind, inlined: bool, name: &str) -> Color {
+    let hash = name_hash(name);
+    let shade = |byte: u32| f32::from((hash >> (8 * byte)) as u8) / 255.0;
+    let tint = |base: u8, range: f32, shade: f32| base + (range * shade) as u8;
+    let (v1, v2) = (shade(0), shade(1));
+    let (r, g, b) = match kind {
+        _ if inlined => (
+            tint(160, 40.0, v1),
+            tint(150, 40.0, v1),
+            tint(225, 30.0, v2),
+        ),
+        FrameKind::Program => (tint(40, 60.0, v1), tint(90, 70.0, v1), tint(190, 60.0, v2)),
+        FrameKind::Library => (tint(30, 50.0, v1), tint(160, 60.0, v1), tint(190, 60.0, v2)),
+        FrameKind::Kernel => (
+            tint(110, 50.0, v1),
+            tint(100, 50.0, v1),
+            tint(190, 60.0, v2),
+        ),
+        FrameKind::Other => (
+            tint(110, 50.0, v1),
+            tint(140, 50.0, v1),
+            tint(170, 50.0, v2),
+        ),
+    };
+    Color { r, g, b }
 }
 
 /// The colour of `name` within the hues of `kind`: inferno's "hot" (less
@@ -398,6 +438,7 @@ mod tests {
                 (vec![0, 1, 2, 3], fault),
                 (vec![0, 4], jitted),
             ],
+            weight: StackWeight::Samples,
         }
     }
 
@@ -547,6 +588,7 @@ mod tests {
                 frame("worker 12", FrameKind::Program),
             ],
             stacks: vec![(vec![0, 1], 7)],
+            weight: StackWeight::Samples,
         };
         let svg = render(&stacks, &options());
         assert_well_formed(&svg);
@@ -564,6 +606,7 @@ mod tests {
                 frame("other", FrameKind::Program),
             ],
             stacks: vec![(vec![0, 1, 1, 2], leaf), (vec![0, 3], other)],
+            weight: StackWeight::Samples,
         };
         // Twice the samples in the base: shares compare, not counts.
         let changes = total_changes(&stacks(60, 140), &stacks(60, 40));

@@ -40,7 +40,7 @@ impl FoldedStacks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::views::folded::FrameKind;
+    use crate::views::folded::{FrameKind, StackWeight};
 
     fn frame(name: &str) -> FoldedFrame {
         FoldedFrame {
@@ -66,6 +66,7 @@ mod tests {
                 (vec![0, 2], 2),
                 (vec![0, 1, 3], 4),
             ],
+            weight: StackWeight::Samples,
         };
         let mut out = Vec::new();
         stacks.write(&mut out).unwrap();

@@ -18,7 +18,7 @@ use std::io::Write;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use profiler_model::{Avma, EventDescription, Location, ModuleId, Recording};
+use profiler_model::{Avma, EventDescription, EventRole, Location, ModuleId, Recording};
 use prost::Message;
 
 use crate::error::ReportError;
@@ -82,7 +82,8 @@ enum Column {
 /// event that samples, events alone for a group's members (which count
 /// with their leader's samples). Types are named as Go names them where
 /// it can: the first clock event is `cpu`/`nanoseconds`, the first
-/// event's samples `samples`/`count`; the others take the event's name.
+/// event's samples `samples`/`count`; the others take the event's name
+/// (`off-cpu`/`nanoseconds`, `wall`/`nanoseconds`).
 fn columns(events: &[EventDescription], wanted: &[bool]) -> Vec<(Column, String, &'static str)> {
     let mut columns = Vec::new();
     let (mut named_samples, mut named_cpu) = (false, false);
@@ -99,7 +100,9 @@ fn columns(events: &[EventDescription], wanted: &[bool]) -> Vec<(Column, String,
             columns.push((Column::Samples(index), name, "count"));
         }
         let (name, unit) = match event.unit.as_str() {
-            "ns" if !named_cpu => ("cpu".to_owned(), "nanoseconds"),
+            "ns" if !named_cpu && event.role == EventRole::Sampled => {
+                ("cpu".to_owned(), "nanoseconds")
+            }
             "ns" => (event.name.clone(), "nanoseconds"),
             _ => (event.name.clone(), "count"),
         };
@@ -447,6 +450,7 @@ mod tests {
             user: true,
             kernel: false,
             leader,
+            role: EventRole::Sampled,
         }
     }
 

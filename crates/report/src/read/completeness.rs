@@ -10,7 +10,10 @@
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 
-use profiler_model::{FileOffset, Location, ModuleId, Recording, StackUnwinder, Symbolizer};
+use profiler_model::{
+    EventDescription, EventRole, FileOffset, Location, ModuleId, Recording, StackUnwinder,
+    Symbolizer,
+};
 
 use crate::error::ReportError;
 use crate::read::walk::StackWalker;
@@ -63,7 +66,9 @@ pub struct StackCompleteness {
 
 /// For each event of `recording`, how many of its samples' stacks reached
 /// a root; stack copies are unwound with `unwinder`, and `symbolizer` says
-/// where each module's root functions lie.
+/// where each module's root functions lie. The wall event, whose samples
+/// are the others', is left out, and so are the samples taken as threads
+/// left the CPU, which are the off-CPU event's.
 pub fn stack_completeness(
     recording: &Recording,
     symbolizer: &dyn Symbolizer,
@@ -74,9 +79,11 @@ pub fn stack_completeness(
     let (model, samples) = recording.replay()?;
     let mut walker = StackWalker::new(&model, unwinder);
     let mut roots: FxHashMap<ModuleId, Vec<Range<FileOffset>>> = FxHashMap::default();
+    let shown = |e: &EventDescription| !matches!(e.role, EventRole::SwitchOut | EventRole::Wall);
     for sample in samples {
         let sample = sample?;
-        let Some((rooted, all)) = counts.get_mut(usize::from(sample.event)) else {
+        let event = usize::from(sample.event);
+        let Some((rooted, all)) = counts.get_mut(event).filter(|_| shown(&events[event])) else {
             continue;
         };
         let reaches_root = walker.frames(&sample).iter().any(|frame| match frame {
@@ -90,7 +97,7 @@ pub fn stack_completeness(
         *all += 1;
         *rooted += u64::from(reaches_root);
     }
-    let completeness = events.iter().zip(counts);
+    let completeness = events.iter().zip(counts).filter(|(e, _)| shown(e));
     Ok(completeness
         .map(|(event, (rooted, samples))| StackCompleteness {
             event: event.name.clone(),

@@ -1,7 +1,7 @@
 //! Choosing which of a recording's events to report, and what their
 //! samples count.
 
-use profiler_model::{EventDescription, Recording, Sampling};
+use profiler_model::{EventDescription, EventRole, Recording, Sampling};
 
 use crate::error::ReportError;
 use crate::read::weight::Weight;
@@ -31,18 +31,24 @@ pub(crate) fn events_of(recording: &Recording, event: usize, weight: Weight) -> 
 }
 
 /// Which of `events` to report: all, or the one named (or numbered) with
-/// the rest of its group: members count with their leader's samples.
+/// the rest of its group: members count with their leader's samples. The
+/// samples taken as threads leave the CPU are read as the off-CPU event's,
+/// never as their own; the wall event, which counts the others' samples
+/// again, is reported when asked for.
 pub(crate) fn select_events(
     events: &[EventDescription],
     wanted: Option<&str>,
 ) -> Result<Vec<bool>, ReportError> {
     let Some(wanted) = wanted else {
-        return Ok(vec![true; events.len()]);
+        return Ok((events.iter())
+            .map(|e| !matches!(e.role, EventRole::SwitchOut | EventRole::Wall))
+            .collect());
     };
     let matches = |i: usize, e: &EventDescription| {
-        e.name == wanted
-            || e.name.split(':').next() == Some(wanted)
-            || wanted.parse::<usize>() == Ok(i)
+        e.role != EventRole::SwitchOut
+            && (e.name == wanted
+                || e.name.split(':').next() == Some(wanted)
+                || wanted.parse::<usize>() == Ok(i))
     };
     let mut selected: Vec<bool> = events
         .iter()
@@ -67,6 +73,7 @@ pub(crate) fn select_events(
         requested: wanted.to_owned(),
         available: events
             .iter()
+            .filter(|e| e.role != EventRole::SwitchOut)
             .map(|e| e.name.as_str())
             .collect::<Vec<_>>()
             .join(", "),

@@ -10,14 +10,14 @@ use std::ops::Range;
 
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_model::{
-    FileOffset, Location, MappedRange, MemberDeltas, ModuleTable, ProcessModel, Recording, Sample,
-    Samples, StackUnwinder,
+    EventRole, FileOffset, Location, MappedRange, MemberDeltas, ModuleTable, ProcessModel,
+    Recording, Sample, Samples, StackUnwinder,
 };
 
 use crate::error::ReportError;
 use crate::read::histograms::recording_histograms;
 use crate::read::stack_ids::{FrameLists, StackId, StackWeights, Stacks};
-use crate::read::thread_stack::{CommandId, ThreadStack};
+use crate::read::thread_stack::{CommandId, ThreadStack, ThreadState};
 use crate::read::time_slices::{TimeSlices, TimeWindows, sample_span};
 use crate::read::timeline::Timeline;
 use crate::read::walk::StackWalker;
@@ -90,6 +90,8 @@ pub(crate) struct Keep {
     /// Keep this many frames of each stack at most, from the leaf
     /// (`--max-stack`); `None`: all.
     pub max_stack: Option<usize>,
+    /// What each sample's thread was doing: running, blocked, preempted.
+    pub states: bool,
 }
 
 /// What the samples of a recording add up to, before symbolization.
@@ -169,6 +171,7 @@ fn count_buckets(recording: &Recording, wanted: &[bool]) -> Result<SampleCounts,
                 pid: 0,
                 tid: 0,
                 command: CommandId::new(0),
+                state: None,
                 frames: Box::new([location]),
             };
             let weight: &mut Weight = by_stack[event].entry(stack).or_default();
@@ -212,6 +215,8 @@ fn count_sample_records(
     };
     let (model, samples) = recording.replay()?;
     let counting = Counting {
+        recording,
+        roles: recording.header.events.iter().map(|e| e.role).collect(),
         model: &model,
         wanted,
         filter,
@@ -311,6 +316,9 @@ fn sample_parts(recording: &Recording, keep: Keep) -> usize {
 
 /// What counting a stretch of samples reads them against.
 struct Counting<'a> {
+    recording: &'a Recording,
+    /// Each event's role, indexed like the header's events.
+    roles: Vec<EventRole>,
     model: &'a ProcessModel,
     wanted: &'a [bool],
     filter: &'a SampleFilter,
@@ -439,7 +447,9 @@ impl Counting<'_> {
             };
             run.samples += 1;
             run.last_time = run.last_time.max(sample.time);
-            let stack = StackId::new(pid, tid, run.command, &frames, &mut tally.lists);
+            let state = keep.states.then(|| self.state(&sample));
+            let task = (pid, tid, run.command, state);
+            let stack = StackId::new(task, &frames, &mut tally.lists);
             let weight = Weight {
                 samples: 1,
                 period: sample.period,
@@ -461,6 +471,22 @@ impl Counting<'_> {
             tally.add_run(ended);
         }
         Ok(())
+    }
+}
+
+impl Counting<'_> {
+    /// What the thread of `sample` was doing: off the CPU where the
+    /// sample stands for a stretch off it, else running.
+    fn state(&self, sample: &Sample) -> ThreadState {
+        let role = self.roles.get(usize::from(sample.event));
+        if !matches!(role, Some(EventRole::OffCpu | EventRole::Wall)) {
+            return ThreadState::Running;
+        }
+        match self.recording.off_cpu_stretch(sample.tid, sample.time) {
+            Some(stretch) if stretch.preempt => ThreadState::Preempted,
+            Some(_) => ThreadState::Blocked,
+            None => ThreadState::Running,
+        }
     }
 }
 
@@ -584,6 +610,7 @@ mod tests {
                 user: true,
                 kernel: false,
                 leader: None,
+                role: EventRole::Sampled,
             }],
             command: vec!["./app".into()],
             program: None,

@@ -8,7 +8,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use profiler_model::Location;
 
 use crate::read::naming::FunctionId;
-use crate::read::thread_stack::{CommandId, ThreadStack};
+use crate::read::thread_stack::{CommandId, ThreadStack, ThreadState};
 use crate::read::weight::Weight;
 
 /// A stack while samples are counted: its thread and command, its leaf,
@@ -20,9 +20,14 @@ pub(crate) struct StackId {
     pid: u32,
     tid: u32,
     command: CommandId,
+    state: Option<ThreadState>,
     leaf: Option<Location>,
     callers: u32,
 }
+
+/// Who a stack was sampled in: process, thread, command, and (with `--sort
+/// state`) what the thread was doing.
+pub(crate) type StackTask = (u32, u32, CommandId, Option<ThreadState>);
 
 /// [`StackId::callers`] of a stack without callers.
 const NO_CALLERS: u32 = u32::MAX;
@@ -54,9 +59,7 @@ impl FrameLists {
 
 impl StackId {
     pub fn new(
-        pid: u32,
-        tid: u32,
-        command: CommandId,
+        (pid, tid, command, state): StackTask,
         frames: &[Location],
         lists: &mut FrameLists,
     ) -> StackId {
@@ -69,6 +72,7 @@ impl StackId {
             pid,
             tid,
             command,
+            state,
             leaf,
             callers,
         }
@@ -100,9 +104,9 @@ impl StackId {
         ((address >> 2) as usize ^ self.callers as usize) % SHARDS
     }
 
-    /// The stack's thread and command.
-    pub fn task(&self) -> (u32, u32, CommandId) {
-        (self.pid, self.tid, self.command)
+    /// The stack's thread, command and state.
+    pub fn task(&self) -> StackTask {
+        (self.pid, self.tid, self.command, self.state)
     }
 
     /// The stack's frames once named: its leaf's (`leaf` names a
@@ -129,6 +133,7 @@ impl StackId {
             pid: self.pid,
             tid: self.tid,
             command: self.command,
+            state: self.state,
             frames: self.leaf.iter().chain(callers).copied().collect(),
         }
     }

@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
-use profiler_model::{Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
+use profiler_model::{EventRole, Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
 
 use crate::error::ReportError;
 use crate::read::completeness::ROOTS;
@@ -15,7 +15,7 @@ use crate::read::naming::{
 };
 use crate::read::samples::{Keep, SampleFilter, TaskDetail, ThreadCount, count_samples};
 use crate::read::stack_ids::{StackWeights, Stacks};
-use crate::read::thread_stack::{CommandId, ThreadStack};
+use crate::read::thread_stack::{CommandId, ThreadStack, ThreadState};
 use crate::read::time_slices::sample_span;
 use crate::read::timeline::{TimedSample, Timeline};
 use crate::read::weight::{Weight, total};
@@ -42,6 +42,8 @@ pub(crate) struct NamedStack {
     /// The command name the samples were taken under, an index into
     /// [`StackProfile::commands`].
     pub command: CommandId,
+    /// With [`StackOptions::states`]: what the thread was doing.
+    pub state: Option<ThreadState>,
     /// Leaf first: inlined functions as frames of their own, before the
     /// function holding them.
     pub frames: Vec<FunctionId>,
@@ -69,6 +71,9 @@ pub struct StackProfile {
     /// With [`StackOptions::locations`].
     pub(crate) located: Option<Located>,
     pub(crate) wanted: Vec<bool>,
+    /// What each event's samples are, and its name, indexed like `wanted`.
+    pub(crate) roles: Vec<EventRole>,
+    event_names: Vec<String>,
     pub(crate) threads: Vec<ThreadCount>,
     /// The command names samples were taken under.
     pub(crate) commands: Vec<String>,
@@ -78,6 +83,8 @@ pub struct StackProfile {
     pub(crate) problems: Vec<String>,
     /// The program's path, to tell its frames from libraries'.
     pub(crate) program: Option<String>,
+    /// The processes and threads read.
+    pub(crate) filter: SampleFilter,
 }
 
 /// What to read of a recording, and how to name it.
@@ -105,11 +112,29 @@ pub struct StackOptions {
     /// Keep this many frames of each stack at most, from the leaf, as
     /// `perf report --max-stack` does; `None`: all.
     pub max_stack: Option<usize>,
+    /// Tell stacks apart by what their thread was doing: running, blocked
+    /// or preempted (`report --sort state`).
+    pub states: bool,
 }
 
-/// What samples are merged by: process, thread, command, frames, place.
-type StackKey = (u32, u32, CommandId, Vec<FunctionId>, Option<PlaceId>);
-type StackKeyRef<'a> = (u32, u32, CommandId, &'a [FunctionId], Option<PlaceId>);
+/// What samples are merged by: process, thread, command, state, frames,
+/// place.
+type StackKey = (
+    u32,
+    u32,
+    CommandId,
+    Option<ThreadState>,
+    Vec<FunctionId>,
+    Option<PlaceId>,
+);
+type StackKeyRef<'a> = (
+    u32,
+    u32,
+    CommandId,
+    Option<ThreadState>,
+    &'a [FunctionId],
+    Option<PlaceId>,
+);
 
 /// Reads the samples of `recording` that `options` selects, unwinding
 /// stack copies with `unwinder` and naming code with `symbolizer`.
@@ -125,6 +150,7 @@ pub fn read_stacks(
         mappings: options.locations,
         tasks: options.tasks,
         max_stack: options.max_stack,
+        states: options.states,
     };
     let mut counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
     let filter = &options.filter;
@@ -175,6 +201,10 @@ pub fn read_stacks(
         timeline,
         located,
         wanted,
+        roles: recording.header.events.iter().map(|e| e.role).collect(),
+        event_names: (recording.header.events.iter())
+            .map(|e| e.name.clone())
+            .collect(),
         thread_index: (counts.threads.iter().enumerate())
             .map(|(i, t)| ((t.pid, t.tid), i))
             .collect(),
@@ -182,6 +212,7 @@ pub fn read_stacks(
         commands: counts.commands,
         problems: names.problems,
         program: recording.header.program.clone(),
+        filter: options.filter.clone(),
     })
 }
 
@@ -227,7 +258,14 @@ fn stack_key(
         .frames
         .first()
         .and_then(|leaf| place_ids.get(leaf).copied());
-    (stack.pid, stack.tid, stack.command, frames, place)
+    (
+        stack.pid,
+        stack.tid,
+        stack.command,
+        stack.state,
+        frames,
+        place,
+    )
 }
 
 /// Each event's stacks as counted, named a list of callers at a time: the
@@ -244,8 +282,11 @@ fn named_as_counted(
     (by_id.into_iter())
         .map(|stacks| {
             named_stacks(stacks.into_iter().map(|(id, weight)| {
-                let (pid, tid, command) = id.task();
-                ((pid, tid, command, id.named(leaf, &lists), None), weight)
+                let (pid, tid, command, state) = id.task();
+                (
+                    (pid, tid, command, state, id.named(leaf, &lists), None),
+                    weight,
+                )
             }))
         })
         .collect()
@@ -260,18 +301,21 @@ fn named_stacks(stacks: impl Iterator<Item = (StackKey, Weight)>) -> Vec<NamedSt
     }
     let mut stacks: Vec<NamedStack> = merged
         .into_iter()
-        .map(|((pid, tid, command, frames, place), weight)| NamedStack {
-            pid,
-            tid,
-            command,
-            frames,
-            place,
-            weight,
-        })
+        .map(
+            |((pid, tid, command, state, frames, place), weight)| NamedStack {
+                pid,
+                tid,
+                command,
+                state,
+                frames,
+                place,
+                weight,
+            },
+        )
         .collect();
     stacks.sort_by(|a, b| {
-        (a.pid, a.tid, a.command, &a.frames, a.place)
-            .cmp(&(b.pid, b.tid, b.command, &b.frames, b.place))
+        (a.pid, a.tid, a.command, a.state, &a.frames, a.place)
+            .cmp(&(b.pid, b.tid, b.command, b.state, &b.frames, b.place))
     });
     stacks
 }
@@ -288,12 +332,15 @@ fn named_timeline(
         .map(|(mut samples, stacks)| {
             let index: FxHashMap<StackKeyRef<'_>, u32> = (stacks.iter())
                 .enumerate()
-                .map(|(i, s)| ((s.pid, s.tid, s.command, &s.frames[..], s.place), i as u32))
+                .map(|(i, s)| {
+                    let key = (s.pid, s.tid, s.command, s.state, &s.frames[..], s.place);
+                    (key, i as u32)
+                })
                 .collect();
             // Each stack looked up once, not once per sample.
             let named: Vec<u32> = (keys.iter())
-                .map(|(pid, tid, command, frames, place)| {
-                    let key = (*pid, *tid, *command, &frames[..], *place);
+                .map(|(pid, tid, command, state, frames, place)| {
+                    let key = (*pid, *tid, *command, *state, &frames[..], *place);
                     index.get(&key).copied().unwrap_or(u32::MAX)
                 })
                 .collect();
@@ -378,11 +425,14 @@ impl StackProfile {
             timeline: Vec::new(),
             located: None,
             wanted: Vec::new(),
+            roles: Vec::new(),
+            event_names: Vec::new(),
             threads: Vec::new(),
             commands: vec![String::new()],
             thread_index: FxHashMap::default(),
             problems: Vec::new(),
             program: None,
+            filter: SampleFilter::default(),
         }
     }
 
@@ -418,6 +468,12 @@ impl StackProfile {
                 .map(|s| s.weight.samples),
         );
         (rooted, total(stacks.iter().map(|s| s.weight.samples)))
+    }
+
+    /// The name of the first event read, which views of one event show.
+    pub fn first_event(&self) -> Option<String> {
+        let index = self.wanted.iter().position(|&w| w)?;
+        self.event_names.get(index).cloned()
     }
 
     /// The samples read, of every event read.

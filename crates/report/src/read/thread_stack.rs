@@ -18,6 +18,27 @@ impl CommandId {
     }
 }
 
+/// What a thread was doing when it was sampled, told apart with `report
+/// --sort state`: running, or off the CPU blocked or preempted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ThreadState {
+    Running,
+    /// Off the CPU, waiting for something (asleep, I/O, a lock).
+    Blocked,
+    /// Off the CPU though runnable: another thread had its CPU.
+    Preempted,
+}
+
+impl ThreadState {
+    pub fn name(self) -> &'static str {
+        match self {
+            ThreadState::Running => "running",
+            ThreadState::Blocked => "blocked",
+            ThreadState::Preempted => "preempted",
+        }
+    }
+}
+
 /// A sampled call stack, leaf first, in the thread it was taken in.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct ThreadStack {
@@ -25,5 +46,7 @@ pub(crate) struct ThreadStack {
     pub tid: u32,
     /// The thread's command name when the sample was taken.
     pub command: CommandId,
+    /// With `--sort state`: what the thread was doing.
+    pub state: Option<ThreadState>,
     pub frames: Box<[Location]>,
 }

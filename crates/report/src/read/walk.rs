@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 
 use profiler_model::{
     Avma, CallchainEntry, CpuMode, LastMapping, Location, ProcessModel, ProcessUnwinder, Sample,
-    StackUnwinder, UserStack, has_user_chain, missing_caller,
+    StackUnwinder, UserStack, has_user_chain, missing_caller, skipped_callers,
 };
 
 /// Walks the stacks of a recording's samples, one unwinder per process.
@@ -56,9 +56,10 @@ impl<'a> StackWalker<'a> {
             && has_user_chain(callchain)
         {
             user_stack = None;
-            if let Some((index, caller)) = self.missing_caller(sample, stack) {
+            if let Some((index, callers)) = self.missing_callers(sample, stack) {
                 spliced = callchain.clone();
-                spliced.insert(index, CallchainEntry::Address(caller));
+                let entries = callers.into_iter().map(CallchainEntry::Address);
+                spliced.splice(index..index, entries);
                 callchain = &spliced;
             }
         }
@@ -113,14 +114,23 @@ impl<'a> StackWalker<'a> {
 
     /// Where the sample's frame-pointer chain lacks the sampled function's
     /// caller (the recorder splices most such samples itself), and the
-    /// caller's return address.
-    fn missing_caller(&mut self, sample: &Sample, stack: &UserStack) -> Option<(usize, Avma)> {
+    /// return addresses of the callers it skipped.
+    fn missing_callers(
+        &mut self,
+        sample: &Sample,
+        stack: &UserStack,
+    ) -> Option<(usize, Vec<Avma>)> {
         let caller = self.process(sample.pid).caller(stack)?;
         let model = self.model;
         let is_code =
             |address| model.resolve_address(sample.pid, address, sample.time) != Location::Unmapped;
         let index = missing_caller(&sample.callchain, stack, &caller, is_code)?;
-        Some((index, caller.return_address))
+        let mut unwound = std::mem::take(&mut self.addresses);
+        unwound.clear();
+        self.process(sample.pid).unwind(stack, &mut unwound);
+        let callers = skipped_callers(&sample.callchain, index, caller.return_address, &unwound);
+        self.addresses = unwound;
+        Some((index, callers))
     }
 
     fn process(&mut self, pid: u32) -> &mut (dyn ProcessUnwinder + 'a) {

@@ -4,8 +4,9 @@
 //! "percent","innermost","direct"}],...}], "commands":[{"comm","self","self_percent",...}],
 //! ...}`, and sorted by line or address `"lines"` or `"addresses"`:
 //! `[{"module","function","file","line","address","offset","self","self_percent",...}]`,
-//! by command or process alone `"tasks"`. Rows carry `"comm"` and `"pid"`
-//! when the sort keys tell commands and processes apart. Without call graphs,
+//! by command, process or state alone `"tasks"`. Rows carry `"comm"`,
+//! `"pid"` and `"state"` when the sort keys tell commands, processes and
+//! threads' states apart. Without call graphs,
 //! `total` is `self` and the code inlined into the function.
 
 use std::io::{self, Write};
@@ -43,6 +44,9 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
             "outside": totals.iter().map(|t| t.outside).collect::<Vec<_>>(),
         })),
     });
+    if !profile.thread_times.is_empty() {
+        document["thread_times"] = thread_times(profile).into();
+    }
     let places = || rows(profile, |e| e.places.iter().map(|p| place_json(e, p)));
     match row_kind(&profile.sort) {
         RowKind::Places(PlaceKind::Line) => document["lines"] = places(),
@@ -54,6 +58,26 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
     }
     serde_json::to_writer_pretty(&mut *out, &document)?;
     writeln!(out)
+}
+
+/// With `record --off-cpu`, each thread's
+/// `{"pid","tid","name","on_cpu_ns","blocked_ns","preempted_ns","total_ns","lifetime_ns"}`.
+fn thread_times(profile: &FlatProfile) -> Vec<Value> {
+    (profile.thread_times.iter())
+        .map(|t| {
+            let times = &t.times;
+            json!({
+                "pid": times.pid,
+                "tid": times.tid,
+                "name": t.name,
+                "on_cpu_ns": times.on_cpu,
+                "blocked_ns": times.blocked,
+                "preempted_ns": times.preempted,
+                "total_ns": times.total(),
+                "lifetime_ns": times.lifetime(),
+            })
+        })
+        .collect()
 }
 
 /// The rows `each` makes of every event, one array.
@@ -180,6 +204,9 @@ fn add_task(row: &mut Value, task: &Task) {
     if let Some((pid, process)) = &task.process {
         row["pid"] = json!(pid);
         row["process"] = json!(process);
+    }
+    if let Some(state) = task.state {
+        row["state"] = json!(state.name());
     }
 }
 

@@ -20,6 +20,7 @@ use crate::views::tasks::Task;
 enum Column {
     Command,
     Pid,
+    State,
     Module,
     /// Modules' paths, after their names.
     Path,
@@ -33,6 +34,7 @@ impl Column {
         match self {
             Column::Command => "Command",
             Column::Pid => "Pid:Command",
+            Column::State => "State",
             Column::Module => "Module",
             Column::Path => "Path",
             Column::Line => "Line",
@@ -148,6 +150,7 @@ fn columns(kind: RowKind, keys: &[SortKey]) -> Vec<Column> {
         .map(|key| match key {
             SortKey::Command => Column::Command,
             SortKey::Pid => Column::Pid,
+            SortKey::State => Column::State,
             SortKey::Module => Column::Module,
             SortKey::Symbol => Column::Function,
             SortKey::Line => Column::Line,
@@ -359,6 +362,7 @@ fn rows(
             Column::Pid => (task.process.as_ref())
                 .map(|(pid, name)| format!("{pid}:{name}"))
                 .unwrap_or_default(),
+            Column::State => task.state.map_or("", |s| s.name()).to_owned(),
             _ => String::new(),
         })
     };

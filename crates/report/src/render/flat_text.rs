@@ -72,6 +72,7 @@ fn render_all(
     for problem in &profile.problems {
         writeln!(out, "# Note:     {problem}")?;
     }
+    render_thread_times(profile, out)?;
     for (index, event) in profile.events.iter().enumerate() {
         writeln!(out, "#")?;
         if let Some((settings, totals)) = &profile.histogram {
@@ -180,6 +181,66 @@ fn render_event(
     render_table(event, profile, width, out)?;
     if let Some(tree) = &event.tree {
         render_call_tree(tree, width, out)?;
+    }
+    Ok(())
+}
+
+/// The threads shown of their times, those that lived longest: the rest
+/// are counted in a line.
+const TIMED_THREADS: usize = 10;
+
+/// With `record --off-cpu`: how each thread spent its life, on the CPU,
+/// blocked and preempted, and their total against its lifetime (less
+/// where switches were lost, or the thread was running before the
+/// recording saw it).
+fn render_thread_times(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()> {
+    if profile.thread_times.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "# Threads:  time on the CPU, and off it blocked (waiting for something) or preempted \
+         (runnable, another thread had its CPU), against each thread's lifetime"
+    )?;
+    writeln!(
+        out,
+        "# {:>11} {:>11} {:>11} {:>11} {:>11} {:>7}  Thread",
+        "On-CPU", "Blocked", "Preempted", "Total", "Lifetime", "Of life"
+    )?;
+    let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
+    let mut threads: Vec<_> = profile.thread_times.iter().collect();
+    threads.sort_by_key(|t| {
+        (
+            std::cmp::Reverse(t.times.lifetime()),
+            t.times.pid,
+            t.times.tid,
+        )
+    });
+    for thread in threads.into_iter().take(TIMED_THREADS) {
+        let t = &thread.times;
+        let name = match thread.name.as_str() {
+            "" => String::new(),
+            name => format!("{name} "),
+        };
+        writeln!(
+            out,
+            "# {:>11} {:>11} {:>11} {:>11} {:>11} {:>6.1}%  {name}(pid {}, tid {})",
+            ms(t.on_cpu),
+            ms(t.blocked),
+            ms(t.preempted),
+            ms(t.total()),
+            ms(t.lifetime()),
+            t.total() as f64 * 100.0 / t.lifetime().max(1) as f64,
+            t.pid,
+            t.tid,
+        )?;
+    }
+    let more = profile.thread_times.len().saturating_sub(TIMED_THREADS);
+    if more > 0 {
+        writeln!(
+            out,
+            "# and {more} more threads that lived less long: --format json lists every one"
+        )?;
     }
     Ok(())
 }

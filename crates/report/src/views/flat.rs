@@ -5,6 +5,7 @@ use rustc_hash::FxHashMap;
 
 use profiler_model::{
     EventDescription, EventStats, HistogramSettings, HistogramTotals, Recording, RecordingHeader,
+    ThreadTimes,
 };
 
 use crate::read::naming::{FunctionId, ModuleKey};
@@ -60,6 +61,9 @@ pub struct FlatProfile {
     /// Samples per thread, all reported events together, most first
     /// (empty for histogram recordings, which keep no threads).
     pub threads: Vec<ThreadRow>,
+    /// With `record --off-cpu`: how each thread read spent its life, by
+    /// process and thread.
+    pub thread_times: Vec<ThreadTime>,
     /// For a histogram recording: its settings, and per event what became
     /// of the samples (those outside the histograms are not in the rows).
     pub histogram: Option<(HistogramSettings, Vec<HistogramTotals>)>,
@@ -148,6 +152,13 @@ pub struct ModuleRow {
     pub path: String,
     pub weight: Weight,
     pub percent: f64,
+}
+
+/// A thread's time on the CPU, blocked and preempted, and its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadTime {
+    pub name: String,
+    pub times: ThreadTimes,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -266,6 +277,13 @@ fn whole_profile(
             })
             .collect(),
         problems: stacks.problems.clone(),
+        thread_times: (recording.thread_times().iter())
+            .filter(|t| stacks.filter.admits(t.pid, t.tid))
+            .map(|times| ThreadTime {
+                name: stacks.thread_name(times.pid, times.tid).to_owned(),
+                times: times.clone(),
+            })
+            .collect(),
         histogram: recording.header.histogram.clone().map(|settings| {
             let totals = (recording.header.events.iter().enumerate())
                 .filter(|(i, _)| wanted[*i])

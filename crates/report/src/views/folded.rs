@@ -6,6 +6,8 @@
 
 use rustc_hash::FxHashMap;
 
+use profiler_model::EventRole;
+
 use crate::read::naming::ModuleKey;
 use crate::read::stacks::StackProfile;
 use crate::read::weight::total;
@@ -57,6 +59,29 @@ pub struct FoldedStacks {
     /// Frame indices from the root to the leaf, and the stack's weight
     /// (samples or period, as the caller chose). Each stack appears once.
     pub stacks: Vec<(Vec<u32>, u64)>,
+    pub weight: StackWeight,
+}
+
+/// What the weights of folded stacks count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StackWeight {
+    /// Samples.
+    #[default]
+    Samples,
+    /// Nanoseconds off the CPU (`--event off-cpu`).
+    OffCpu,
+    /// Nanoseconds on the CPU and off it (`--event wall`).
+    Wall,
+}
+
+impl StackWeight {
+    /// What one unit of weight is, for tooltips and summaries.
+    pub fn unit(self) -> &'static str {
+        match self {
+            StackWeight::Samples => "samples",
+            StackWeight::OffCpu | StackWeight::Wall => "ns",
+        }
+    }
 }
 
 impl FoldedStacks {
@@ -81,14 +106,22 @@ pub struct ThreadFrames {
 }
 
 impl StackProfile {
-    /// The stacks of the first event read, root first, weighted by samples;
-    /// with `thread_frames`, each stack starts with its process
+    /// The stacks of the first event read, root first, weighted by samples
+    /// (the off-CPU and wall events by nanoseconds, as off-CPU flame graphs
+    /// are); with `thread_frames`, each stack starts with its process
     /// (`name-PID`) and/or thread (`name-PID/TID`) as extra root frames.
     pub fn folded(&self, thread_frames: ThreadFrames) -> FoldedStacks {
         let Some(event) = self.wanted.iter().position(|&w| w) else {
             return FoldedStacks::default();
         };
-        let mut folded = FoldedStacks::default();
+        let mut folded = FoldedStacks {
+            weight: match self.roles.get(event) {
+                Some(EventRole::OffCpu) => StackWeight::OffCpu,
+                Some(EventRole::Wall) => StackWeight::Wall,
+                _ => StackWeight::Samples,
+            },
+            ..FoldedStacks::default()
+        };
         let mut merged: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
         let mut frame_ids: FxHashMap<FoldedFrame, u32> = FxHashMap::default();
         let mut intern = |frame: FoldedFrame, frames: &mut Vec<FoldedFrame>| -> u32 {
@@ -131,8 +164,12 @@ impl StackProfile {
                     &mut folded.frames,
                 ));
             }
+            let weight = match folded.weight {
+                StackWeight::Samples => stack.weight.samples,
+                StackWeight::OffCpu | StackWeight::Wall => stack.weight.period,
+            };
             let count = merged.entry(ids).or_default();
-            *count = count.saturating_add(stack.weight.samples);
+            *count = count.saturating_add(weight);
         }
         folded.stacks = merged.into_iter().collect();
         folded.stacks.sort();

@@ -161,6 +161,7 @@ mod tests {
             pid: 1,
             tid: 1,
             command: CommandId::new(0),
+            state: None,
             frames: vec![FunctionId::new(0)],
             place: Some(PlaceId::new(place)),
             weight: Weight {
@@ -177,7 +178,7 @@ mod tests {
         let part: Vec<Leaf> = (part.iter())
             .map(|stack| Leaf {
                 stack,
-                task: (None, None),
+                task: (None, None, None),
                 row: FunctionId::new(0),
             })
             .collect();

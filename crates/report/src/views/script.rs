@@ -96,6 +96,7 @@ pub fn script(
         mappings: false,
         tasks: TaskDetail::Threads,
         max_stack: options.max_stack,
+        states: false,
     };
     let counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
     let timeline = counts.timeline.unwrap_or_default();

@@ -23,6 +23,9 @@ pub enum SortKey {
     Line,
     /// The instruction address (`address`).
     Address,
+    /// Whether the thread was running, or off the CPU blocked or
+    /// preempted (`state`): splits off-CPU time by why.
+    State,
 }
 
 /// The keys `--sort` takes, as `name: key`.
@@ -36,6 +39,7 @@ const KEYS: &[(&str, SortKey)] = &[
     ("line", SortKey::Line),
     ("srcline", SortKey::Line),
     ("address", SortKey::Address),
+    ("state", SortKey::State),
 ];
 
 impl SortKey {
@@ -50,8 +54,8 @@ impl SortKey {
                 .ok_or_else(|| {
                     format!(
                         "unknown sort key '{name}'; use comm, pid, dso (or module), sym (or \
-                         symbol), line (or srcline) or address, several separated by commas, \
-                         e.g. comm,dso,sym"
+                         symbol), line (or srcline), address or state, several separated by \
+                         commas, e.g. comm,dso,sym"
                     )
                 })?;
             if !keys.contains(&key) {
@@ -65,7 +69,7 @@ impl SortKey {
 /// What one row of a flat report stands for: the finest key given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RowKind {
-    /// Commands and/or processes only.
+    /// Commands, processes and/or states only.
     Tasks,
     Modules,
     Functions,
@@ -113,6 +117,8 @@ mod tests {
         use SortKey::*;
         assert_eq!(row_kind(&[Command]), RowKind::Tasks);
         assert_eq!(row_kind(&[Command, Pid]), RowKind::Tasks);
+        assert_eq!(row_kind(&[State]), RowKind::Tasks);
+        assert_eq!(row_kind(&[State, Symbol]), RowKind::Functions);
         assert_eq!(row_kind(&[Command, Module]), RowKind::Modules);
         assert_eq!(row_kind(&[Module, Symbol]), RowKind::Functions);
         assert_eq!(row_kind(&[]), RowKind::Functions);

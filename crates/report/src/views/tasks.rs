@@ -1,11 +1,13 @@
 //! Who spent the time: the command names and processes samples were taken
-//! in, as `perf report --sort comm` and `--sort pid` tell them apart.
+//! in, as `perf report --sort comm` and `--sort pid` tell them apart, and
+//! (`--sort state`) whether their threads were running, blocked or
+//! preempted.
 
 use rustc_hash::FxHashMap;
 
 use crate::read::naming::FunctionId;
 use crate::read::stacks::{NamedStack, StackProfile};
-use crate::read::thread_stack::CommandId;
+use crate::read::thread_stack::{CommandId, ThreadState};
 use crate::read::weight::Weight;
 use crate::views::sort::SortKey;
 
@@ -25,6 +27,8 @@ pub struct Task {
     pub command: Option<String>,
     /// The process (`--sort pid`), and its name.
     pub process: Option<(u32, String)>,
+    /// What the thread was doing (`--sort state`).
+    pub state: Option<ThreadState>,
 }
 
 /// A command or process and the samples taken in it.
@@ -36,14 +40,15 @@ pub struct TaskRow {
     pub percent: f64,
 }
 
-/// [`Task`] before naming: a command and a pid.
-pub(crate) type TaskKey = (Option<CommandId>, Option<u32>);
+/// [`Task`] before naming: a command, a pid and a state.
+pub(crate) type TaskKey = (Option<CommandId>, Option<u32>, Option<ThreadState>);
 
 /// Which parts of a sample's task the sort keys keep.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct TaskKeys {
     command: bool,
     pid: bool,
+    state: bool,
 }
 
 impl TaskKeys {
@@ -51,6 +56,7 @@ impl TaskKeys {
         TaskKeys {
             command: sort.contains(&SortKey::Command),
             pid: sort.contains(&SortKey::Pid),
+            state: sort.contains(&SortKey::State),
         }
     }
 
@@ -58,7 +64,7 @@ impl TaskKeys {
     pub fn commands() -> TaskKeys {
         TaskKeys {
             command: true,
-            pid: false,
+            ..TaskKeys::default()
         }
     }
 
@@ -66,13 +72,14 @@ impl TaskKeys {
         (
             self.command.then_some(stack.command),
             self.pid.then_some(stack.pid),
+            stack.state.filter(|_| self.state),
         )
     }
 }
 
 impl StackProfile {
     /// The task `key` stands for, named.
-    pub(crate) fn task(&self, (command, pid): TaskKey) -> Task {
+    pub(crate) fn task(&self, (command, pid, state): TaskKey) -> Task {
         let name = |command: CommandId| match self.commands[command.index()].as_str() {
             "" => "[unknown]".to_owned(),
             name => name.to_owned(),
@@ -87,6 +94,7 @@ impl StackProfile {
                 };
                 (pid, process.to_owned())
             }),
+            state,
         }
     }
 }

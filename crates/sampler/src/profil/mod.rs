@@ -149,6 +149,7 @@ impl ProfilEvent {
             spec,
             sampling,
             leader: None,
+            switch_out: None,
         };
         let refusal = match counters::probe(&resolved, Role::Alone, None) {
             Ok(()) => {
@@ -172,6 +173,7 @@ impl ProfilEvent {
             },
             sampling: Sampling::Period(period),
             leader: None,
+            switch_out: None,
         };
         counters::probe(&fallback, Role::Alone, None)?;
         let notice = format!(
@@ -330,6 +332,7 @@ fn open_on_own_threads(event: &ResolvedEvent, cpus: &[usize]) -> Result<Rings, S
             bytes: DEFAULT_RING_BYTES,
             enable_on_exec: false,
             side_band: false,
+            switches: false,
         };
         match counters::open_rings(&plan) {
             Err(SamplerError::OpenFailed { error, .. })

@@ -1,0 +1,322 @@
+//! What `record --off-cpu` costs: a program that switches 10k and 100k
+//! times a second (two processes passing a byte over pipes on one CPU),
+//! recorded without and with `--off-cpu` (and with stacks), against the
+//! bare program and against `perf record -e sched:sched_switch -g` in the
+//! same run; and what each switch adds to the recording. Written to
+//! BENCHMARKS.md.
+//!
+//! `cargo bench --bench off_cpu [-- RUNS]` (default 3 runs per figure).
+//! Runs are interleaved; figures are medians. The rates are per second of
+//! the program's own CPU time: the fixture works a set CPU time between
+//! messages, so that a machine others load slows it down without changing
+//! how often it switches for the CPU it gets.
+
+#[allow(dead_code)]
+#[path = "../tests/util.rs"]
+mod util;
+
+#[allow(dead_code)]
+mod common;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Switches per second of the program's CPU time, and the program's CPU
+/// seconds at that rate.
+const RATES: [u64; 2] = [10_000, 100_000];
+const PROGRAM_SECONDS: f64 = 1.5;
+
+/// One way to run the program.
+struct Configuration {
+    name: &'static str,
+    /// The recorder and its options, before `--` and the program; empty
+    /// for the bare program.
+    recorder: Vec<&'static str>,
+    /// Where it writes its recording.
+    data: &'static str,
+}
+
+fn configurations() -> Vec<Configuration> {
+    let ours = |flags: &[&'static str]| {
+        let mut command = vec!["profiler", "record", "-e", "cpu-clock"];
+        command.extend_from_slice(flags);
+        command
+    };
+    vec![
+        Configuration {
+            name: "bare program",
+            recorder: Vec::new(),
+            data: "",
+        },
+        Configuration {
+            name: "profiler record",
+            recorder: ours(&["-o", "plain.data"]),
+            data: "plain.data",
+        },
+        Configuration {
+            name: "profiler record --off-cpu",
+            recorder: ours(&["--off-cpu", "-o", "off.data"]),
+            data: "off.data",
+        },
+        Configuration {
+            name: "profiler record --off-cpu -g",
+            recorder: ours(&["--off-cpu", "-g", "-o", "stacks.data"]),
+            data: "stacks.data",
+        },
+        Configuration {
+            name: "perf record -e sched:sched_switch -g",
+            // -B: perf 6.1's build-id pass after such a recording aborts
+            // ("stack smashing detected") on this kernel.
+            recorder: vec![
+                "perf",
+                "record",
+                "-q",
+                "-B",
+                "-e",
+                "sched:sched_switch",
+                "-g",
+                "-o",
+                "switch.perf",
+            ],
+            data: "switch.perf",
+        },
+    ]
+}
+
+/// What one configuration measured at one rate.
+#[derive(Default)]
+struct Figures {
+    runs: Vec<common::Measured>,
+    /// The recording's size of the last run, bytes.
+    bytes: u64,
+}
+
+fn main() {
+    let runs: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(3);
+    let dir = util::scratch("bench-off-cpu");
+    let program = util::fixture("pingpong");
+    let program = program.to_str().unwrap();
+    let profiler = env!("CARGO_BIN_EXE_profiler");
+    let perf = common::output_of(std::process::Command::new("perf").arg("--version"));
+    let configurations: Vec<Configuration> = configurations()
+        .into_iter()
+        .filter(|c| !perf.is_empty() || c.recorder.first() != Some(&"perf"))
+        .collect();
+
+    // What a message costs the program itself, working for nothing.
+    let calibration = 20_000;
+    let cost = common::measure(program, &[&calibration.to_string(), "0"], None)
+        .map_or(5e-6, |m| m.cpu / calibration as f64);
+
+    let mut page = String::new();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load = load
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    writeln!(page, "## Off-CPU time\n").unwrap();
+    writeln!(
+        page,
+        "Written by `cargo bench --bench off_cpu` on {}, {perf}. Medians of {runs} interleaved \
+         runs. The machine was shared (load average {load} when the run started): CPU times \
+         are the figures to compare, wall times include others' work.\n",
+        common::machine()
+    )
+    .unwrap();
+    writeln!(
+        page,
+        "Workload: `fixtures/programs/pingpong MESSAGES WORK_NS`: two processes on one CPU \
+         passing a byte over pipes, each message a context switch, each side working WORK_NS \
+         of its own CPU time before it replies; a message alone costs it {:.1} µs of CPU here. \
+         The rate is switches per second of the program's own CPU time, {PROGRAM_SECONDS} s of \
+         it per run. Every profiler run also samples `cpu-clock` at 4000 Hz; perf records the \
+         `sched:sched_switch` tracepoint with stacks alone (root only; with `-B`, as perf 6.1 \
+         aborts in its build-id pass after such a recording on this kernel). CPU is the whole \
+         command's, the recorder's own included.\n",
+        cost * 1e6
+    )
+    .unwrap();
+    writeln!(
+        page,
+        "| switches/s | command | wall s | CPU s | CPU × bare | recording MB | bytes per switch |\n\
+         | --- | --- | --- | --- | --- | --- | --- |"
+    )
+    .unwrap();
+    // At the highest rate: each command's CPU against the bare program's.
+    let mut ratios: Vec<(&str, f64)> = Vec::new();
+    let mut top_args = Vec::new();
+    for rate in RATES {
+        let work_ns = ((1e9 / rate as f64) - cost * 1e9).max(0.0) as u64;
+        let messages = (PROGRAM_SECONDS * rate as f64) as u64;
+        let args = vec![messages.to_string(), work_ns.to_string()];
+        top_args.clone_from(&args);
+        let mut figures: Vec<Figures> = configurations.iter().map(|_| Figures::default()).collect();
+        for _ in 0..runs {
+            for (configuration, figures) in configurations.iter().zip(&mut figures) {
+                if let Some(measured) = run(&dir, configuration, profiler, program, &args) {
+                    figures.runs.push(measured);
+                    figures.bytes = size(&dir.join(configuration.data));
+                }
+            }
+        }
+        let bare = common::medians(&figures[0].runs);
+        let plain = figures[1].bytes;
+        for (configuration, figures) in configurations.iter().zip(&figures) {
+            if figures.runs.is_empty() {
+                continue;
+            }
+            let m = common::medians(&figures.runs);
+            let (recording, per_switch) = match configuration.data {
+                "" => (String::new(), String::new()),
+                data => {
+                    // Ours: what --off-cpu adds to a recording of the
+                    // same program without it; perf's: its whole file.
+                    let added = match data.ends_with(".perf") || data == "plain.data" {
+                        true => figures.bytes,
+                        false => figures.bytes.saturating_sub(plain),
+                    };
+                    let per = match data == "plain.data" {
+                        true => "—".to_owned(),
+                        false => format!("{:.0}", added as f64 / messages as f64),
+                    };
+                    (format!("{:.2}", figures.bytes as f64 / 1e6), per)
+                }
+            };
+            if rate == RATES[RATES.len() - 1] {
+                ratios.push((configuration.name, m.cpu / bare.cpu));
+            }
+            writeln!(
+                page,
+                "| {rate} | {} | {:.2} | {:.2} | {:.3} | {recording} | {per_switch} |",
+                configuration.name,
+                m.wall,
+                m.cpu,
+                m.cpu / bare.cpu
+            )
+            .unwrap();
+        }
+    }
+    let ratio = |name: &str| ratios.iter().find(|(n, _)| *n == name).map(|(_, r)| *r);
+    let own = own_cpu(&dir, &configurations, profiler, program, &top_args);
+    if let Some(ours) = ratio("profiler record --off-cpu") {
+        let perf = ratio("perf record -e sched:sched_switch -g")
+            .map_or(String::new(), |r| format!("; perf's, with stacks, {r:.2}×"));
+        let verdict = if ours < 1.3 { "met" } else { "missed" };
+        writeln!(
+            page,
+            "\nAt {} switches a second `--off-cpu` takes {ours:.2}× the bare program's CPU (the \
+             target, under 1.3×, is {verdict}){perf}.",
+            RATES[RATES.len() - 1]
+        )
+        .unwrap();
+    }
+    if !own.is_empty() {
+        let own: Vec<String> = (own.iter())
+            .map(|(name, seconds)| format!("{seconds:.2} s with `{name}`"))
+            .collect();
+        writeln!(
+            page,
+            "\nOf that CPU, the recorder's own process (one more run of each at {} switches a \
+             second, under `perf stat -i -e task-clock`, which leaves out the program) used {}; \
+             the rest of the excess over the bare program is the kernel's, writing the records \
+             in the program's own time as it switches.",
+            RATES[RATES.len() - 1],
+            own.join(" and ")
+        )
+        .unwrap();
+    }
+    writeln!(
+        page,
+        "\nBytes per switch are what `--off-cpu` adds to the recording of the same program \
+         without it, over the program's switches (one per message): for each, the kernel's \
+         records of the thread leaving the CPU and coming back, and its sample as it leaves, \
+         with the address it left from (and with `-g` its stack). perf's are its whole file \
+         over the switches; it writes one sample per switch, with both threads' names and \
+         pids."
+    )
+    .unwrap();
+    common::write_section("off-cpu", &page);
+}
+
+/// One run of `configuration`, the program given `args`.
+fn run(
+    dir: &Path,
+    configuration: &Configuration,
+    profiler: &str,
+    program: &str,
+    args: &[String],
+) -> Option<common::Measured> {
+    let _ = std::fs::remove_file(dir.join(configuration.data));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let Some((&recorder, flags)) = configuration.recorder.split_first() else {
+        return common::measure(program, &args, None);
+    };
+    let recorder = match recorder {
+        "profiler" => profiler,
+        other => other,
+    };
+    let mut command: Vec<&str> = flags.to_vec();
+    command.push("--");
+    command.push(program);
+    command.extend(args);
+    let previous = std::env::current_dir().ok()?;
+    std::env::set_current_dir(dir).ok()?;
+    let measured = common::measure(recorder, &command, None);
+    std::env::set_current_dir(previous).ok()?;
+    measured
+}
+
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// The CPU seconds of the recorder's own process, its program left out,
+/// for each `--off-cpu` configuration, the program given `args`: one run
+/// each under `perf stat -i` (no perf: none).
+fn own_cpu(
+    dir: &Path,
+    configurations: &[Configuration],
+    profiler: &str,
+    program: &str,
+    args: &[String],
+) -> Vec<(&'static str, f64)> {
+    let mut own = Vec::new();
+    for configuration in configurations {
+        let Some((&"profiler", flags)) = configuration.recorder.split_first() else {
+            continue;
+        };
+        if !flags.contains(&"--off-cpu") {
+            continue;
+        }
+        let stat = dir.join("own.stat");
+        let status = std::process::Command::new("perf")
+            .args(["stat", "-i", "-x", ",", "-e", "task-clock", "-o"])
+            .arg(&stat)
+            .args(["--", profiler])
+            .args(flags)
+            .args(["--", program])
+            .args(args)
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        let text = std::fs::read_to_string(&stat).unwrap_or_default();
+        let msec = (text.lines())
+            .find(|l| l.contains("task-clock"))
+            .and_then(|l| l.split(',').next()?.parse::<f64>().ok());
+        match (status, msec) {
+            (Ok(status), Some(msec)) if status.success() => {
+                own.push((
+                    configuration.name.trim_start_matches("profiler "),
+                    msec / 1e3,
+                ));
+            }
+            _ => {}
+        }
+    }
+    own
+}
