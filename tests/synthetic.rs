@@ -289,6 +289,7 @@ impl Synthetic {
                 arch: "x86_64".into(),
                 cpus: 1,
             },
+            job: None,
             start_unix_ns: 0,
             profiler_version: "test".into(),
         };

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use profiler_events::{CPU_CLOCK, CYCLES, EventSpec, Pmus, parse_events};
 use profiler_model::{
-    CallGraph, EventDescription, EventIndex, Record, RecordSink, RecordingHeader, Sampling,
+    CallGraph, EventDescription, EventIndex, JobInfo, Record, RecordSink, RecordingHeader,
+    Sampling,
 };
 
 use crate::attach::{self, AttachPlan, Liveness};
@@ -216,6 +217,7 @@ impl Recorder {
             histogram: None,
             call_graph: self.call_graph,
             host: sysinfo::host_info(),
+            job: JobInfo::from_env(|name| std::env::var(name).ok()),
             start_unix_ns: SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64),
