@@ -27,7 +27,9 @@ pub struct Cli {
 pub enum Command {
     /// Record program-counter samples of a command and its descendants, of running processes
     /// or threads (-p, -t), or of whole CPUs (-a, -C)
-    #[command(after_help = RECORD_AFTER_HELP)]
+    // An option given again (on the command line after PROFILER_OPTIONS)
+    // takes the later value, as perf's do.
+    #[command(after_help = RECORD_AFTER_HELP, args_override_self = true)]
     Record(RecordArgs),
     /// Print a flat per-function profile of a recording
     Report(ReportArgs),

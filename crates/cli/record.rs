@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::ArgMatches;
+use clap::parser::ValueSource;
 use profiler_model::{CallGraph, Recording, RecordingHeader, RecordingStats, Sampling};
 use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phrase};
 use profiler_sampler::{EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd};
@@ -15,6 +16,8 @@ use profiler_symbols::ElfUnwinder;
 
 use crate::PROFILER_FAILED;
 use crate::args::{CpuList, RecordArgs, SymbolArgs};
+use crate::env_options::VARIABLE;
+use crate::job::RankedRecord;
 use crate::messages::say;
 use crate::output::describe;
 use crate::record_histogram::HistogramRequest;
@@ -26,6 +29,13 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     // before the command starts, nothing is started and nothing is left;
     // after, the recording ends whole.
     let _interrupts = profiler_sampler::catch_interrupts();
+    // Under a launcher, rank 0 says what every rank would.
+    let ranked = RankedRecord::from_env();
+    if let Ok(options) = std::env::var(VARIABLE)
+        && !options.trim().is_empty()
+    {
+        ranked.notice(&format!("options from {VARIABLE}: {options}"));
+    }
     let target = target(&mut args);
     let (events, sampling) = event_requests(&args, matches)?;
     let histogram = HistogramRequest::check(&args.histogram)?;
@@ -35,11 +45,15 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     };
     let fp_stack_bytes = args.call_graph.and_then(|arg| arg.fp_stack_bytes);
     if histogram.is_some() && call_graph.is_some() {
-        say!("profiler: --histogram keeps no call stacks; recording without them");
+        ranked.notice("--histogram keeps no call stacks; recording without them");
         call_graph = None;
     }
-    // Everything the output needs is checked before the command runs.
-    let file = RecordingFile::create(&args.output)?;
+    // Everything the output needs is checked before the command runs: each
+    // rank of a job its own name.
+    let typed = matches.value_source("output") != Some(ValueSource::DefaultValue);
+    let host = profiler_sampler::host_info().hostname;
+    let output = ranked.output(&args.output, typed, &host, std::process::id())?;
+    let file = RecordingFile::create(&output)?;
     if args.archive && !file.is_file() {
         bail!(
             "--archive adds to the recording once it is written, which needs a regular file: \
@@ -64,7 +78,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         None => None,
     };
     for notice in recorder.notices() {
-        say!("profiler: {notice}");
+        ranked.notice(notice);
     }
     // While recording, the unwind tables of the files on this machine find
     // the callers that frame-pointer chains skip (the vdso's too).
@@ -74,28 +88,37 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     // now is for what follows.
     profiler_sampler::clear_interrupt();
     for notice in &recorded.outcome.notices {
-        say!("profiler: {notice}");
+        ranked.notice(notice);
     }
     let finished = recorded.output.finish();
     let wrote = match &finished {
         Finished::Whole { path: Some(path) } => format!("wrote {}", path.display()),
-        Finished::Whole { path: None } => format!("wrote {}", describe(&args.output)),
+        Finished::Whole { path: None } => format!("wrote {}", describe(&output)),
         Finished::Incomplete => "the recording failed: exit status 125".to_owned(),
     };
     let (stats, outcome) = (&recorded.stats, &recorded.outcome);
-    say!("profiler: {}", summary(stats, outcome, &wrote));
-    print_event_counts(&recorded.header, stats);
+    let total = stats.total();
+    let went_wrong = total.lost > 0
+        || total.throttled > 0
+        || matches!(finished, Finished::Incomplete)
+        || outcome.exit_code() != 0
+        || outcome.interrupted_by.is_some();
+    if ranked.speaks_for_all() || went_wrong {
+        ranked.problem(&summary(stats, outcome, &wrote));
+    }
+    print_event_counts(&recorded.header, stats, &ranked);
     let written = match finished {
         Finished::Whole { path } => path,
         Finished::Incomplete => {
             if args.archive {
-                say!("profiler: the recording was not written whole: it is not archived");
+                ranked.problem("the recording was not written whole: it is not archived");
             }
             return Ok(ExitCode::from(PROFILER_FAILED));
         }
     };
     if let Some(path) = &written
         && call_graph.is_some()
+        && ranked.speaks_for_all()
     {
         print_stack_completeness(path)?;
     }
@@ -120,14 +143,14 @@ fn archive_recording(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Each sampling event's own counts, when there are several, and advice
-/// for any that lost or was throttled above 1%.
-fn print_event_counts(header: &RecordingHeader, stats: &RecordingStats) {
+/// Each sampling event's own counts, when there are several (rank 0's
+/// alone in a job), and advice for any that lost or was throttled above 1%.
+fn print_event_counts(header: &RecordingHeader, stats: &RecordingStats, ranked: &RankedRecord) {
     let sampled: Vec<_> = (header.events.iter().zip(&stats.events))
         .filter(|(event, _)| event.leader.is_none())
         .collect();
     for (event, stats) in &sampled {
-        if sampled.len() > 1 {
+        if sampled.len() > 1 && ranked.speaks_for_all() {
             let samples = match stats.samples {
                 1 => "1 sample".to_owned(),
                 n => format!("{n} samples"),
@@ -140,7 +163,7 @@ fn print_event_counts(header: &RecordingHeader, stats: &RecordingStats) {
             );
         }
         for advice in loss_advice(stats) {
-            say!("profiler: {}: {advice}", event.name);
+            ranked.problem(&format!("{}: {advice}", event.name));
         }
     }
 }

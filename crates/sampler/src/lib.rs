@@ -95,5 +95,5 @@ pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
     StatOutcome, ThreadCount,
 };
-pub use sysinfo::page_size;
+pub use sysinfo::{host_info, page_size};
 pub use target::{Target, TargetEnd};
