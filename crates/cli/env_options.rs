@@ -111,7 +111,10 @@ mod tests {
             report
         );
         let record = args(&["profiler", "record", "./app"]);
-        assert_eq!(with_env_options(record.clone(), Some("  ")).unwrap(), record);
+        assert_eq!(
+            with_env_options(record.clone(), Some("  ")).unwrap(),
+            record
+        );
         assert_eq!(with_env_options(record.clone(), None).unwrap(), record);
     }
 

@@ -57,7 +57,13 @@ impl RankedRecord {
     /// Where this rank writes, given `-o` as `given` (`typed`: by the user,
     /// not the default), on `host`, as process `pid`; with the notice rank
     /// 0 gives when the name was made a rank's.
-    pub(crate) fn output(&self, given: &Path, typed: bool, host: &str, pid: u32) -> Result<PathBuf> {
+    pub(crate) fn output(
+        &self,
+        given: &Path,
+        typed: bool,
+        host: &str,
+        pid: u32,
+    ) -> Result<PathBuf> {
         if is_stdout(given) {
             return Ok(given.to_owned());
         }
@@ -139,9 +145,8 @@ struct Values<'a> {
 /// Outside a job `%r` is 0 and `%s` 1, as a program started without a
 /// launcher is the only rank of its MPI job.
 fn expand(pattern: &Path, values: &Values<'_>) -> Result<(PathBuf, bool)> {
-    let refuse = |why: String| -> Result<(PathBuf, bool)> {
-        bail!("-o {}: {why}", pattern.display())
-    };
+    let refuse =
+        |why: String| -> Result<(PathBuf, bool)> { bail!("-o {}: {why}", pattern.display()) };
     const KNOWN: &str = "use %r (rank), %s (job size), %h (host), %p (pid), %j (job id) or %%";
     let mut out: Vec<u8> = Vec::new();
     let mut has_rank = false;
@@ -258,7 +263,10 @@ mod tests {
     fn what_cannot_be_told_is_refused_in_one_line() {
         let error = |pattern, job| expanded(pattern, job).unwrap_err().to_string();
         let no_id = error("run.%j.data", None);
-        assert!(no_id.starts_with("-o run.%j.data: %j: no job id"), "{no_id}");
+        assert!(
+            no_id.starts_with("-o run.%j.data: %j: no job id"),
+            "{no_id}"
+        );
         assert!(error("run.%x", None).contains("unknown %x"));
         assert!(error("run.%", None).contains("a % ends it"));
         let pmix = JobInfo {

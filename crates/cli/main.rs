@@ -35,6 +35,7 @@ mod flamegraph;
 mod hist;
 mod input;
 mod job;
+mod job_input;
 mod leftovers;
 mod list;
 mod man;
@@ -71,14 +72,14 @@ fn main() -> ExitCode {
     // file, rather than killing the profiler without a word.
     profiler_sampler::survive_file_size_limit();
     let variable = std::env::var(env_options::VARIABLE).ok();
-    let args = match env_options::with_env_options(std::env::args_os().collect(), variable.as_deref())
-    {
-        Ok(args) => args,
-        Err(message) => {
-            say!("profiler: {message}");
-            return ExitCode::from(2);
-        }
-    };
+    let args =
+        match env_options::with_env_options(std::env::args_os().collect(), variable.as_deref()) {
+            Ok(args) => args,
+            Err(message) => {
+                say!("profiler: {message}");
+                return ExitCode::from(2);
+            }
+        };
     let matches = match Cli::command().try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(error) => return usage_error(error),

@@ -1,5 +1,6 @@
 //! `profiler report`: args -> StackOptions and ReportOptions -> read_stacks
-//! -> flat_profile -> text or JSON.
+//! (of one recording, or of every rank of a job) -> flat_profile, or with
+//! `--ranks` rank_balance -> text or JSON.
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -7,16 +8,25 @@ use std::process::ExitCode;
 use anyhow::Result;
 use profiler_report::{
     Places, ReportOptions, SortKey, StackOptions, TaskDetail, TreeDirection, flat_profile,
-    read_stacks, render_json, render_text,
+    rank_balance, render_json, render_ranks_json, render_ranks_text, render_text,
 };
 
 use crate::args::{self, Format, ReportArgs};
-use crate::symbols::with_symbolizer;
+use crate::job_input::{Inputs, open_inputs};
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
-    let path = args.file.as_ref().unwrap_or(&args.input.path);
-    let recording = crate::input::open(path)?;
     let given = args.sort.clone();
+    let paths = match &args.file {
+        Some(file) => vec![file.clone()],
+        None => args.input.paths.clone(),
+    };
+    let by_rank = given
+        .as_ref()
+        .is_some_and(|keys| keys.contains(&SortKey::Rank));
+    let inputs = open_inputs(&paths, args.ranks || by_rank)?.only_rank(args.job.rank)?;
+    if args.ranks {
+        return report_ranks(&args, &inputs);
+    }
     let mut sort = given.clone().unwrap_or_else(|| vec![SortKey::Symbol]);
     let stack_options = StackOptions {
         event: args.event,
@@ -40,9 +50,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         },
         ..StackOptions::default()
     };
-    let stacks = with_symbolizer(&args.symbols, &recording, |symbolizer, unwinder| {
-        read_stacks(&recording, symbolizer, unwinder, &stack_options)
-    })?;
+    let stacks = inputs.read_stacks(&args.symbols, &stack_options)?;
     // As perf's default sort (comm,dso,sym): who ran the code is a column
     // as soon as more than one command did.
     let tells_tasks = sort.contains(&SortKey::Command) || sort.contains(&SortKey::Pid);
@@ -60,11 +68,33 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         split_threads: args.threads,
         inline: args.inline,
     };
-    let profile = flat_profile(&recording, &stacks, &options);
+    let profile = flat_profile(inputs.recording(), &stacks, &options);
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
         Format::Text => render_text(&profile, &mut out)?,
         Format::Json => render_json(&profile, &mut out)?,
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `report --ranks`: how evenly the ranks of a job spent their time, per
+/// function.
+fn report_ranks(args: &ReportArgs, inputs: &Inputs) -> Result<ExitCode> {
+    let options = StackOptions {
+        event: args.event.clone(),
+        // Each function with the code inlined into it.
+        fold_inline: true,
+        filter: args.filter.filter(),
+        tasks: TaskDetail::Commands,
+        ..StackOptions::default()
+    };
+    let stacks = inputs.read_stacks(&args.symbols, &options)?;
+    let balance = rank_balance(inputs.recording(), &stacks, args.percent_limit);
+    let mut out = BufWriter::new(io::stdout().lock());
+    match args.format {
+        Format::Text => render_ranks_text(&balance, &mut out)?,
+        Format::Json => render_ranks_json(&balance, &mut out)?,
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -109,7 +109,9 @@ impl JobInfo {
     /// (`07` of 16 ranks), so that the names of a job's files sort by rank.
     pub fn padded_rank(&self) -> Option<String> {
         let rank = self.rank?;
-        let last = self.size.map_or(rank, |size| size.saturating_sub(1).max(rank));
+        let last = self
+            .size
+            .map_or(rank, |size| size.saturating_sub(1).max(rank));
         let width = last.to_string().len();
         Some(format!("{rank:0width$}"))
     }

@@ -9,8 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use profiler_events::{CPU_CLOCK, CYCLES, EventSpec, Pmus, parse_events};
 use profiler_model::{
-    CallGraph, EventDescription, EventIndex, JobInfo, Record, RecordSink, RecordingHeader,
-    Sampling,
+    CallGraph, EventDescription, EventIndex, JobInfo, Record, RecordSink, RecordingHeader, Sampling,
 };
 
 use crate::attach::{self, AttachPlan, Liveness};

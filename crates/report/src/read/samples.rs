@@ -83,6 +83,9 @@ pub(crate) struct Keep {
     /// Which tasks the stacks tell apart (each thread's samples are
     /// counted whatever this says).
     pub tasks: TaskDetail,
+    /// Count in one pass, on the calling thread: the caller counts several
+    /// recordings side by side.
+    pub one_pass: bool,
 }
 
 /// What the samples of a recording add up to, before symbolization.
@@ -128,7 +131,10 @@ pub(crate) fn count_samples(
     if recording.header.histogram.is_some() {
         count_buckets(recording, wanted)
     } else {
-        let parts = sample_parts(recording, keep);
+        let parts = match keep.one_pass {
+            true => 1,
+            false => sample_parts(recording, keep),
+        };
         count_sample_records(recording, wanted, filter, unwinder, keep, parts)
     }
 }

@@ -13,7 +13,9 @@ use crate::read::located::Located;
 use crate::read::naming::{
     FunctionDetail, FunctionId, FunctionKey, ModuleKey, Names, Place, Places, name_locations,
 };
-use crate::read::samples::{Keep, SampleFilter, TaskDetail, ThreadCount, count_samples};
+use crate::read::samples::{
+    Keep, SampleCounts, SampleFilter, TaskDetail, ThreadCount, count_samples,
+};
 use crate::read::stack_ids::{StackWeights, Stacks};
 use crate::read::thread_stack::{CommandId, ThreadStack};
 use crate::read::timeline::{TimedSample, Timeline};
@@ -36,6 +38,9 @@ impl PlaceId {
 /// A stack of named frames, leaf first, in one thread.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct NamedStack {
+    /// The rank of the job whose recording holds it (0 when one recording
+    /// is read).
+    pub rank: u32,
     pub pid: u32,
     pub tid: u32,
     /// The command name the samples were taken under, an index into
@@ -77,6 +82,16 @@ pub struct StackProfile {
     pub(crate) problems: Vec<String>,
     /// The program's path, to tell its frames from libraries'.
     pub(crate) program: Option<String>,
+    /// When the recordings of a job were read together: each one's rank
+    /// and host, by rank (empty for one recording).
+    pub(crate) ranks: Vec<RankInfo>,
+}
+
+/// One recording of a job read with the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankInfo {
+    pub rank: u32,
+    pub host: String,
 }
 
 /// What to read of a recording, and how to name it.
@@ -116,18 +131,9 @@ pub fn read_stacks(
     options: &StackOptions,
 ) -> Result<StackProfile, ReportError> {
     let wanted = select_events(&recording.header.events, options.event.as_deref())?;
-    let keep = Keep {
-        timeline: options.timeline,
-        mappings: options.locations,
-        tasks: options.tasks,
-    };
-    let mut counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
-    let filter = &options.filter;
-    if !filter.is_empty() && counts.stacks.is_empty() {
-        return Err(ReportError::NoMatchingSamples {
-            filter: filter.describe(),
-            available: excluded_list(&counts.excluded, !filter.tids.is_empty()),
-        });
+    let counts = count_samples(recording, &wanted, &options.filter, unwinder, keep(options))?;
+    if counts.stacks.is_empty() {
+        check_filter(&options.filter, &counts.excluded)?;
     }
     let names = name_locations(
         &counts.modules,
@@ -137,12 +143,49 @@ pub fn read_stacks(
         options.places,
         options.locations,
     );
+    let program = recording.header.program.clone();
+    Ok(assemble(counts, &names, options, wanted, program))
+}
+
+/// What counting keeps of the samples for `options`.
+pub(crate) fn keep(options: &StackOptions) -> Keep {
+    Keep {
+        timeline: options.timeline,
+        mappings: options.locations,
+        tasks: options.tasks,
+        one_pass: false,
+    }
+}
+
+/// Refuses a filter that left out every sample, naming what it left out.
+pub(crate) fn check_filter(
+    filter: &SampleFilter,
+    excluded: &BTreeMap<(u32, u32), String>,
+) -> Result<(), ReportError> {
+    if filter.is_empty() {
+        return Ok(());
+    }
+    Err(ReportError::NoMatchingSamples {
+        filter: filter.describe(),
+        available: excluded_list(excluded, !filter.tids.is_empty()),
+    })
+}
+
+/// The profile of the samples `counts` counted, their locations named by
+/// `names`.
+pub(crate) fn assemble(
+    mut counts: SampleCounts,
+    names: &Names,
+    options: &StackOptions,
+    wanted: Vec<bool>,
+    program: Option<String>,
+) -> StackProfile {
     let stacks = std::mem::replace(&mut counts.stacks, Stacks::Whole(Vec::new()));
     let (events, timeline, located, places) = match stacks {
         Stacks::Counted { by_id, lists }
             if !options.locations && options.places == Places::None =>
         {
-            let events = named_as_counted(by_id, &lists, &names);
+            let events = named_as_counted(by_id, &lists, names);
             let timeline = vec![Vec::new(); events.len()];
             (events, timeline, None, Vec::new())
         }
@@ -150,10 +193,10 @@ pub fn read_stacks(
             let by_stack = stacks.into_whole();
             let located = options.locations.then(|| {
                 let mappings = std::mem::take(&mut counts.mappings);
-                Located::new(&by_stack, &names, mappings)
+                Located::new(&by_stack, names, mappings)
             });
-            let (places, place_ids) = leaf_places(&by_stack, &names, options.places);
-            let key_of = |stack: &ThreadStack| stack_key(stack, &names, &place_ids);
+            let (places, place_ids) = leaf_places(&by_stack, names, options.places);
+            let key_of = |stack: &ThreadStack| stack_key(stack, names, &place_ids);
             let events: Vec<Vec<NamedStack>> = (by_stack.into_iter())
                 .map(|stacks| named_stacks(stacks.iter().map(|(s, w)| (key_of(s), *w))))
                 .collect();
@@ -164,7 +207,7 @@ pub fn read_stacks(
             (events, timeline, located, places)
         }
     };
-    Ok(StackProfile {
+    StackProfile {
         modules: counts.modules,
         functions: names.functions().to_vec(),
         details: names.details().to_vec(),
@@ -178,9 +221,10 @@ pub fn read_stacks(
             .collect(),
         threads: counts.threads,
         commands: counts.commands,
-        problems: names.problems,
-        program: recording.header.program.clone(),
-    })
+        problems: names.problems.clone(),
+        program,
+        ranks: Vec::new(),
+    }
 }
 
 /// With `places`, every sampled leaf's place, in the order of the
@@ -259,6 +303,7 @@ fn named_stacks(stacks: impl Iterator<Item = (StackKey, Weight)>) -> Vec<NamedSt
     let mut stacks: Vec<NamedStack> = merged
         .into_iter()
         .map(|((pid, tid, command, frames, place), weight)| NamedStack {
+            rank: 0,
             pid,
             tid,
             command,
@@ -334,6 +379,37 @@ fn excluded_list(excluded: &BTreeMap<(u32, u32), String>, threads: bool) -> Stri
 }
 
 impl StackProfile {
+    /// Indexes [`StackProfile::threads`] by process and thread (the first
+    /// of a rank where several ranks had the same).
+    pub(crate) fn index_threads(&mut self) {
+        self.thread_index.clear();
+        for (index, thread) in self.threads.iter().enumerate() {
+            (self.thread_index)
+                .entry((thread.pid, thread.tid))
+                .or_insert(index);
+        }
+    }
+
+    /// The profile of a job over `modules`, with nothing in it yet.
+    pub(crate) fn for_job(modules: ModuleTable) -> StackProfile {
+        StackProfile {
+            modules,
+            functions: Vec::new(),
+            details: Vec::new(),
+            places: Vec::new(),
+            events: Vec::new(),
+            timeline: Vec::new(),
+            located: None,
+            wanted: Vec::new(),
+            threads: Vec::new(),
+            commands: Vec::new(),
+            thread_index: FxHashMap::default(),
+            problems: Vec::new(),
+            program: None,
+            ranks: Vec::new(),
+        }
+    }
+
     /// A profile of the given functions and places, with no samples yet.
     #[cfg(test)]
     pub(crate) fn for_tests(
@@ -355,6 +431,7 @@ impl StackProfile {
             thread_index: FxHashMap::default(),
             problems: Vec::new(),
             program: None,
+            ranks: Vec::new(),
         }
     }
 

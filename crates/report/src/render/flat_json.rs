@@ -5,8 +5,10 @@
 //! ...}`, and sorted by line or address `"lines"` or `"addresses"`:
 //! `[{"module","function","file","line","address","offset","self","self_percent",...}]`,
 //! by command or process alone `"tasks"`. Rows carry `"comm"` and `"pid"`
-//! when the sort keys tell commands and processes apart. Without call graphs,
-//! `total` is `self` and the code inlined into the function.
+//! (and `"rank"`) when the sort keys tell commands, processes (and ranks)
+//! apart. Without call graphs, `total` is `self` and the code inlined into
+//! the function. The recordings of a job read together add `"ranks":
+//! [{"rank","host"}]`.
 
 use std::io::{self, Write};
 
@@ -14,6 +16,7 @@ use serde_json::{Value, json};
 
 use profiler_model::Sampling;
 
+use crate::read::stacks::RankInfo;
 use crate::views::flat::{EventProfile, FlatProfile, FunctionRow, ModuleRow};
 use crate::views::places::PlaceRow;
 use crate::views::sort::{PlaceKind, RowKind, row_kind};
@@ -43,6 +46,9 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
             "outside": totals.iter().map(|t| t.outside).collect::<Vec<_>>(),
         })),
     });
+    if !profile.ranks.is_empty() {
+        document["ranks"] = ranks_json(&profile.ranks);
+    }
     let places = || rows(profile, |e| e.places.iter().map(|p| place_json(e, p)));
     match row_kind(&profile.sort) {
         RowKind::Places(PlaceKind::Line) => document["lines"] = places(),
@@ -171,9 +177,12 @@ fn inlined_json(row: &FunctionRow) -> Vec<Value> {
         .collect()
 }
 
-/// `"comm"`, and `"pid"` with `"process"` (its name), where the sort keys
-/// tell them apart.
+/// `"rank"`, `"comm"`, and `"pid"` with `"process"` (its name), where the
+/// sort keys tell them apart.
 fn add_task(row: &mut Value, task: &Task) {
+    if let Some(rank) = task.rank {
+        row["rank"] = json!(rank);
+    }
     if let Some(command) = &task.command {
         row["comm"] = json!(command);
     }
@@ -181,6 +190,13 @@ fn add_task(row: &mut Value, task: &Task) {
         row["pid"] = json!(pid);
         row["process"] = json!(process);
     }
+}
+
+/// `[{"rank", "host"}, ...]`: the recordings of a job read together.
+pub(crate) fn ranks_json(ranks: &[RankInfo]) -> Value {
+    (ranks.iter())
+        .map(|r| json!({"rank": r.rank, "host": r.host}))
+        .collect()
 }
 
 /// Percentages with four decimals: enough, and stable in golden files.

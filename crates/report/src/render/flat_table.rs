@@ -13,6 +13,7 @@ use crate::views::tasks::Task;
 /// A column named by the sort keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Column {
+    Rank,
     Command,
     Pid,
     Module,
@@ -26,6 +27,7 @@ enum Column {
 impl Column {
     fn title(self) -> &'static str {
         match self {
+            Column::Rank => "Rank",
             Column::Command => "Command",
             Column::Pid => "Pid:Command",
             Column::Module => "Module",
@@ -55,6 +57,7 @@ fn columns(kind: RowKind, keys: &[SortKey]) -> Vec<Column> {
     let mut columns: Vec<Column> = keys
         .iter()
         .map(|key| match key {
+            SortKey::Rank => Column::Rank,
             SortKey::Command => Column::Command,
             SortKey::Pid => Column::Pid,
             SortKey::Module => Column::Module,
@@ -198,6 +201,7 @@ fn rows(
     inline: bool,
 ) -> Vec<Row> {
     let task_cell = |task: &Task, column: Column| match column {
+        Column::Rank => task.rank.map(|rank| rank.to_string()).unwrap_or_default(),
         Column::Command => task.command.clone().unwrap_or_default(),
         Column::Pid => task
             .process

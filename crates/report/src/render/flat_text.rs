@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use crate::render::call_tree::render_call_tree;
 use crate::render::flat_table::render_table;
 use crate::views::flat::{EventProfile, FlatProfile};
-use crate::wording::{event_phrase, loss_advice, stack_advice, stack_phrase};
+use crate::wording::{event_phrase, job_phrase, loss_advice, stack_advice, stack_phrase};
 
 pub fn render_text(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()> {
     let header = &profile.header;
@@ -23,6 +23,9 @@ pub fn render_text(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
         profile.duration_ns as f64 / 1e9,
         profile.outcome,
     )?;
+    if !profile.ranks.is_empty() {
+        writeln!(out, "# Job:      {}", job_phrase(&profile.ranks))?;
+    }
     writeln!(
         out,
         "# Tasks:    {}, {}",

@@ -1,7 +1,7 @@
 //! Views: what the counted, named stacks say, each as plain data that the
 //! renderers and exports write out (the flat profile, the call tree, the
 //! folded stacks, a diff, an annotated function, the histogram table, the
-//! sites of an inlined function).
+//! sites of an inlined function, the balance of a job's ranks).
 
 pub(crate) mod annotate;
 pub(crate) mod annotate_target;
@@ -13,5 +13,6 @@ pub(crate) mod folded;
 pub(crate) mod hist;
 pub(crate) mod inline_sites;
 pub(crate) mod places;
+pub(crate) mod ranks;
 pub(crate) mod sort;
 pub(crate) mod tasks;

@@ -158,6 +158,7 @@ mod tests {
 
     fn stack(place: usize, samples: u64) -> NamedStack {
         NamedStack {
+            rank: 0,
             pid: 1,
             tid: 1,
             command: CommandId::new(0),

@@ -23,6 +23,9 @@ pub enum SortKey {
     Line,
     /// The instruction address (`address`).
     Address,
+    /// The MPI rank whose recording holds the samples (`rank`), when the
+    /// recordings of a job are read together.
+    Rank,
 }
 
 /// The keys `--sort` takes, as `name: key`.
@@ -36,6 +39,7 @@ const KEYS: &[(&str, SortKey)] = &[
     ("line", SortKey::Line),
     ("srcline", SortKey::Line),
     ("address", SortKey::Address),
+    ("rank", SortKey::Rank),
 ];
 
 impl SortKey {
@@ -50,8 +54,8 @@ impl SortKey {
                 .ok_or_else(|| {
                     format!(
                         "unknown sort key '{name}'; use comm, pid, dso (or module), sym (or \
-                         symbol), line (or srcline) or address, several separated by commas, \
-                         e.g. comm,dso,sym"
+                         symbol), line (or srcline), address or rank, several separated by \
+                         commas, e.g. comm,dso,sym"
                     )
                 })?;
             if !keys.contains(&key) {
@@ -65,7 +69,7 @@ impl SortKey {
 /// What one row of a flat report stands for: the finest key given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RowKind {
-    /// Commands and/or processes only.
+    /// Commands, processes and/or ranks only.
     Tasks,
     Modules,
     Functions,
@@ -104,6 +108,7 @@ mod tests {
         assert_eq!(SortKey::parse_list("pid, module").unwrap(), [Pid, Module]);
         assert_eq!(SortKey::parse_list("srcline").unwrap(), [Line]);
         assert_eq!(SortKey::parse_list("sym,sym").unwrap(), [Symbol]);
+        assert_eq!(SortKey::parse_list("rank,sym").unwrap(), [Rank, Symbol]);
         let error = SortKey::parse_list("comm,cpu").unwrap_err();
         assert!(error.contains("'cpu'"), "{error}");
     }
@@ -113,6 +118,7 @@ mod tests {
         use SortKey::*;
         assert_eq!(row_kind(&[Command]), RowKind::Tasks);
         assert_eq!(row_kind(&[Command, Pid]), RowKind::Tasks);
+        assert_eq!(row_kind(&[Rank]), RowKind::Tasks);
         assert_eq!(row_kind(&[Command, Module]), RowKind::Modules);
         assert_eq!(row_kind(&[Module, Symbol]), RowKind::Functions);
         assert_eq!(row_kind(&[]), RowKind::Functions);
