@@ -28,6 +28,7 @@ mod gprof;
 mod groups;
 mod histogram;
 mod hostile;
+mod jobs;
 mod modules;
 mod outputs;
 mod perfdata;

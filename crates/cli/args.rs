@@ -450,7 +450,8 @@ pub struct ReportArgs {
 
     /// The load imbalance of a job's recordings (one per MPI rank): per function, the least,
     /// median, mean and most self time over the ranks, the rank with the most and the
-    /// imbalance (most / mean), sorted by (most - mean) x ranks
+    /// imbalance (most / mean), sorted by (most - mean) x ranks; functions below 0.5% of the
+    /// samples are left out unless --percent-limit is given
     #[arg(long, conflicts_with_all = ["call_graph", "threads", "children", "rank"])]
     pub ranks: bool,
 

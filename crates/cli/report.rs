@@ -78,6 +78,10 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The least share of its event a function has in `report --ranks`,
+/// unless `--percent-limit` says otherwise.
+const RANKS_PERCENT_LIMIT: f64 = 0.5;
+
 /// `report --ranks`: how evenly the ranks of a job spent their time, per
 /// function.
 fn report_ranks(args: &ReportArgs, inputs: &Inputs) -> Result<ExitCode> {
@@ -90,7 +94,14 @@ fn report_ranks(args: &ReportArgs, inputs: &Inputs) -> Result<ExitCode> {
         ..StackOptions::default()
     };
     let stacks = inputs.read_stacks(&args.symbols, &options)?;
-    let balance = rank_balance(inputs.recording(), &stacks, args.percent_limit);
+    // A job's start-up spreads a few samples over hundreds of functions of
+    // the MPI library, each "imbalanced": below half a percent they are
+    // noise, unless a limit is given.
+    let limit = match args.percent_limit > 0.0 {
+        true => args.percent_limit,
+        false => RANKS_PERCENT_LIMIT,
+    };
+    let balance = rank_balance(inputs.recording(), &stacks, limit);
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
         Format::Text => render_ranks_text(&balance, &mut out)?,

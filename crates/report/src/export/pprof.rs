@@ -275,6 +275,7 @@ impl<'a> Builder<'a> {
     }
 
     /// `rank` and `host` of a job's recording; none for one recording.
+    /// Both are strings: pprof drops a number label of 0, rank 0's.
     fn rank_labels(&mut self, rank: u32) -> Vec<proto::Label> {
         let stacks = self.stacks;
         let Some(info) = stacks.ranks.iter().find(|r| r.rank == rank) else {
@@ -283,7 +284,7 @@ impl<'a> Builder<'a> {
         vec![
             proto::Label {
                 key: self.strings.get("rank"),
-                num: i64::from(rank),
+                str: self.strings.get(&rank.to_string()),
                 ..proto::Label::default()
             },
             proto::Label {

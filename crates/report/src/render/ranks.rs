@@ -65,6 +65,13 @@ fn render_event(
          the most,\n# the rank with the most and the imbalance (most / mean); sorted by what \
          the imbalance costs,\n# (most - mean) x ranks: the time the other ranks wait."
     )?;
+    if balance.percent_limit > 0.0 {
+        writeln!(
+            out,
+            "# Functions below {}% of the event are left out (--percent-limit).",
+            balance.percent_limit
+        )?;
+    }
     writeln!(out, "#")?;
     if event.rows.is_empty() {
         let why = match balance.percent_limit > 0.0 {
