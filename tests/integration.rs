@@ -30,6 +30,7 @@ mod histogram;
 mod hostile;
 mod jobs;
 mod modules;
+mod mpi;
 mod outputs;
 mod perfdata;
 mod pprof;

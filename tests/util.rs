@@ -31,6 +31,11 @@ pub fn capi_fixture(name: &str) -> PathBuf {
     make_fixtures(&[name, &format!("LIB={}", lib.display())]).join(name)
 }
 
+/// An MPI fixture program, built (if need be) with mpicc.
+pub fn mpi_fixture(name: &str) -> PathBuf {
+    make_fixtures(&[name]).join(name)
+}
+
 /// Runs the fixtures' Makefile with `args` into target/fixtures.
 fn make_fixtures(args: &[&str]) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -2,7 +2,8 @@
 //! job script sets them once for every rank without touching the launch
 //! line (`export PROFILER_OPTIONS='-F 1000 -o run.%r.data'` before `srun
 //! profiler record -- ./app`). They are split as a shell splits words and
-//! go before the command line's own, which win where both give one.
+//! go before the command line's own, which win where both give one: what
+//! to sample (`-e`, `-c`, `-F`) is the command line's alone when it says.
 
 use std::ffi::OsString;
 
@@ -30,10 +31,46 @@ pub(crate) fn with_env_options(
     let Some(at) = subcommand else {
         return Ok(args);
     };
-    let words = words(value)?;
+    let mut words = words(value)?;
+    let given = args[at + 1..]
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned());
+    let given: Vec<String> = given.take_while(|a| a != "--").collect();
+    if !sampling_words(&given).is_empty() {
+        let dropped = sampling_words(&words);
+        words = (words.into_iter().enumerate())
+            .filter(|(at, _)| !dropped.contains(at))
+            .map(|(_, word)| word)
+            .collect();
+    }
     let inserted = words.iter().map(OsString::from);
     args.splice(at + 1..at + 1, inserted);
     Ok(args)
+}
+
+/// Where `words` (options of `record`) say what to sample: the positions
+/// of `-e`, `-c` and `-F` and their values.
+fn sampling_words(words: &[String]) -> Vec<usize> {
+    const FLAGS: [&str; 6] = ["-e", "--event", "-c", "--count", "-F", "--freq"];
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < words.len() {
+        let word = words[at].as_str();
+        if FLAGS.contains(&word) {
+            found.extend([at, at + 1]);
+            at += 2;
+            continue;
+        }
+        let attached = ["-e", "-c", "-F"].iter().any(|f| word.starts_with(f))
+            || ["--event=", "--count=", "--freq="]
+                .iter()
+                .any(|f| word.starts_with(f));
+        if attached {
+            found.push(at);
+        }
+        at += 1;
+    }
+    found
 }
 
 /// The words of `value`, checked to be `record`'s options and nothing else.
@@ -85,7 +122,7 @@ mod tests {
     #[test]
     fn the_options_go_before_the_command_lines_own() {
         let given = args(&["profiler", "record", "-F", "99", "--", "./app"]);
-        let with = with_env_options(given, Some("-o 'run %r.data' -e cpu-clock")).unwrap();
+        let with = with_env_options(given, Some("-o 'run %r.data' -g")).unwrap();
         assert_eq!(
             with,
             args(&[
@@ -93,13 +130,28 @@ mod tests {
                 "record",
                 "-o",
                 "run %r.data",
-                "-e",
-                "cpu-clock",
+                "-g",
                 "-F",
                 "99",
                 "--",
                 "./app"
             ])
+        );
+    }
+
+    #[test]
+    fn what_to_sample_is_the_command_lines_when_it_says() {
+        let given = args(&["profiler", "record", "-F", "99", "./app"]);
+        let with = with_env_options(given, Some("-e page-faults -c100 -o run.%r")).unwrap();
+        assert_eq!(
+            with,
+            args(&["profiler", "record", "-o", "run.%r", "-F", "99", "./app"])
+        );
+        let given = args(&["profiler", "record", "-g", "--", "-F"]);
+        let with = with_env_options(given, Some("--freq=10")).unwrap();
+        assert_eq!(
+            with,
+            args(&["profiler", "record", "--freq=10", "-g", "--", "-F"])
         );
     }
 
