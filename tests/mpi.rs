@@ -207,13 +207,16 @@ live_test!(profiler_options_set_every_ranks_options, || {
     assert_eq!(said.lines().count(), 1, "{said}");
 });
 
-/// `mpirun -np 4` of Open MPI, as root too, more ranks than CPUs.
+/// `mpirun -np 4` of Open MPI, as root too, more ranks than CPUs. The
+/// fixtures find libprofiler by their rpath, not by the LD_LIBRARY_PATH
+/// cargo sets, which may name an older build of it first.
 fn mpirun(dir: &Path, args: &[&str]) -> Output {
     let output = Command::new("mpirun")
         .current_dir(dir)
         .args(["--allow-run-as-root", "--oversubscribe", "-np", "4"])
         .args(args)
         .env_remove("PROFILER_OPTIONS")
+        .env_remove("LD_LIBRARY_PATH")
         .output()
         .unwrap();
     assert!(
@@ -316,3 +319,50 @@ live_test!(
         assert!(!plain.join("profiler.data").exists());
     }
 );
+
+/// `compute`'s self seconds in gprof's flat profile of `gmon`.
+fn gprof_compute_seconds(program: &Path, gmon: &Path) -> f64 {
+    let output = Command::new("gprof")
+        .args(["-p", "-b"])
+        .arg(program)
+        .arg(gmon)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "gprof {}: {}",
+        gmon.display(),
+        stderr(&output)
+    );
+    let flat = String::from_utf8(output.stdout).unwrap();
+    (flat.lines())
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|fields| fields.last() == Some(&"compute"))
+        .and_then(|fields| fields.get(2)?.parse().ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "no compute in gprof's profile of {}:\n{flat}",
+                gmon.display()
+            )
+        })
+}
+
+live_test!(the_c_library_saves_each_ranks_histogram_for_gprof, || {
+    if !profiler_testing::tool("mpirun") || !profiler_testing::tool("gprof") {
+        return;
+    }
+    let dir = scratch("mpi-capi");
+    let program = capi_fixture("capi-mpi");
+    mpirun(&dir, &[program.to_str().unwrap()]);
+    assert!(!dir.join("gmon.out").exists());
+    let seconds: Vec<f64> = (0..4)
+        .map(|rank| gprof_compute_seconds(&program, &dir.join(format!("gmon.out.{rank}"))))
+        .collect();
+    for rank in 1..4 {
+        let ratio = seconds[0] / seconds[rank];
+        assert!(
+            (1.6..=2.4).contains(&ratio),
+            "rank 0's compute is {ratio:.2}x rank {rank}'s, not near 2: {seconds:?}"
+        );
+    }
+});
