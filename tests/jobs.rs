@@ -114,13 +114,11 @@ fn sort_rank_tells_the_ranks_apart() {
             "json",
         ],
     );
-    let hot_a = |rank: u64| {
-        (json["functions"].as_array().unwrap().iter())
-            .find(|row| row["name"] == "hot_a" && row["rank"] == rank)
-            .map(|row| row["self"].as_u64().unwrap())
-            .unwrap()
-    };
-    assert_eq!((hot_a(0), hot_a(1), hot_a(3)), (200, 100, 100));
+    let hot_a = |rank: u64| rank_function(&json, "hot_a", rank).unwrap()["self"].as_u64();
+    assert_eq!(
+        (hot_a(0), hot_a(1), hot_a(3)),
+        (Some(200), Some(100), Some(100))
+    );
     // One recording, sorted by rank: its own rank.
     let one = run_json(
         &dir,

@@ -28,6 +28,9 @@ const LAUNCHER_VARIABLES: &[&str] = &[
     "PROFILER_OPTIONS",
 ];
 
+/// Environment variables a launcher sets, by name.
+type Vars<'a> = &'a [(&'a str, &'a str)];
+
 /// The profiler in `dir`, as a rank whose launcher set `vars`.
 fn as_rank(dir: &Path, vars: &[(&str, &str)]) -> Command {
     let mut command = profiler();
@@ -64,7 +67,7 @@ live_test!(
     each_launchers_variables_name_the_rank_and_its_recording,
     || {
         let dir = scratch("mpi-launchers");
-        let cases: &[(&[(&str, &str)], &str, JobInfo)] = &[
+        let cases: &[(Vars, &str, JobInfo)] = &[
             (
                 &[("OMPI_COMM_WORLD_RANK", "2"), ("OMPI_COMM_WORLD_SIZE", "4")],
                 "profiler.data.2",
@@ -285,8 +288,7 @@ live_test!(
             ],
         );
         let compute_on = |rank: u64| {
-            (by_rank["functions"].as_array().unwrap().iter())
-                .find(|row| row["name"] == "compute" && row["rank"] == rank)
+            rank_function(&by_rank, "compute", rank)
                 .and_then(|row| row["period"].as_f64())
                 .unwrap_or_else(|| panic!("no compute of rank {rank}: {by_rank:#}"))
         };

@@ -155,6 +155,13 @@ pub fn function<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
         .find(|f| f["name"] == name)
 }
 
+/// The row of function `name` on rank `rank` in a JSON report sorted by
+/// rank (`--sort rank,sym`), if any.
+pub fn rank_function<'a>(report: &'a Value, name: &str, rank: u64) -> Option<&'a Value> {
+    (report["functions"].as_array().unwrap().iter())
+        .find(|row| row["name"] == name && row["rank"] == rank)
+}
+
 /// Function `name`'s share of its event, in percent (0 if absent).
 pub fn percent(report: &Value, name: &str) -> f64 {
     function(report, name).map_or(0.0, |f| f["self_percent"].as_f64().unwrap())

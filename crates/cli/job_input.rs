@@ -111,7 +111,7 @@ pub(crate) fn open_inputs(given: &[PathBuf], as_job: bool) -> Result<Inputs> {
     }
     paths.sort();
     paths.dedup();
-    let recordings = Job::open_with(&paths, |path| crate::input::open(path))?;
+    let recordings = Job::open_with(&paths, crate::input::open)?;
     let job = Job::new(recordings)?;
     let missing = job.missing_ranks();
     if !missing.is_empty() {

@@ -159,7 +159,7 @@ fn merge(parts: Vec<(u32, StackProfile)>, modules: ModuleTable) -> StackProfile 
     }
     merged.located = located.map(|l| l.located);
     // The busiest first, as one recording's: ties in rank order.
-    merged.threads.sort_by(|a, b| b.samples.cmp(&a.samples));
+    merged.threads.sort_by_key(|t| std::cmp::Reverse(t.samples));
     merged.index_threads();
     merged
 }

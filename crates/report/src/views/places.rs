@@ -178,7 +178,7 @@ mod tests {
         let part: Vec<Leaf> = (part.iter())
             .map(|stack| Leaf {
                 stack,
-                task: (None, None),
+                task: (None, None, None),
                 row: FunctionId::new(0),
             })
             .collect();
