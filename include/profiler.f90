@@ -129,6 +129,14 @@ module profiler
             type(prof_stats), intent(out) :: out
         end function prof_get_stats
 
+        ! name: "gmon.out"//c_null_char, or another name so ended; in a
+        ! rank of an MPI job the rank is added (profiler.h says how).
+        integer(c_int) function prof_save(s, name) bind(c, name="prof_save")
+            import :: c_int, c_ptr, c_char
+            type(c_ptr), value :: s
+            character(kind=c_char), dimension(*), intent(in) :: name
+        end function prof_save
+
         subroutine prof_free(s) bind(c, name="prof_free")
             import :: c_ptr
             type(c_ptr), value :: s

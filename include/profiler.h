@@ -222,6 +222,21 @@ int  prof_stop(prof_session *s);     /* stop, then bring the buffers up to date 
 int  prof_get_stats(prof_session *s, prof_stats *out);
 
 /*
+ * prof_save: bring the buffers up to date (as prof_read) and write them as
+ * a gmon.out, which `gprof -p -b PROGRAM FILE` reads: one histogram record
+ * a region (not the overflow bin), the counts held at 65535, addresses as
+ * the module states them. `name` NULL means "gmon.out". In a rank of an MPI
+ * job (mpirun of Open MPI, MPICH, MVAPICH, PMIx, Slurm's srun) the rank is
+ * added, zero-padded to the job's size: "gmon.out.03" for rank 3 of 16, so
+ * that every rank writes its own file. The file is written whole beside
+ * the name and renamed over it; PROF_EINVAL when the name holds anything
+ * but a regular file, or when the scale gives buckets a fraction of a byte
+ * (any scale of 65536 divided by a power of two does not); PROF_ESYS when
+ * it cannot be written.
+ */
+int  prof_save(prof_session *s, const char *name);
+
+/*
  * prof_free: stop the session if it runs, without writing the buffers,
  * and free it. NULL is fine.
  */

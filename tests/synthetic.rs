@@ -11,10 +11,10 @@ use std::process::Command;
 
 use profiler_histogram::{BucketWidth, Buckets};
 use profiler_model::{
-    Avma, CallGraph, CallchainEntry, ChunkLimits, Comm, CpuMode, EventDescription, EventIndex,
-    EventRole, FileOffset, HistogramRecord, HistogramSettings, HistogramTotals, HostInfo, Mmap,
-    Record, RecordSink, RecordingHeader, RecordingWriter, Sample, Sampling, Switch, TaskEvent,
-    Trailer,
+    Avma, BuildId, CallGraph, CallchainEntry, ChunkLimits, Comm, CpuMode, EventDescription,
+    EventIndex, EventRole, FileOffset, HistogramRecord, HistogramSettings, HistogramTotals,
+    HostInfo, JobInfo, Mmap, Record, RecordSink, RecordingHeader, RecordingWriter, Sample,
+    Sampling, Switch, TaskEvent, Trailer,
 };
 
 use crate::util::*;
@@ -43,6 +43,12 @@ pub struct Synthetic {
     member_totals: HashMap<(u32, EventIndex), u64>,
     /// Where chunks end: after this many records.
     chunk_ends: Vec<usize>,
+    /// The recording's place in a job, as a launcher would say it.
+    pub job: Option<JobInfo>,
+    /// The build-id of every file mapped; none where `None`.
+    pub build_id: Option<BuildId>,
+    /// The host the recording says it was made on; `synthetic` where `None`.
+    pub host: Option<String>,
 }
 
 /// What one sample is: where it was taken and what it stands for.
@@ -251,7 +257,7 @@ impl Synthetic {
                 len,
                 offset: FileOffset(offset),
                 path: binary.to_str().unwrap().to_owned(),
-                build_id: None,
+                build_id: self.build_id.clone(),
             }));
         }
     }
@@ -393,11 +399,12 @@ impl Synthetic {
             histogram: self.histogram,
             call_graph: self.call_graph,
             host: HostInfo {
-                hostname: "synthetic".into(),
+                hostname: self.host.unwrap_or_else(|| "synthetic".into()),
                 kernel: "0.0".into(),
                 arch: "x86_64".into(),
                 cpus: 1,
             },
+            job: self.job,
             start_unix_ns: 0,
             profiler_version: "test".into(),
         };

@@ -31,6 +31,11 @@ pub fn capi_fixture(name: &str) -> PathBuf {
     make_fixtures(&[name, &format!("LIB={}", lib.display())]).join(name)
 }
 
+/// An MPI fixture program, built (if need be) with mpicc.
+pub fn mpi_fixture(name: &str) -> PathBuf {
+    make_fixtures(&[name]).join(name)
+}
+
 /// Runs the fixtures' Makefile with `args` into target/fixtures.
 fn make_fixtures(args: &[&str]) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -158,6 +163,13 @@ pub fn function<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
         .unwrap()
         .iter()
         .find(|f| f["name"] == name)
+}
+
+/// The row of function `name` on rank `rank` in a JSON report sorted by
+/// rank (`--sort rank,sym`), if any.
+pub fn rank_function<'a>(report: &'a Value, name: &str, rank: u64) -> Option<&'a Value> {
+    (report["functions"].as_array().unwrap().iter())
+        .find(|row| row["name"] == name && row["rank"] == rank)
 }
 
 /// Function `name`'s share of its event, in percent (0 if absent).

@@ -32,7 +32,9 @@ pub struct Cli {
 pub enum Command {
     /// Record program-counter samples of a command and its descendants, of running processes
     /// or threads (-p, -t), or of whole CPUs (-a, -C)
-    #[command(after_help = RECORD_AFTER_HELP)]
+    // An option given again (on the command line after PROFILER_OPTIONS)
+    // takes the later value, as perf's do.
+    #[command(after_help = RECORD_AFTER_HELP, args_override_self = true)]
     Record(RecordArgs),
     /// Print a flat per-function profile of a recording
     Report(ReportArgs),
@@ -469,10 +471,10 @@ fn parse_mmap_pages(text: &str) -> Result<usize, String> {
 #[command(after_help = REPORT_AFTER_HELP)]
 pub struct ReportArgs {
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: JobInputArgs,
 
     /// The recording to read, as with -i
-    #[arg(value_name = "FILE", conflicts_with = "path")]
+    #[arg(value_name = "FILE", conflicts_with = "paths")]
     pub file: Option<PathBuf>,
 
     /// Output format
@@ -480,8 +482,8 @@ pub struct ReportArgs {
     pub format: Format,
 
     /// What rows are told apart by, each a column: comm (command name), pid, dso (or
-    /// module), sym (or symbol), line (or srcline), address; several separated by commas,
-    /// e.g. comm,dso,sym [default: sym]
+    /// module), sym (or symbol), line (or srcline), address, rank (of a job's recordings);
+    /// several separated by commas, e.g. comm,dso,sym [default: sym]
     // The full path keeps clap from taking a `Vec` for many values: the
     // whole list is one value.
     #[arg(short = 's', long, value_name = "KEY[,KEY...]", value_parser = SortKey::parse_list)]
@@ -527,6 +529,16 @@ pub struct ReportArgs {
     #[arg(long)]
     pub threads: bool,
 
+    /// The load imbalance of a job's recordings (one per MPI rank): per function, the least,
+    /// median, mean and most self time over the ranks, the rank with the most and the
+    /// imbalance (most / mean), sorted by (most - mean) x ranks; functions below 0.5% of the
+    /// samples are left out unless --percent-limit is given
+    #[arg(long, conflicts_with_all = ["call_graph", "threads", "children", "rank"])]
+    pub ranks: bool,
+
+    #[command(flatten)]
+    pub job: RankArgs,
+
     #[command(flatten)]
     pub width: WidthArgs,
 
@@ -538,6 +550,14 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub symbols: SymbolArgs,
+}
+
+/// One rank of a job's recordings.
+#[derive(Debug, Args)]
+pub struct RankArgs {
+    /// Of the recordings of a job, read only rank R's
+    #[arg(long, value_name = "R")]
+    pub rank: Option<u32>,
 }
 
 const REPORT_AFTER_HELP: &str = "\
@@ -601,7 +621,7 @@ pub struct ScriptArgs {
 #[derive(Debug, Args)]
 pub struct FlamegraphArgs {
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: JobInputArgs,
 
     /// Where to write the SVG (- for the standard output); a file is replaced once complete,
     /// a device, FIFO or socket is written in place
@@ -644,6 +664,9 @@ pub struct FlamegraphArgs {
     pub no_inline: bool,
 
     #[command(flatten)]
+    pub job: RankArgs,
+
+    #[command(flatten)]
     pub filter: FilterArgs,
 
     #[command(flatten)]
@@ -652,11 +675,12 @@ pub struct FlamegraphArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The recording to compare against
+    /// The recording to compare against: a file, or a job's recordings (a directory, or a
+    /// quoted glob such as 'base.*.data')
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
 
-    /// The recording to compare
+    /// The recording to compare, as BASE
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
 
@@ -804,7 +828,7 @@ pub struct HistogramArgs {
 #[derive(Debug, Args)]
 pub struct HistArgs {
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: JobInputArgs,
 
     /// Only this event (by name, or by its position from 0) [default: every event, side by side]
     #[arg(long, value_name = "EVENT")]
@@ -878,7 +902,7 @@ pub struct ExportArgs {
     pub format: ExportFormat,
 
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: JobInputArgs,
 
     /// Where to write (- for the standard output) [default: gmon.out for gmon, the standard
     /// output for folded, profile.pb.gz for pprof, profile.firefox.json for firefox,
@@ -918,6 +942,9 @@ pub struct ExportArgs {
     pub time: TimeArgs,
 
     #[command(flatten)]
+    pub job: RankArgs,
+
+    #[command(flatten)]
     pub symbols: SymbolArgs,
 }
 
@@ -941,6 +968,21 @@ pub struct InputArgs {
         default_value = "profiler.data"
     )]
     pub path: PathBuf,
+}
+
+/// The recordings a reading subcommand reads: one, or the recordings of
+/// a job read as one profile.
+#[derive(Debug, Args)]
+pub struct JobInputArgs {
+    /// The recording to read; the recordings of a job (one per MPI rank) are read as one
+    /// profile: give -i for each, a directory, or a quoted glob, e.g. -i 'profiler.data.*'
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "FILE",
+        default_value = "profiler.data"
+    )]
+    pub paths: Vec<PathBuf>,
 }
 
 /// How a reading subcommand names code.

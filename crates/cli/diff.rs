@@ -1,5 +1,6 @@
-//! `profiler diff BASE NEW`: per-function changes between two recordings,
-//! and on request a differential flame graph.
+//! `profiler diff BASE NEW`: per-function changes between two recordings
+//! (each may be a job's: a directory, or a quoted glob), and on request a
+//! differential flame graph.
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -9,18 +10,19 @@ use anyhow::{Result, anyhow};
 use profiler_model::Recording;
 use profiler_report::{
     EventProfile, FlameOptions, ReportOptions, StackOptions, StackProfile, ThreadFrames,
-    diff_profiles, flat_profile, pair_modules, read_stacks, render_diff_flamegraph,
-    render_diff_json, render_diff_text,
+    diff_profiles, flat_profile, pair_modules, render_diff_flamegraph, render_diff_json,
+    render_diff_text,
 };
 
 use crate::args::{DiffArgs, Format};
+use crate::job_input::{Inputs, open_inputs};
 use crate::messages::say;
 use crate::output::{describe, is_stdout, write_output};
 use crate::symbols::with_symbolizer_for;
 
 pub fn run(args: DiffArgs) -> Result<ExitCode> {
-    let base = crate::input::open(&args.base)?;
-    let new = crate::input::open(&args.new)?;
+    let base = open_inputs(std::slice::from_ref(&args.base), false)?;
+    let new = open_inputs(std::slice::from_ref(&args.new), false)?;
     let options = StackOptions {
         event: Some(args.event.clone().unwrap_or_else(|| "0".into())),
         ..StackOptions::default()
@@ -28,18 +30,19 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
     // One symbolizer for both, with the archives of both: the same files
     // are named once. Whether the kernel's symbols apply is judged by the
     // newer recording.
+    let recordings = [base.recordings(), new.recordings()].concat();
     let (base_stacks, new_stacks) =
-        with_symbolizer_for(&args.symbols, &[&base, &new], |symbolizer, unwinder| {
-            let read = |recording, path: &Path| {
-                read_stacks(recording, symbolizer, unwinder, &options)
+        with_symbolizer_for(&args.symbols, &recordings, |symbolizer, unwinder| {
+            let read = |inputs: &Inputs, path: &Path| {
+                (inputs.read_with(symbolizer, unwinder, &options))
                     .map_err(|error| anyhow!("{}: {error}", path.display()))
             };
             Ok::<_, anyhow::Error>((read(&base, &args.base)?, read(&new, &args.new)?))
         })?;
     let diff = diff_profiles(
-        &event_profile(&base, &base_stacks, &args.base, args.inline)?,
-        &event_profile(&new, &new_stacks, &args.new, args.inline)?,
-        &pair_modules(&base, &new),
+        &event_profile(base.recording(), &base_stacks, &args.base, args.inline)?,
+        &event_profile(new.recording(), &new_stacks, &args.new, args.inline)?,
+        &pair_modules(base.recording(), new.recording()),
         args.percent_limit,
     );
     // With the flame graph on the standard output, the table goes to the

@@ -1,5 +1,6 @@
-//! `profiler export`: a recording in another tool's format, written
-//! atomically (or, for folded stacks, to the standard output).
+//! `profiler export`: a recording (or every rank of a job, or one with
+//! `--rank`) in another tool's format, written atomically (or, for folded
+//! stacks, to the standard output).
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -7,29 +8,28 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use profiler_histogram::Scale;
-use profiler_model::Recording;
 use profiler_report::{
-    HistOptions, StackOptions, StackProfile, ThreadFrames, read_stacks, render_firefox,
-    render_pprof, render_speedscope, write_gmon,
+    HistOptions, StackOptions, StackProfile, ThreadFrames, render_firefox, render_pprof,
+    render_speedscope, write_gmon, write_job_gmon,
 };
 use profiler_symbols::{SymbolTable, symbol_table};
 
 use crate::args::{ExportArgs, ExportFormat};
+use crate::job_input::{Inputs, open_inputs};
 use crate::messages::say;
 use crate::output::{describe, write_output};
-use crate::symbols::with_symbolizer;
 
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
-    let recording = crate::input::open(&args.input.path)?;
+    let inputs = open_inputs(&args.input.paths, false)?.only_rank(args.job.rank)?;
     match args.format {
-        ExportFormat::Gmon => export_gmon(&args, &recording),
-        ExportFormat::Folded => export_folded(&args, &recording),
-        ExportFormat::Pprof => export_pprof(&args, &recording),
-        ExportFormat::Firefox | ExportFormat::Speedscope => export_timeline(&args, &recording),
+        ExportFormat::Gmon => export_gmon(&args, &inputs),
+        ExportFormat::Folded => export_folded(&args, &inputs),
+        ExportFormat::Pprof => export_pprof(&args, &inputs),
+        ExportFormat::Firefox | ExportFormat::Speedscope => export_timeline(&args, &inputs),
     }
 }
 
-fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+fn export_gmon(args: &ExportArgs, inputs: &Inputs) -> Result<ExitCode> {
     if let Some(time) = &args.time.time {
         bail!(
             "--time {}: gmon.out holds the histogram of the whole recording; leave out --time",
@@ -43,9 +43,10 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         width: None,
         scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
-    let symbolizer = crate::symbols::symbolizer(&args.symbols, recording);
-    let summary = write_output(output, |out| {
-        Ok(write_gmon(recording, &symbolizer, &options, out)?)
+    let symbolizer = crate::symbols::symbolizer_for(&args.symbols, &inputs.recordings());
+    let summary = write_output(output, |out| match inputs {
+        Inputs::One(recording) => Ok(write_gmon(recording, &symbolizer, &options, out)?),
+        Inputs::Job(job) => Ok(write_job_gmon(job, &symbolizer, &options, out)?),
     })?;
     let capped = match summary.capped {
         0 => String::new(),
@@ -107,7 +108,7 @@ fn export_gmon(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+fn export_folded(args: &ExportArgs, inputs: &Inputs) -> Result<ExitCode> {
     let options = StackOptions {
         event: args.event.clone(),
         without_inline_frames: args.no_inline,
@@ -118,10 +119,7 @@ fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         process: args.pid,
         thread: args.tid,
     };
-    let stacks = with_symbolizer(&args.symbols, recording, |symbolizer, unwinder| {
-        read_stacks(recording, symbolizer, unwinder, &options)
-    })?
-    .folded(thread_frames);
+    let stacks = (inputs.read_stacks(&args.symbols, &options)?).folded(thread_frames);
     match &args.output {
         Some(path) => write_output(path, |out| Ok(stacks.write(out)?))?,
         None => {
@@ -133,7 +131,7 @@ fn export_folded(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn export_pprof(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+fn export_pprof(args: &ExportArgs, inputs: &Inputs) -> Result<ExitCode> {
     let output = args.output.as_deref().unwrap_or(Path::new("profile.pb.gz"));
     let options = StackOptions {
         event: args.event.clone(),
@@ -142,7 +140,8 @@ fn export_pprof(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
         locations: true,
         ..StackOptions::default()
     };
-    let stacks = read_for_export(args, recording, &options)?;
+    let stacks = inputs.read_stacks(&args.symbols, &options)?;
+    let recording = inputs.recording();
     write_output(output, |out| Ok(render_pprof(recording, &stacks, out)?))?;
     wrote(
         output,
@@ -153,7 +152,7 @@ fn export_pprof(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
 }
 
 /// The formats that replay samples in time order.
-fn export_timeline(args: &ExportArgs, recording: &Recording) -> Result<ExitCode> {
+fn export_timeline(args: &ExportArgs, inputs: &Inputs) -> Result<ExitCode> {
     let (default, reader) = match args.format {
         ExportFormat::Firefox => (
             "profile.firefox.json",
@@ -172,25 +171,14 @@ fn export_timeline(args: &ExportArgs, recording: &Recording) -> Result<ExitCode>
         timeline: true,
         ..StackOptions::default()
     };
-    let stacks = read_for_export(args, recording, &options)?;
+    let stacks = inputs.read_stacks(&args.symbols, &options)?;
+    let recording = inputs.recording();
     write_output(output, |out| match args.format {
         ExportFormat::Firefox => Ok(render_firefox(recording, &stacks, out)?),
         _ => Ok(render_speedscope(recording, &stacks, out)?),
     })?;
     wrote(output, &stacks, reader);
     Ok(ExitCode::SUCCESS)
-}
-
-fn read_for_export(
-    args: &ExportArgs,
-    recording: &Recording,
-    options: &StackOptions,
-) -> Result<StackProfile> {
-    Ok(with_symbolizer(
-        &args.symbols,
-        recording,
-        |symbolizer, unwinder| read_stacks(recording, symbolizer, unwinder, options),
-    )?)
 }
 
 /// `profiler: wrote FILE (N samples); open it with ...`.

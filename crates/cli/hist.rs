@@ -1,4 +1,5 @@
-//! `profiler hist`: args -> HistOptions -> histogram_table -> text, JSON or CSV.
+//! `profiler hist`: args -> HistOptions -> histogram_table (of a recording,
+//! or of a job's, summed) -> text, JSON or CSV.
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -6,11 +7,13 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use profiler_histogram::{BucketWidth, Scale};
 use profiler_report::{
-    HistOptions, histogram_table, render_hist_csv, render_hist_json, render_hist_text,
+    HistOptions, histogram_table, job_histogram_table, render_hist_csv, render_hist_json,
+    render_hist_text,
 };
 
 use crate::args::{HistArgs, HistFormat};
-use crate::symbols::with_symbolizer;
+use crate::job_input::{Inputs, open_inputs};
+use crate::symbols::with_symbolizer_for;
 
 pub fn run(args: HistArgs) -> Result<ExitCode> {
     let options = HistOptions {
@@ -23,10 +26,16 @@ pub fn run(args: HistArgs) -> Result<ExitCode> {
             .context("--bucket")?,
         scale: args.scale.map(Scale::new).transpose().context("--scale")?,
     };
-    let recording = crate::input::open(&args.input.path)?;
-    let table = with_symbolizer(&args.symbols, &recording, |symbolizer, _| {
-        histogram_table(&recording, symbolizer, &options)
-    })?;
+    let inputs = open_inputs(&args.input.paths, false)?;
+    let table =
+        with_symbolizer_for(
+            &args.symbols,
+            &inputs.recordings(),
+            |symbolizer, _| match &inputs {
+                Inputs::One(recording) => histogram_table(recording, symbolizer, &options),
+                Inputs::Job(job) => job_histogram_table(job, symbolizer, &options),
+            },
+        )?;
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
         HistFormat::Text => render_hist_text(&table, args.width.row_width(), &mut out)?,

@@ -29,11 +29,14 @@ mod atomic_file;
 mod completions;
 mod diff;
 mod doctor;
+mod env_options;
 mod exit_status;
 mod export;
 mod flamegraph;
 mod hist;
 mod input;
+mod job;
+mod job_input;
 mod leftovers;
 mod list;
 mod man;
@@ -67,7 +70,16 @@ fn main() -> ExitCode {
     // A file-size limit makes writes fail, which is said, keeping the old
     // file, rather than killing the profiler without a word.
     profiler_sampler::survive_file_size_limit();
-    let matches = match Cli::command().try_get_matches() {
+    let variable = std::env::var(env_options::VARIABLE).ok();
+    let args =
+        match env_options::with_env_options(std::env::args_os().collect(), variable.as_deref()) {
+            Ok(args) => args,
+            Err(message) => {
+                say!("profiler: {message}");
+                return ExitCode::from(2);
+            }
+        };
+    let matches = match Cli::command().try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(error) => return usage_error(error),
     };

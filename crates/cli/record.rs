@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::ArgMatches;
+use clap::parser::ValueSource;
 use profiler_model::{CallGraph, EventRole, Recording, RecordingHeader, RecordingStats, Sampling};
 use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phrase};
 use profiler_sampler::{
@@ -16,7 +17,9 @@ use profiler_sampler::{
 use profiler_symbols::ElfUnwinder;
 
 use crate::args::{CpuList, Frequency, RecordArgs, SymbolArgs};
+use crate::env_options::VARIABLE;
 use crate::exit_status::PROFILER_FAILED;
+use crate::job::RankedRecord;
 use crate::messages::say;
 use crate::output::describe;
 use crate::record_histogram::HistogramRequest;
@@ -29,6 +32,13 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     // after, the recording ends whole.
     let _interrupts = profiler_sampler::catch_interrupts();
     refuse_perf_only(&args)?;
+    // Under a launcher, rank 0 says what every rank would.
+    let ranked = RankedRecord::from_env();
+    if let Ok(options) = std::env::var(VARIABLE)
+        && !options.trim().is_empty()
+    {
+        ranked.notice(&format!("options from {VARIABLE}: {options}"));
+    }
     let target = target(&mut args);
     let (events, sampling) = event_requests(&args, matches)?;
     let histogram = HistogramRequest::check(&args.histogram)?;
@@ -39,11 +49,15 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     };
     let fp_stack_bytes = args.call_graph.and_then(|arg| arg.fp_stack_bytes);
     if histogram.is_some() && call_graph.is_some() {
-        say!("profiler: --histogram keeps no call stacks; recording without them");
+        ranked.notice("--histogram keeps no call stacks; recording without them");
         call_graph = None;
     }
-    // Everything the output needs is checked before the command runs.
-    let file = RecordingFile::create(&args.output)?;
+    // Everything the output needs is checked before the command runs: each
+    // rank of a job its own name.
+    let typed = matches.value_source("output") != Some(ValueSource::DefaultValue);
+    let host = profiler_sampler::host_info().hostname;
+    let output = ranked.output(&args.output, typed, &host, std::process::id())?;
+    let file = RecordingFile::create(&output)?;
     if args.archive && !file.is_file() {
         bail!(
             "--archive adds to the recording once it is written, which needs a regular file: \
@@ -80,7 +94,7 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
         say!("profiler: {notice}");
     }
     for notice in recorder.notices() {
-        say!("profiler: {notice}");
+        ranked.notice(notice);
     }
     if let Some(level) = args.compression_level {
         say!(
@@ -99,28 +113,37 @@ pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     // now is for what follows.
     profiler_sampler::clear_interrupt();
     for notice in &recorded.outcome.notices {
-        say!("profiler: {notice}");
+        ranked.notice(notice);
     }
     let finished = recorded.output.finish();
     let wrote = match &finished {
         Finished::Whole { path: Some(path) } => format!("wrote {}", path.display()),
-        Finished::Whole { path: None } => format!("wrote {}", describe(&args.output)),
+        Finished::Whole { path: None } => format!("wrote {}", describe(&output)),
         Finished::Incomplete => "the recording failed: exit status 125".to_owned(),
     };
     let (stats, outcome) = (&recorded.stats, &recorded.outcome);
-    say!("profiler: {}", summary(stats, outcome, &wrote));
-    print_event_counts(&recorded.header, stats);
+    let total = stats.total();
+    let went_wrong = total.lost > 0
+        || total.throttled > 0
+        || matches!(finished, Finished::Incomplete)
+        || outcome.exit_code() != 0
+        || outcome.interrupted_by.is_some();
+    if ranked.speaks_for_all() || went_wrong {
+        ranked.problem(&summary(stats, outcome, &wrote));
+    }
+    print_event_counts(&recorded.header, stats, &ranked);
     let written = match finished {
         Finished::Whole { path } => path,
         Finished::Incomplete => {
             if args.archive {
-                say!("profiler: the recording was not written whole: it is not archived");
+                ranked.problem("the recording was not written whole: it is not archived");
             }
             return Ok(ExitCode::from(PROFILER_FAILED));
         }
     };
     if let Some(path) = &written
         && call_graph.is_some()
+        && ranked.speaks_for_all()
     {
         print_stack_completeness(path)?;
     }
@@ -163,17 +186,18 @@ fn refuse_perf_only(args: &RecordArgs) -> Result<()> {
     Ok(())
 }
 
-/// Each sampling event's own counts, when there are several, and advice
-/// for any that lost or was throttled above 1%; with `--off-cpu`, how often
-/// threads left the CPU (its samples then are those of its stacks).
-fn print_event_counts(header: &RecordingHeader, stats: &RecordingStats) {
+/// Each sampling event's own counts, when there are several (rank 0's
+/// alone in a job), and advice for any that lost or was throttled above 1%;
+/// with `--off-cpu`, how often threads left the CPU (its samples then are
+/// those of its stacks).
+fn print_event_counts(header: &RecordingHeader, stats: &RecordingStats, ranked: &RankedRecord) {
     let sampled: Vec<_> = (header.events.iter().zip(&stats.events))
         .filter(|(event, _)| event.leader.is_none() && event.role == EventRole::Sampled)
         .collect();
     let switch_out = (header.events.iter().zip(&stats.events))
         .find(|(event, _)| event.role == EventRole::SwitchOut)
         .map(|(_, stats)| stats);
-    if header.events.iter().any(|e| e.role == EventRole::OffCpu) {
+    if ranked.speaks_for_all() && header.events.iter().any(|e| e.role == EventRole::OffCpu) {
         let stacks = match switch_out {
             Some(s) => format!("{} with the stacks they left from", s.samples),
             None => "their stacks not recorded".to_owned(),
@@ -185,7 +209,7 @@ fn print_event_counts(header: &RecordingHeader, stats: &RecordingStats) {
         );
     }
     for (event, stats) in &sampled {
-        if sampled.len() > 1 {
+        if sampled.len() > 1 && ranked.speaks_for_all() {
             let samples = match stats.samples {
                 1 => "1 sample".to_owned(),
                 n => format!("{n} samples"),
@@ -198,7 +222,7 @@ fn print_event_counts(header: &RecordingHeader, stats: &RecordingStats) {
             );
         }
         for advice in loss_advice(stats) {
-            say!("profiler: {}: {advice}", event.name);
+            ranked.problem(&format!("{}: {advice}", event.name));
         }
     }
 }

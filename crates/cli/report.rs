@@ -1,6 +1,7 @@
 //! `profiler report`: args -> StackOptions and ReportOptions -> read_stacks
-//! -> flat_profile -> text or JSON. perf report's spellings are resolved
-//! here into the same options.
+//! (of one recording, or of every rank of a job) -> flat_profile, or with
+//! `--ranks` rank_balance -> text or JSON. perf report's spellings are
+//! resolved here into the same options.
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -8,16 +9,26 @@ use std::process::ExitCode;
 use anyhow::Result;
 use profiler_report::{
     Places, ReportOptions, SortKey, StackOptions, TaskDetail, TextOptions, TreeDirection,
-    flat_profile, read_stacks, render_json, render_text_with,
+    flat_profile, rank_balance, render_json, render_ranks_json, render_ranks_text,
+    render_text_with,
 };
 
 use crate::args::{Format, ReportArgs};
-use crate::symbols::with_symbolizer;
+use crate::job_input::{Inputs, open_inputs};
 
 pub(crate) fn run(args: ReportArgs) -> Result<ExitCode> {
-    let path = args.file.as_ref().unwrap_or(&args.input.path);
-    let recording = crate::input::open(path)?;
+    let paths = match &args.file {
+        Some(file) => vec![file.clone()],
+        None => args.input.paths.clone(),
+    };
     let (given, children) = sort_keys(&args);
+    let by_rank = given
+        .as_ref()
+        .is_some_and(|keys| keys.contains(&SortKey::Rank));
+    let inputs = open_inputs(&paths, args.ranks || by_rank)?.only_rank(args.job.rank)?;
+    if args.ranks {
+        return report_ranks(&args, &inputs);
+    }
     let mut sort = given.clone().unwrap_or_else(|| vec![SortKey::Symbol]);
     let stack_options = StackOptions {
         event: args.event.clone(),
@@ -43,9 +54,7 @@ pub(crate) fn run(args: ReportArgs) -> Result<ExitCode> {
         max_stack: args.perf.max_stack,
         ..StackOptions::default()
     };
-    let stacks = with_symbolizer(&args.symbols, &recording, |symbolizer, unwinder| {
-        read_stacks(&recording, symbolizer, unwinder, &stack_options)
-    })?;
+    let stacks = inputs.read_stacks(&args.symbols, &stack_options)?;
     // As perf's default sort (comm,dso,sym): who ran the code is a column
     // as soon as more than one command did.
     let tells_tasks = sort.contains(&SortKey::Command) || sort.contains(&SortKey::Pid);
@@ -63,7 +72,7 @@ pub(crate) fn run(args: ReportArgs) -> Result<ExitCode> {
         inline: args.inline,
         only: args.perf.row_filter(),
     };
-    let profile = flat_profile(&recording, &stacks, &options);
+    let profile = flat_profile(inputs.recording(), &stacks, &options);
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {
         Format::Text => {
@@ -112,4 +121,37 @@ fn call_graph(args: &ReportArgs, children: bool) -> (Option<TreeDirection>, Opti
         }
         _ => (None, None),
     }
+}
+
+/// The least share of its event a function has in `report --ranks`,
+/// unless `--percent-limit` says otherwise.
+const RANKS_PERCENT_LIMIT: f64 = 0.5;
+
+/// `report --ranks`: how evenly the ranks of a job spent their time, per
+/// function.
+fn report_ranks(args: &ReportArgs, inputs: &Inputs) -> Result<ExitCode> {
+    let options = StackOptions {
+        event: args.event.clone(),
+        // Each function with the code inlined into it.
+        without_inline_frames: true,
+        filter: args.filter.filter(),
+        tasks: TaskDetail::Commands,
+        ..StackOptions::default()
+    };
+    let stacks = inputs.read_stacks(&args.symbols, &options)?;
+    // A job's start-up spreads a few samples over hundreds of functions of
+    // the MPI library, each "imbalanced": below half a percent they are
+    // noise, unless a limit is given.
+    let limit = match args.percent_limit > 0.0 {
+        true => args.percent_limit,
+        false => RANKS_PERCENT_LIMIT,
+    };
+    let balance = rank_balance(inputs.recording(), &stacks, limit);
+    let mut out = BufWriter::new(io::stdout().lock());
+    match args.format {
+        Format::Text => render_ranks_text(&balance, &mut out)?,
+        Format::Json => render_ranks_json(&balance, &mut out)?,
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -33,15 +33,8 @@ pub fn with_symbolizer_for<T>(
 ) -> T {
     let progress = Progress::start("reading the recording");
     let options = recording_options(args, recordings);
-    let mut archive = Archive::default();
-    for recording in recordings {
-        let more = self::archive(recording);
-        archive.modules.extend(more.modules);
-        archive.kernel.extend(more.kernel);
-    }
-    archive.kernel.sort();
     let elf = ElfSymbolizer::new(options.clone());
-    let symbolizer = ArchivedSymbolizer::new(elf, Arc::new(archive));
+    let symbolizer = ArchivedSymbolizer::new(elf, Arc::new(archives(recordings)));
     let unwinder = ElfUnwinder::with_archive(&options, Arc::clone(symbolizer.archive()));
     let symbolizer = ShowProgress {
         inner: &symbolizer,
@@ -56,6 +49,26 @@ pub fn with_symbolizer_for<T>(
 pub fn symbolizer(args: &SymbolArgs, recording: &Recording) -> ArchivedSymbolizer {
     let elf = ElfSymbolizer::new(recording_options(args, &[recording]));
     ArchivedSymbolizer::new(elf, Arc::new(archive(recording)))
+}
+
+/// A symbolizer for several recordings read together, with the archives
+/// of all; whether the kernel's symbols apply is judged by the last.
+pub fn symbolizer_for(args: &SymbolArgs, recordings: &[&Recording]) -> ArchivedSymbolizer {
+    let same_kernel = recordings.last().is_some_and(|r| same_kernel(r));
+    let elf = ElfSymbolizer::new(options(args, same_kernel));
+    ArchivedSymbolizer::new(elf, Arc::new(archives(recordings)))
+}
+
+/// The archives of `recordings` as one.
+fn archives(recordings: &[&Recording]) -> Archive {
+    let mut archive = Archive::default();
+    for recording in recordings {
+        let more = self::archive(recording);
+        archive.modules.extend(more.modules);
+        archive.kernel.extend(more.kernel);
+    }
+    archive.kernel.sort();
+    archive
 }
 
 /// The archive of `recording`, empty where it has none or it cannot be

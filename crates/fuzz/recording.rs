@@ -103,6 +103,7 @@ fn header(events: Vec<EventDescription>) -> RecordingHeader {
         histogram: None,
         call_graph: Some(CallGraph::Dwarf { stack_bytes: 64 }),
         host: HostInfo::default(),
+        job: None,
         start_unix_ns: 1,
         profiler_version: "0".into(),
     }

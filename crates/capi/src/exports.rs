@@ -9,10 +9,12 @@ use std::ffi::{CStr, c_char, c_int, c_longlong, c_uint, c_void};
 use std::panic::{self, AssertUnwindSafe};
 
 use libc::{size_t, uintptr_t};
+use profiler_model::JobInfo;
 
 use crate::caller_buffer::CallerBuffer;
 use crate::encoding::{encode, system_pmus};
 use crate::errors::{CallError, call, describe};
+use crate::gmon_save::{GmonEvent, gmon_bytes, saved_name, write_whole};
 use crate::session::{RegionRequest, Session, SessionRequest};
 use crate::types::{PROF_ENOEVNT, ProfEncoding, ProfRegion, ProfStats};
 use profiler_sampler::TidLock;
@@ -190,6 +192,38 @@ pub unsafe extern "C" fn prof_get_stats(session: *mut ProfSession, out: *mut Pro
     };
     // SAFETY: the caller's promise for `session`.
     unsafe { with_session(c"prof_get_stats", session, get) }
+}
+
+/// `prof_save`: the buffers brought up to date and written as a
+/// `gmon.out` named `name` (`gmon.out` where NULL), with `.RANK` added in a
+/// rank of an MPI job.
+///
+/// # Safety
+///
+/// As [`prof_start`]; `name` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prof_save(session: *mut ProfSession, name: *const c_char) -> c_int {
+    let save = |session: &mut Session| {
+        let given = match name.is_null() {
+            true => None,
+            // SAFETY: a NUL-terminated string, the caller's promise.
+            false => Some(unsafe { CStr::from_ptr(name) }.to_str().map_err(|_| {
+                CallError::invalid("name is not UTF-8 text; give a file name as text")
+            })?),
+        };
+        session.read()?;
+        let job = JobInfo::from_env(|name| std::env::var(name).ok());
+        let path = saved_name(given, job.as_ref());
+        let event = session.event();
+        let name = event.name();
+        let event = GmonEvent {
+            name: &name,
+            threshold: event.threshold(),
+        };
+        write_whole(&path, &gmon_bytes(&session.counts(), &event)?)
+    };
+    // SAFETY: the caller's promise for `session`.
+    unsafe { with_session(c"prof_save", session, save) }
 }
 
 /// `prof_free`: stops the session if it runs, without touching the

@@ -33,6 +33,7 @@ mod encoding;
 mod errors;
 mod exports;
 mod flags;
+mod gmon_save;
 mod session;
 mod types;
 
@@ -44,7 +45,7 @@ pub use counters::{
 };
 pub use errors::ErrorHandler;
 pub use exports::{
-    ProfSession, prof_event_encode, prof_free, prof_get_stats, prof_profil, prof_read,
+    ProfSession, prof_event_encode, prof_free, prof_get_stats, prof_profil, prof_read, prof_save,
     prof_sprofil, prof_start, prof_stop, prof_strerror,
 };
 pub use types::*;

@@ -184,6 +184,24 @@ impl Session {
         stats
     }
 
+    /// What is sampled.
+    pub fn event(&self) -> &ProfilEvent {
+        &self.event
+    }
+
+    /// Each region with the counts its buffer holds.
+    pub fn counts(&self) -> Vec<(Region, Buckets)> {
+        let width = self.config.width;
+        (self.regions.iter())
+            .map(|(region, buffer)| {
+                let bytes = &buffer.bytes()[..region.bucket_count() * width.bytes()];
+                let counts =
+                    Buckets::from_ne_bytes(width, bytes).unwrap_or_else(|| Buckets::new(width, 0));
+                (*region, counts)
+            })
+            .collect()
+    }
+
     /// A histogram over the regions, starting from the buffers' counts.
     fn histogram(&self) -> Result<Histogram, CallError> {
         let width = self.config.width;

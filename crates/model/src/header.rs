@@ -6,6 +6,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::event::EventDescription;
+use crate::job::JobInfo;
 use crate::printable::make_printable;
 use crate::record::BuildId;
 use crate::stats::RecordingStats;
@@ -32,6 +33,11 @@ pub struct RecordingHeader {
     #[serde(default)]
     pub call_graph: Option<CallGraph>,
     pub host: HostInfo,
+    /// The recording's place in a parallel job (MPI rank, job size, job
+    /// id), when a launcher said; absent in recordings made before ranks
+    /// were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobInfo>,
     /// Wall-clock start of the recording, nanoseconds since the Unix epoch.
     pub start_unix_ns: u64,
     /// The version of the profiler that wrote the recording.

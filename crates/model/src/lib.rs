@@ -24,6 +24,7 @@
 //!     histogram: None,
 //!     call_graph: None,
 //!     host: HostInfo::default(),
+//!     job: None,
 //!     start_unix_ns: 0,
 //!     profiler_version: "0".into(),
 //! };
@@ -48,6 +49,7 @@ mod error;
 mod event;
 mod group_counts;
 mod header;
+mod job;
 mod layout;
 mod listing;
 mod live_histograms;
@@ -81,6 +83,7 @@ pub use group_counts::MemberDeltas;
 pub use header::{
     CallGraph, HistogramSettings, HistogramTotals, HostInfo, ModuleEntry, RecordingHeader, Trailer,
 };
+pub use job::JobInfo;
 pub use layout::FORMAT_VERSION;
 pub use listing::{
     AsmSyntax, Disassembler, Flow, FunctionListing, Instruction, SourceReader, SourceText,

@@ -670,6 +670,7 @@ mod tests {
             histogram: None,
             call_graph: None,
             host: HostInfo::default(),
+            job: None,
             start_unix_ns: 42,
             profiler_version: "test".into(),
         }

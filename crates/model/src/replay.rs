@@ -234,6 +234,7 @@ mod tests {
             start_unix_ns: 0,
             profiler_version: "0".into(),
             user: None,
+            job: None,
         };
         let mut writer = RecordingWriter::new(Vec::new(), &header).unwrap();
         let records = [

@@ -17,6 +17,7 @@
 //!     histogram: None,
 //!     call_graph: None,
 //!     host: HostInfo::default(),
+//!     job: None,
 //!     start_unix_ns: 0,
 //!     profiler_version: "0".into(),
 //! };

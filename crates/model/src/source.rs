@@ -23,6 +23,7 @@
 //!     histogram: None,
 //!     call_graph: None,
 //!     host: HostInfo::default(),
+//!     job: None,
 //!     start_unix_ns: 0,
 //!     profiler_version: "perf 6.1".into(),
 //! };

@@ -231,6 +231,7 @@ mod tests {
             histogram: None,
             call_graph: None,
             host: HostInfo::default(),
+            job: None,
             start_unix_ns: 0,
             profiler_version: "test".into(),
         };

@@ -44,6 +44,7 @@ pub(crate) fn recording_header(
             arch: text(perf_file.arch()),
             cpus: cpus.map_or(0, |c| c.nr_cpus_online),
         },
+        job: None,
         start_unix_ns: 0,
         profiler_version: format!("perf {}", text(perf_file.perf_version())),
     }

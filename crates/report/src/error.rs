@@ -43,6 +43,10 @@ pub enum ReportError {
     #[error("{0}")]
     Options(String),
 
+    /// Recordings that are not one job's, or what a job cannot give.
+    #[error("{0}")]
+    Job(String),
+
     #[error("cannot write: {0}")]
     Write(std::io::Error),
 }

@@ -29,15 +29,17 @@ mod wording;
 pub use error::ReportError;
 pub use export::firefox::render_firefox;
 pub use export::flamegraph::{FlameOptions, render_diff_flamegraph, render_flamegraph};
-pub use export::gmon::{GmonSummary, write_gmon};
+pub use export::gmon::{GmonSummary, write_gmon, write_job_gmon};
 pub use export::pprof::render_pprof;
 pub use export::speedscope::render_speedscope;
 pub use read::completeness::{StackCompleteness, stack_completeness};
 pub use read::histograms::recording_histograms;
+pub use read::job::Job;
+pub use read::job_stacks::read_job_stacks;
 pub use read::naming::Places;
 pub use read::samples::SampleFilter;
 pub use read::samples::TaskDetail;
-pub use read::stacks::{StackOptions, StackProfile, read_stacks};
+pub use read::stacks::{RankInfo, StackOptions, StackProfile, read_stacks};
 pub use read::thread_stack::ThreadState;
 pub use read::time_slices::TimeSlices;
 pub use read::weight::Weight;
@@ -50,6 +52,7 @@ pub use render::flat_json::render_json;
 pub use render::flat_text::{TextOptions, render_text, render_text_with};
 pub use render::hist::{render_hist_csv, render_hist_json, render_hist_text};
 pub use render::inline_sites::{render_inline_sites_json, render_inline_sites_text};
+pub use render::ranks::{render_ranks_json, render_ranks_text};
 pub use render::script::render_script;
 pub use render::stat::{
     StatExit, StatSummary, render_stat_interval_json, render_stat_interval_text, render_stat_json,
@@ -70,10 +73,13 @@ pub use views::flat::{
 pub use views::folded::{
     FoldedFrame, FoldedStacks, FrameKind, INLINED_SUFFIX, StackWeight, ThreadFrames,
 };
-pub use views::hist::{HistOptions, HistRow, HistTable, TableRegion, histogram_table};
+pub use views::hist::{
+    HistOptions, HistRow, HistTable, TableRegion, histogram_table, job_histogram_table,
+};
 pub use views::inline_sites::{InlineSite, InlineSites, inline_sites};
 pub use views::module_pairs::{ModulePair, PairedBy, pair_modules};
 pub use views::places::PlaceRow;
+pub use views::ranks::{BalanceRow, EventBalance, RankBalance, rank_balance};
 pub use views::row_filter::RowFilter;
 pub use views::script::{Script, ScriptOptions, script};
 pub use views::sort::{PlaceKind, SortKey};

@@ -4,6 +4,9 @@
 
 use profiler_model::{CallGraph, EventDescription, EventRole, EventStats, Sampling};
 
+use crate::read::job::rank_list;
+use crate::read::stacks::RankInfo;
+
 /// `cpu-clock, 4000 Hz, user space` or `page-faults, every 1 events, user space and kernel`;
 /// `off-cpu, ns off the CPU, at the stack each thread left from`.
 pub(crate) fn event_phrase(event: &EventDescription) -> String {
@@ -90,4 +93,33 @@ pub fn stack_advice(call_graph: CallGraph, rooted: u64, samples: u64) -> Option<
 /// The width of a column: its widest value, or its heading if wider.
 pub(crate) fn column_width(widths: impl Iterator<Item = usize>, heading: &str) -> usize {
     widths.max().unwrap_or(0).max(heading.len())
+}
+
+/// `4 recordings, ranks 0 to 3, on 2 hosts (node1, node2)`: the recordings
+/// of a job read together.
+pub(crate) fn job_phrase(ranks: &[RankInfo]) -> String {
+    let mut hosts: Vec<&str> = ranks.iter().map(|r| r.host.as_str()).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    const NAMED: usize = 4;
+    let named = hosts
+        .iter()
+        .take(NAMED)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = match hosts.len() > NAMED {
+        true => format!(" and {} more", hosts.len() - NAMED),
+        false => String::new(),
+    };
+    let numbers: Vec<u32> = ranks.iter().map(|r| r.rank).collect();
+    let recordings = match ranks.len() {
+        1 => "1 recording".to_owned(),
+        n => format!("{n} recordings"),
+    };
+    let on = match hosts.len() {
+        1 => format!("1 host ({named})"),
+        n => format!("{n} hosts ({named}{more})"),
+    };
+    format!("{recordings}, {}, on {on}", rank_list(&numbers))
 }

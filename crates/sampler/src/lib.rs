@@ -110,6 +110,6 @@ pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
     StatOutcome, ThreadCount,
 };
-pub use sysinfo::{max_sample_rate, page_size};
+pub use sysinfo::{host_info, max_sample_rate, page_size};
 pub use target::{Target, TargetEnd};
 pub use tid_lock::{HeldByThisThread, TidGuard, TidLock};

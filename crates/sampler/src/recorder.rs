@@ -11,8 +11,8 @@ use profiler_events::{
     CPU_CLOCK, CYCLES, EventSpec, Pmus, own_modifiers, parse_events, split_event_list,
 };
 use profiler_model::{
-    CallGraph, EventDescription, EventIndex, EventRole, Record, RecordSink, RecordingHeader,
-    Sampling,
+    CallGraph, EventDescription, EventIndex, EventRole, JobInfo, Record, RecordSink,
+    RecordingHeader, Sampling,
 };
 
 use crate::attach::{self, AttachPlan, Liveness};
@@ -264,6 +264,7 @@ impl Recorder {
             histogram: None,
             call_graph: self.call_graph,
             host: sysinfo::host_info(),
+            job: JobInfo::from_env(|name| std::env::var(name).ok()),
             start_unix_ns: SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64),

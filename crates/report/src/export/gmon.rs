@@ -30,6 +30,8 @@ use profiler_model::{
 use crate::error::ReportError;
 use crate::read::events::select_events;
 use crate::read::histograms::recording_histograms;
+use crate::read::job::Job;
+use crate::read::job_histograms::job_histograms;
 use crate::views::hist::HistOptions;
 
 /// What went into a `gmon.out`.
@@ -63,6 +65,29 @@ pub fn write_gmon(
     options: &HistOptions,
     out: &mut impl Write,
 ) -> Result<GmonSummary, ReportError> {
+    let histograms = |width, scale| recording_histograms(recording, width, scale);
+    gmon_of(recording, histograms, symbolizer, options, out)
+}
+
+/// [`write_gmon`] of every rank of `job`, their histograms summed: gprof
+/// reads it as it reads `gprof -s`'s sum of gmon.out files.
+pub fn write_job_gmon(
+    job: &Job,
+    symbolizer: &dyn Symbolizer,
+    options: &HistOptions,
+    out: &mut impl Write,
+) -> Result<GmonSummary, ReportError> {
+    let histograms = |width, scale| job_histograms(job, width, scale);
+    gmon_of(job.recording(), histograms, symbolizer, options, out)
+}
+
+fn gmon_of(
+    recording: &Recording,
+    histograms: impl FnOnce(BucketWidth, Scale) -> Result<HistogramSet, ReportError>,
+    symbolizer: &dyn Symbolizer,
+    options: &HistOptions,
+    out: &mut impl Write,
+) -> Result<GmonSummary, ReportError> {
     let events = &recording.header.events;
     let wanted = select_events(events, options.event.as_deref())?;
     let event = wanted.iter().position(|&w| w).unwrap_or(0);
@@ -76,7 +101,7 @@ pub fn write_gmon(
                 .into(),
         ));
     }
-    let set = recording_histograms(recording, BucketWidth::Bits16, scale)?;
+    let set = histograms(BucketWidth::Bits16, scale)?;
     let module = pick_module(&set, event, options.module.as_deref())?;
     let info = set.modules.get(module);
 

@@ -7,7 +7,8 @@
 //! it (a caller's is its return address less one, inside the call), with
 //! the functions of its inline chain innermost first, each with its line;
 //! functions carry the name every view prints and the mangled one. Samples
-//! carry `comm`, `pid` and `tid` labels, and one pair of values per event:
+//! carry `comm`, `pid` and `tid` labels (and `rank` and `host` when the
+//! recordings of a job were read together), and one pair of values per event:
 //! samples and the events they stand for (`cpu`/`nanoseconds` for the
 //! clocks, as Go's own CPU profiles say).
 
@@ -136,8 +137,8 @@ struct Builder<'a> {
     stacks: &'a StackProfile,
     located: &'a Located,
     strings: Strings,
-    /// pprof location ids by process and location.
-    locations: FxHashMap<(u32, u32), u64>,
+    /// pprof location ids by rank, process and location.
+    locations: FxHashMap<(u32, u32, u32), u64>,
     location_table: Vec<(MappingKey, Avma, u32)>,
     location_ids: FxHashMap<(MappingKey, Avma, u32), u64>,
     /// pprof function ids by function (0: not yet given one).
@@ -211,7 +212,8 @@ impl<'a> Builder<'a> {
     /// One pprof sample per stack and thread, with every event's values.
     fn samples(&mut self, columns: &[(Column, String, &str)]) -> Vec<proto::Sample> {
         let mut samples: Vec<proto::Sample> = Vec::new();
-        let mut index: FxHashMap<(u32, u32, CommandId, &[u32]), usize> = FxHashMap::default();
+        type SampleKey<'a> = (u32, u32, u32, CommandId, &'a [u32]);
+        let mut index: FxHashMap<SampleKey<'_>, usize> = FxHashMap::default();
         let located = self.located;
         for (position, (column, _, _)) in columns.iter().enumerate() {
             let (Column::Samples(event) | Column::Events(event)) = *column;
@@ -223,7 +225,13 @@ impl<'a> Builder<'a> {
                 if value == 0 {
                     continue;
                 }
-                let key = (stack.pid, stack.tid, stack.command, &stack.locations[..]);
+                let key = (
+                    stack.rank,
+                    stack.pid,
+                    stack.tid,
+                    stack.command,
+                    &stack.locations[..],
+                );
                 let sample = *index.entry(key).or_insert_with(|| {
                     samples.push(proto::Sample {
                         location_id: Vec::new(),
@@ -244,13 +252,14 @@ impl<'a> Builder<'a> {
     }
 
     /// `comm`, `pid` and `tid`, as perf_data_converter labels samples;
-    /// none for a histogram recording's, which keep no threads.
+    /// none for a histogram recording's, which keep no threads. A job's
+    /// samples also carry their `rank` and `host`.
     fn labels(&mut self, stack: &LocatedStack) -> Vec<proto::Label> {
+        let mut labels = self.rank_labels(stack.rank);
         if stack.pid == 0 && stack.tid == 0 {
-            return Vec::new();
+            return labels;
         }
         let command = &self.stacks.commands[stack.command.index()];
-        let mut labels = Vec::new();
         if !command.is_empty() {
             labels.push(proto::Label {
                 key: self.strings.get("comm"),
@@ -268,29 +277,52 @@ impl<'a> Builder<'a> {
         labels
     }
 
+    /// `rank` and `host` of a job's recording; none for one recording.
+    /// Both are strings: pprof drops a number label of 0, rank 0's.
+    fn rank_labels(&mut self, rank: u32) -> Vec<proto::Label> {
+        let stacks = self.stacks;
+        let Some(info) = stacks.ranks.iter().find(|r| r.rank == rank) else {
+            return Vec::new();
+        };
+        vec![
+            proto::Label {
+                key: self.strings.get("rank"),
+                str: self.strings.get(&rank.to_string()),
+                ..proto::Label::default()
+            },
+            proto::Label {
+                key: self.strings.get("host"),
+                str: self.strings.get(&info.host),
+                ..proto::Label::default()
+            },
+        ]
+    }
+
     /// The pprof location ids of a stack, leaf first.
     fn stack_locations(&mut self, stack: &LocatedStack) -> Vec<u64> {
         (stack.locations.iter())
             .map(|&location| {
-                if let Some(&id) = self.locations.get(&(stack.pid, location)) {
+                let at = (stack.rank, stack.pid, location);
+                if let Some(&id) = self.locations.get(&at) {
                     return id;
                 }
-                let (mapping, address) = self.place(stack.pid, location);
+                let (mapping, address) = self.place(stack.rank, stack.pid, location);
                 let key = (mapping, address, location);
                 let id = *self.location_ids.entry(key).or_insert_with(|| {
                     self.location_table.push(key);
                     self.location_table.len() as u64
                 });
-                self.locations.insert((stack.pid, location), id);
+                self.locations.insert(at, id);
                 id
             })
             .collect()
     }
 
-    /// The mapping and address of location `id` in process `pid`.
-    fn place(&self, pid: u32, id: u32) -> (MappingKey, Avma) {
+    /// The mapping and address of location `id` in process `pid` of
+    /// `rank`.
+    fn place(&self, rank: u32, pid: u32, id: u32) -> (MappingKey, Avma) {
         let location = self.located.locations[id as usize].location;
-        if let Some((range, address)) = self.located.address(pid, location) {
+        if let Some((range, address)) = self.located.address(rank, pid, location) {
             let range = MappingKey::Range {
                 start: range.start.0,
                 end: range.end.0,

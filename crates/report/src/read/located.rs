@@ -25,6 +25,9 @@ pub(crate) struct LocatedFrames {
 /// A sampled stack of locations in one thread.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LocatedStack {
+    /// The rank of the job whose recording holds it (0 when one recording
+    /// is read).
+    pub rank: u32,
     pub pid: u32,
     pub tid: u32,
     /// The command name the samples were taken under.
@@ -41,8 +44,9 @@ pub(crate) struct Located {
     /// Per event (indexed like the header's events), by thread and
     /// locations.
     pub stacks: Vec<Vec<LocatedStack>>,
-    /// The executable mappings of each process with samples.
-    pub mappings: FxHashMap<u32, Vec<MappedRange>>,
+    /// The executable mappings of each process with samples, by rank and
+    /// pid.
+    pub mappings: FxHashMap<(u32, u32), Vec<MappedRange>>,
 }
 
 impl Located {
@@ -52,7 +56,9 @@ impl Located {
         mappings: FxHashMap<u32, Vec<MappedRange>>,
     ) -> Located {
         let mut located = Located {
-            mappings,
+            mappings: (mappings.into_iter())
+                .map(|(pid, ranges)| ((0, pid), ranges))
+                .collect(),
             ..Located::default()
         };
         let mut ids: FxHashMap<Location, u32> = FxHashMap::default();
@@ -74,6 +80,7 @@ impl Located {
                         })
                         .collect();
                     LocatedStack {
+                        rank: 0,
                         pid: stack.pid,
                         tid: stack.tid,
                         command: stack.command,
@@ -87,14 +94,14 @@ impl Located {
         located
     }
 
-    /// The mapping `location` lay in, in process `pid`, and its address
-    /// there; `None` where the process's mappings do not hold it (a
-    /// histogram recording keeps no processes).
-    pub fn address(&self, pid: u32, location: Location) -> Option<(&MappedRange, Avma)> {
+    /// The mapping `location` lay in, in process `pid` of `rank`, and its
+    /// address there; `None` where the process's mappings do not hold it
+    /// (a histogram recording keeps no processes).
+    pub fn address(&self, rank: u32, pid: u32, location: Location) -> Option<(&MappedRange, Avma)> {
         let Location::Module { module, offset } = location else {
             return None;
         };
-        let mappings = self.mappings.get(&pid)?;
+        let mappings = self.mappings.get(&(rank, pid))?;
         mappings.iter().find_map(|m| {
             let size = m.end.0 - m.start.0;
             let within = offset.0.checked_sub(m.offset.0).filter(|&d| d < size);
@@ -133,9 +140,12 @@ mod tests {
             module,
         };
         let located = Located {
-            mappings: [(7, vec![range(0x40_0000, 0, 0), range(0x40_1000, 0x1000, 0)])]
-                .into_iter()
-                .collect(),
+            mappings: [(
+                (0, 7),
+                vec![range(0x40_0000, 0, 0), range(0x40_1000, 0x1000, 0)],
+            )]
+            .into_iter()
+            .collect(),
             ..Located::default()
         };
         let at = |pid, offset| {
@@ -143,7 +153,7 @@ mod tests {
                 module: 0,
                 offset: FileOffset(offset),
             };
-            located.address(pid, location).map(|(m, a)| (m.start, a))
+            located.address(0, pid, location).map(|(m, a)| (m.start, a))
         };
         assert_eq!(at(7, 0x1234), Some((Avma(0x40_1000), Avma(0x40_1234))));
         assert_eq!(at(7, 0x234), Some((Avma(0x40_0000), Avma(0x40_0234))));

@@ -5,6 +5,9 @@
 pub(crate) mod completeness;
 pub(crate) mod events;
 pub(crate) mod histograms;
+pub(crate) mod job;
+pub(crate) mod job_histograms;
+pub(crate) mod job_stacks;
 pub(crate) mod located;
 pub(crate) mod naming;
 pub(crate) mod samples;

@@ -92,6 +92,9 @@ pub(crate) struct Keep {
     pub max_stack: Option<usize>,
     /// What each sample's thread was doing: running, blocked, preempted.
     pub states: bool,
+    /// Count in one pass, on the calling thread: the caller counts several
+    /// recordings side by side.
+    pub one_pass: bool,
 }
 
 /// What the samples of a recording add up to, before symbolization.
@@ -146,7 +149,10 @@ pub(crate) fn count_samples(
         }
         count_buckets(recording, wanted)
     } else {
-        let parts = sample_parts(recording, keep);
+        let parts = match keep.one_pass {
+            true => 1,
+            false => sample_parts(recording, keep),
+        };
         count_sample_records(recording, wanted, filter, unwinder, keep, parts)
     }
 }
@@ -618,6 +624,7 @@ mod tests {
             histogram: None,
             call_graph: None,
             host: HostInfo::default(),
+            job: None,
             start_unix_ns: 0,
             profiler_version: "0".into(),
         };

@@ -5,7 +5,7 @@
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use profiler_model::Location;
+use profiler_model::{Location, ModuleId};
 
 use crate::read::naming::FunctionId;
 use crate::read::thread_stack::{CommandId, ThreadStack, ThreadState};
@@ -88,6 +88,14 @@ impl StackId {
                 NO_CALLERS => NO_CALLERS,
                 id => lists[id as usize],
             },
+            ..self
+        }
+    }
+
+    /// The same stack with its leaf's module renumbered by `modules`.
+    fn with_modules(self, modules: &[ModuleId]) -> StackId {
+        StackId {
+            leaf: self.leaf.map(|leaf| renumbered(leaf, modules)),
             ..self
         }
     }
@@ -221,6 +229,37 @@ impl Stacks {
         }
     }
 
+    /// Renumbers the modules of every location: module `m` becomes
+    /// `modules[m]` (several may become one).
+    pub fn renumber_modules(&mut self, modules: &[ModuleId]) {
+        match self {
+            Stacks::Counted { by_id, lists } => {
+                for weights in by_id.iter_mut() {
+                    let mut renumbered = StackWeights::default();
+                    for (id, weight) in std::mem::take(weights) {
+                        renumbered.entry(id.with_modules(modules)).add(weight);
+                    }
+                    *weights = renumbered;
+                }
+                for location in lists.iter_mut().flat_map(|list| list.iter_mut()) {
+                    *location = renumbered(*location, modules);
+                }
+            }
+            Stacks::Whole(by_stack) => {
+                for stacks in by_stack.iter_mut() {
+                    let mut whole: FxHashMap<ThreadStack, Weight> = FxHashMap::default();
+                    for (mut stack, weight) in std::mem::take(stacks) {
+                        for location in stack.frames.iter_mut() {
+                            *location = renumbered(*location, modules);
+                        }
+                        whole.entry(stack).or_default().add(weight);
+                    }
+                    *stacks = whole;
+                }
+            }
+        }
+    }
+
     /// Each event's stacks whole.
     pub fn into_whole(self) -> Vec<FxHashMap<ThreadStack, Weight>> {
         match self {
@@ -235,5 +274,16 @@ impl Stacks {
                 .collect(),
             Stacks::Whole(by_stack) => by_stack,
         }
+    }
+}
+
+/// `location` with its module renumbered by `modules`.
+pub(crate) fn renumbered(location: Location, modules: &[ModuleId]) -> Location {
+    match location {
+        Location::Module { module, offset } => Location::Module {
+            module: modules.get(module as usize).copied().unwrap_or(module),
+            offset,
+        },
+        other => other,
     }
 }

@@ -4,7 +4,9 @@
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
-use profiler_model::{EventRole, Location, ModuleTable, Recording, StackUnwinder, Symbolizer};
+use profiler_model::{
+    EventRole, Location, ModuleTable, Recording, RecordingHeader, StackUnwinder, Symbolizer,
+};
 
 use crate::error::ReportError;
 use crate::read::completeness::ROOTS;
@@ -13,7 +15,9 @@ use crate::read::located::Located;
 use crate::read::naming::{
     FunctionDetail, FunctionId, FunctionKey, ModuleKey, Names, Place, Places, name_locations,
 };
-use crate::read::samples::{Keep, SampleFilter, TaskDetail, ThreadCount, count_samples};
+use crate::read::samples::{
+    Keep, SampleCounts, SampleFilter, TaskDetail, ThreadCount, count_samples,
+};
 use crate::read::stack_ids::{StackWeights, Stacks};
 use crate::read::thread_stack::{CommandId, ThreadStack, ThreadState};
 use crate::read::time_slices::sample_span;
@@ -37,6 +41,9 @@ impl PlaceId {
 /// A stack of named frames, leaf first, in one thread.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct NamedStack {
+    /// The rank of the job whose recording holds it (0 when one recording
+    /// is read).
+    pub rank: u32,
     pub pid: u32,
     pub tid: u32,
     /// The command name the samples were taken under, an index into
@@ -73,7 +80,7 @@ pub struct StackProfile {
     pub(crate) wanted: Vec<bool>,
     /// What each event's samples are, and its name, indexed like `wanted`.
     pub(crate) roles: Vec<EventRole>,
-    event_names: Vec<String>,
+    pub(crate) event_names: Vec<String>,
     pub(crate) threads: Vec<ThreadCount>,
     /// The command names samples were taken under.
     pub(crate) commands: Vec<String>,
@@ -85,6 +92,16 @@ pub struct StackProfile {
     pub(crate) program: Option<String>,
     /// The processes and threads read.
     pub(crate) filter: SampleFilter,
+    /// When the recordings of a job were read together: each one's rank
+    /// and host, by rank (empty for one recording).
+    pub(crate) ranks: Vec<RankInfo>,
+}
+
+/// One recording of a job read with the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankInfo {
+    pub rank: u32,
+    pub host: String,
 }
 
 /// What to read of a recording, and how to name it.
@@ -145,14 +162,7 @@ pub fn read_stacks(
     options: &StackOptions,
 ) -> Result<StackProfile, ReportError> {
     let wanted = select_events(&recording.header.events, options.event.as_deref())?;
-    let keep = Keep {
-        timeline: options.timeline,
-        mappings: options.locations,
-        tasks: options.tasks,
-        max_stack: options.max_stack,
-        states: options.states,
-    };
-    let mut counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
+    let counts = count_samples(recording, &wanted, &options.filter, unwinder, keep(options))?;
     let filter = &options.filter;
     if !filter.is_empty() && counts.stacks.is_empty() {
         return Err(nothing_matches(recording, filter, &counts.excluded)?);
@@ -165,12 +175,59 @@ pub fn read_stacks(
         options.places,
         options.locations,
     );
+    let program = recording.header.program.clone();
+    Ok(assemble(
+        counts,
+        &names,
+        options,
+        &recording.header,
+        wanted,
+        program,
+    ))
+}
+
+/// What counting keeps of the samples for `options`.
+pub(crate) fn keep(options: &StackOptions) -> Keep {
+    Keep {
+        timeline: options.timeline,
+        mappings: options.locations,
+        tasks: options.tasks,
+        max_stack: options.max_stack,
+        states: options.states,
+        one_pass: false,
+    }
+}
+
+/// Refuses a filter that left out every sample, naming what it left out.
+pub(crate) fn check_filter(
+    filter: &SampleFilter,
+    excluded: &BTreeMap<(u32, u32), String>,
+) -> Result<(), ReportError> {
+    if filter.is_empty() {
+        return Ok(());
+    }
+    Err(ReportError::NoMatchingSamples {
+        filter: filter.describe(),
+        available: excluded_list(excluded, !filter.tids.is_empty()),
+    })
+}
+
+/// The profile of the samples `counts` counted, their locations named by
+/// `names`.
+pub(crate) fn assemble(
+    mut counts: SampleCounts,
+    names: &Names,
+    options: &StackOptions,
+    header: &RecordingHeader,
+    wanted: Vec<bool>,
+    program: Option<String>,
+) -> StackProfile {
     let stacks = std::mem::replace(&mut counts.stacks, Stacks::Whole(Vec::new()));
     let (events, timeline, located, places) = match stacks {
         Stacks::Counted { by_id, lists }
             if !options.locations && options.places == Places::None =>
         {
-            let events = named_as_counted(by_id, &lists, &names);
+            let events = named_as_counted(by_id, &lists, names);
             let timeline = vec![Vec::new(); events.len()];
             (events, timeline, None, Vec::new())
         }
@@ -178,10 +235,10 @@ pub fn read_stacks(
             let by_stack = stacks.into_whole();
             let located = options.locations.then(|| {
                 let mappings = std::mem::take(&mut counts.mappings);
-                Located::new(&by_stack, &names, mappings)
+                Located::new(&by_stack, names, mappings)
             });
-            let (places, place_ids) = leaf_places(&by_stack, &names, options.places);
-            let key_of = |stack: &ThreadStack| stack_key(stack, &names, &place_ids);
+            let (places, place_ids) = leaf_places(&by_stack, names, options.places);
+            let key_of = |stack: &ThreadStack| stack_key(stack, names, &place_ids);
             let events: Vec<Vec<NamedStack>> = (by_stack.into_iter())
                 .map(|stacks| named_stacks(stacks.iter().map(|(s, w)| (key_of(s), *w))))
                 .collect();
@@ -192,7 +249,7 @@ pub fn read_stacks(
             (events, timeline, located, places)
         }
     };
-    Ok(StackProfile {
+    StackProfile {
         modules: counts.modules,
         functions: names.functions().to_vec(),
         details: names.details().to_vec(),
@@ -201,19 +258,18 @@ pub fn read_stacks(
         timeline,
         located,
         wanted,
-        roles: recording.header.events.iter().map(|e| e.role).collect(),
-        event_names: (recording.header.events.iter())
-            .map(|e| e.name.clone())
-            .collect(),
+        roles: header.events.iter().map(|e| e.role).collect(),
+        event_names: (header.events.iter()).map(|e| e.name.clone()).collect(),
         thread_index: (counts.threads.iter().enumerate())
             .map(|(i, t)| ((t.pid, t.tid), i))
             .collect(),
         threads: counts.threads,
         commands: counts.commands,
-        problems: names.problems,
-        program: recording.header.program.clone(),
+        problems: names.problems.clone(),
+        program,
         filter: options.filter.clone(),
-    })
+        ranks: Vec::new(),
+    }
 }
 
 /// With `places`, every sampled leaf's place, in the order of the
@@ -303,6 +359,7 @@ fn named_stacks(stacks: impl Iterator<Item = (StackKey, Weight)>) -> Vec<NamedSt
         .into_iter()
         .map(
             |((pid, tid, command, state, frames, place), weight)| NamedStack {
+                rank: 0,
                 pid,
                 tid,
                 command,
@@ -314,8 +371,8 @@ fn named_stacks(stacks: impl Iterator<Item = (StackKey, Weight)>) -> Vec<NamedSt
         )
         .collect();
     stacks.sort_by(|a, b| {
-        (a.pid, a.tid, a.command, a.state, &a.frames, a.place)
-            .cmp(&(b.pid, b.tid, b.command, b.state, &b.frames, b.place))
+        (a.rank, a.pid, a.tid, a.command, a.state, &a.frames, a.place)
+            .cmp(&(b.rank, b.pid, b.tid, b.command, b.state, &b.frames, b.place))
     });
     stacks
 }
@@ -409,6 +466,40 @@ fn excluded_list(excluded: &BTreeMap<(u32, u32), String>, threads: bool) -> Stri
 }
 
 impl StackProfile {
+    /// Indexes [`StackProfile::threads`] by process and thread (the first
+    /// of a rank where several ranks had the same).
+    pub(crate) fn index_threads(&mut self) {
+        self.thread_index.clear();
+        for (index, thread) in self.threads.iter().enumerate() {
+            (self.thread_index)
+                .entry((thread.pid, thread.tid))
+                .or_insert(index);
+        }
+    }
+
+    /// The profile of a job over `modules`, with nothing in it yet.
+    pub(crate) fn for_job(modules: ModuleTable) -> StackProfile {
+        StackProfile {
+            modules,
+            functions: Vec::new(),
+            details: Vec::new(),
+            places: Vec::new(),
+            events: Vec::new(),
+            timeline: Vec::new(),
+            located: None,
+            wanted: Vec::new(),
+            roles: Vec::new(),
+            event_names: Vec::new(),
+            threads: Vec::new(),
+            commands: Vec::new(),
+            thread_index: FxHashMap::default(),
+            problems: Vec::new(),
+            program: None,
+            filter: SampleFilter::default(),
+            ranks: Vec::new(),
+        }
+    }
+
     /// A profile of the given functions and places, with no samples yet.
     #[cfg(test)]
     pub(crate) fn for_tests(
@@ -433,6 +524,7 @@ impl StackProfile {
             problems: Vec::new(),
             program: None,
             filter: SampleFilter::default(),
+            ranks: Vec::new(),
         }
     }
 

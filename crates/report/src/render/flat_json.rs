@@ -5,9 +5,10 @@
 //! ...}`, and sorted by line or address `"lines"` or `"addresses"`:
 //! `[{"module","function","file","line","address","offset","self","self_percent",...}]`,
 //! by command, process or state alone `"tasks"`. Rows carry `"comm"`,
-//! `"pid"` and `"state"` when the sort keys tell commands, processes and
-//! threads' states apart. Without call graphs,
-//! `total` is `self` and the code inlined into the function.
+//! `"pid"`, `"state"` and `"rank"` when the sort keys tell commands,
+//! processes, threads' states and ranks apart. Without call graphs, `total`
+//! is `self` and the code inlined into the function. The recordings of a job
+//! read together add `"ranks": [{"rank","host"}]`.
 
 use std::io::{self, Write};
 
@@ -15,6 +16,7 @@ use serde_json::{Value, json};
 
 use profiler_model::Sampling;
 
+use crate::read::stacks::RankInfo;
 use crate::views::flat::{EventProfile, FlatProfile, FunctionRow, ModuleRow};
 use crate::views::places::PlaceRow;
 use crate::views::sort::{PlaceKind, RowKind, row_kind};
@@ -46,6 +48,9 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
     });
     if !profile.thread_times.is_empty() {
         document["thread_times"] = thread_times(profile).into();
+    }
+    if !profile.ranks.is_empty() {
+        document["ranks"] = ranks_json(&profile.ranks);
     }
     let places = || rows(profile, |e| e.places.iter().map(|p| place_json(e, p)));
     match row_kind(&profile.sort) {
@@ -195,9 +200,12 @@ fn inlined_json(row: &FunctionRow) -> Vec<Value> {
         .collect()
 }
 
-/// `"comm"`, and `"pid"` with `"process"` (its name), where the sort keys
-/// tell them apart.
+/// `"rank"`, `"comm"`, and `"pid"` with `"process"` (its name), where the
+/// sort keys tell them apart.
 fn add_task(row: &mut Value, task: &Task) {
+    if let Some(rank) = task.rank {
+        row["rank"] = json!(rank);
+    }
     if let Some(command) = &task.command {
         row["comm"] = json!(command);
     }
@@ -208,6 +216,13 @@ fn add_task(row: &mut Value, task: &Task) {
     if let Some(state) = task.state {
         row["state"] = json!(state.name());
     }
+}
+
+/// `[{"rank", "host"}, ...]`: the recordings of a job read together.
+pub(crate) fn ranks_json(ranks: &[RankInfo]) -> Value {
+    (ranks.iter())
+        .map(|r| json!({"rank": r.rank, "host": r.host}))
+        .collect()
 }
 
 /// Percentages with four decimals: enough, and stable in golden files.

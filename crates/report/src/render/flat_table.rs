@@ -18,6 +18,7 @@ use crate::views::tasks::Task;
 /// A column named by the sort keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Column {
+    Rank,
     Command,
     Pid,
     State,
@@ -32,6 +33,7 @@ enum Column {
 impl Column {
     fn title(self) -> &'static str {
         match self {
+            Column::Rank => "Rank",
             Column::Command => "Command",
             Column::Pid => "Pid:Command",
             Column::State => "State",
@@ -148,6 +150,7 @@ fn columns(kind: RowKind, keys: &[SortKey]) -> Vec<Column> {
     let mut columns: Vec<Column> = keys
         .iter()
         .map(|key| match key {
+            SortKey::Rank => Column::Rank,
             SortKey::Command => Column::Command,
             SortKey::Pid => Column::Pid,
             SortKey::State => Column::State,
@@ -358,6 +361,7 @@ fn rows(
 ) -> Vec<Row> {
     let task_cell = |task: &Task, column: Column| {
         Cell::Text(match column {
+            Column::Rank => task.rank.map(|rank| rank.to_string()).unwrap_or_default(),
             Column::Command => task.command.clone().unwrap_or_default(),
             Column::Pid => (task.process.as_ref())
                 .map(|(pid, name)| format!("{pid}:{name}"))

@@ -7,7 +7,7 @@ use crate::render::call_tree::render_call_tree;
 use crate::render::fit::RowWidth;
 use crate::render::flat_table::render_table;
 use crate::views::flat::{EventProfile, FlatProfile};
-use crate::wording::{event_phrase, loss_advice, stack_advice, stack_phrase};
+use crate::wording::{event_phrase, job_phrase, loss_advice, stack_advice, stack_phrase};
 
 /// How much of the text report to print.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,6 +63,9 @@ fn render_all(
         profile.duration_ns as f64 / 1e9,
         profile.outcome,
     )?;
+    if !profile.ranks.is_empty() {
+        writeln!(out, "# Job:      {}", job_phrase(&profile.ranks))?;
+    }
     writeln!(
         out,
         "# Tasks:    {}, {}",

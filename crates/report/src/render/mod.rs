@@ -14,6 +14,7 @@ pub(crate) mod flat_table;
 pub(crate) mod flat_text;
 pub(crate) mod hist;
 pub(crate) mod inline_sites;
+pub(crate) mod ranks;
 pub(crate) mod script;
 pub(crate) mod stat;
 pub(crate) mod symbols;

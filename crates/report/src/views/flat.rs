@@ -9,7 +9,7 @@ use profiler_model::{
 };
 
 use crate::read::naming::{FunctionId, ModuleKey};
-use crate::read::stacks::{NamedStack, StackProfile};
+use crate::read::stacks::{NamedStack, RankInfo, StackProfile};
 use crate::read::weight::{Weight, total};
 use crate::views::attribution::{Attribution, InlineTally};
 use crate::views::call_tree::{CallTree, TreeDirection, call_tree};
@@ -76,6 +76,9 @@ pub struct FlatProfile {
     pub call_graph: bool,
     /// Rows below this share were left out.
     pub percent_limit: f64,
+    /// When the recordings of a job were read together: each one's rank
+    /// and host.
+    pub ranks: Vec<RankInfo>,
 }
 
 /// The rows of one event.
@@ -296,6 +299,7 @@ fn whole_profile(
         inline: options.inline,
         call_graph: options.call_graph.is_some(),
         percent_limit: options.percent_limit,
+        ranks: stacks.ranks.clone(),
     }
 }
 

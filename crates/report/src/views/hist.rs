@@ -13,6 +13,8 @@ use profiler_model::{
 use crate::error::ReportError;
 use crate::read::events::select_events;
 use crate::read::histograms::recording_histograms;
+use crate::read::job::Job;
+use crate::read::job_histograms::job_histograms;
 
 /// Choices for [`histogram_table`].
 #[derive(Clone, Debug, Default)]
@@ -71,11 +73,33 @@ pub fn histogram_table(
     symbolizer: &dyn Symbolizer,
     options: &HistOptions,
 ) -> Result<HistTable, ReportError> {
+    let histograms = |width, scale| recording_histograms(recording, width, scale);
+    table_of(recording, histograms, symbolizer, options)
+}
+
+/// The histogram table of every rank of `job`, their buckets summed.
+pub fn job_histogram_table(
+    job: &Job,
+    symbolizer: &dyn Symbolizer,
+    options: &HistOptions,
+) -> Result<HistTable, ReportError> {
+    let histograms = |width, scale| job_histograms(job, width, scale);
+    table_of(job.recording(), histograms, symbolizer, options)
+}
+
+/// The table of the histograms `histograms` gives (at a width and scale
+/// for those built from samples), of a recording with `recording`'s header.
+fn table_of(
+    recording: &Recording,
+    histograms: impl FnOnce(BucketWidth, Scale) -> Result<HistogramSet, ReportError>,
+    symbolizer: &dyn Symbolizer,
+    options: &HistOptions,
+) -> Result<HistTable, ReportError> {
     let events = &recording.header.events;
     let wanted = select_events(events, options.event.as_deref())?;
     let width = options.width.unwrap_or_default();
     let scale = options.scale.unwrap_or(Scale::FULL);
-    let mut set = recording_histograms(recording, width, scale)?;
+    let mut set = histograms(width, scale)?;
     if recording.header.histogram.is_some() && (options.width.is_some() || options.scale.is_some())
     {
         let (width, scale) = (

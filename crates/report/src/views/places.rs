@@ -158,6 +158,7 @@ mod tests {
 
     fn stack(place: usize, samples: u64) -> NamedStack {
         NamedStack {
+            rank: 0,
             pid: 1,
             tid: 1,
             command: CommandId::new(0),
@@ -178,7 +179,7 @@ mod tests {
         let part: Vec<Leaf> = (part.iter())
             .map(|stack| Leaf {
                 stack,
-                task: (None, None, None),
+                task: (None, None, None, None),
                 row: FunctionId::new(0),
             })
             .collect();

@@ -97,6 +97,7 @@ pub fn script(
         tasks: TaskDetail::Threads,
         max_stack: options.max_stack,
         states: false,
+        one_pass: false,
     };
     let counts = count_samples(recording, &wanted, &options.filter, unwinder, keep)?;
     let timeline = counts.timeline.unwrap_or_default();

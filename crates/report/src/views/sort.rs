@@ -26,6 +26,9 @@ pub enum SortKey {
     /// Whether the thread was running, or off the CPU blocked or
     /// preempted (`state`): splits off-CPU time by why.
     State,
+    /// The MPI rank whose recording holds the samples (`rank`), when the
+    /// recordings of a job are read together.
+    Rank,
 }
 
 /// The keys `--sort` takes, as `name: key`.
@@ -40,6 +43,7 @@ const KEYS: &[(&str, SortKey)] = &[
     ("srcline", SortKey::Line),
     ("address", SortKey::Address),
     ("state", SortKey::State),
+    ("rank", SortKey::Rank),
 ];
 
 impl SortKey {
@@ -54,7 +58,7 @@ impl SortKey {
                 .ok_or_else(|| {
                     format!(
                         "unknown sort key '{name}'; use comm, pid, dso (or module), sym (or \
-                         symbol), line (or srcline), address or state, several separated by \
+                         symbol), line (or srcline), address, state or rank, several separated by \
                          commas, e.g. comm,dso,sym"
                     )
                 })?;
@@ -69,7 +73,7 @@ impl SortKey {
 /// What one row of a flat report stands for: the finest key given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RowKind {
-    /// Commands, processes and/or states only.
+    /// Commands, processes, states and/or ranks only.
     Tasks,
     Modules,
     Functions,
@@ -108,6 +112,7 @@ mod tests {
         assert_eq!(SortKey::parse_list("pid, module").unwrap(), [Pid, Module]);
         assert_eq!(SortKey::parse_list("srcline").unwrap(), [Line]);
         assert_eq!(SortKey::parse_list("sym,sym").unwrap(), [Symbol]);
+        assert_eq!(SortKey::parse_list("rank,sym").unwrap(), [Rank, Symbol]);
         let error = SortKey::parse_list("comm,cpu").unwrap_err();
         assert!(error.contains("'cpu'"), "{error}");
     }
@@ -119,6 +124,7 @@ mod tests {
         assert_eq!(row_kind(&[Command, Pid]), RowKind::Tasks);
         assert_eq!(row_kind(&[State]), RowKind::Tasks);
         assert_eq!(row_kind(&[State, Symbol]), RowKind::Functions);
+        assert_eq!(row_kind(&[Rank]), RowKind::Tasks);
         assert_eq!(row_kind(&[Command, Module]), RowKind::Modules);
         assert_eq!(row_kind(&[Module, Symbol]), RowKind::Functions);
         assert_eq!(row_kind(&[]), RowKind::Functions);

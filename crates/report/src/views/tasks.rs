@@ -1,7 +1,7 @@
 //! Who spent the time: the command names and processes samples were taken
 //! in, as `perf report --sort comm` and `--sort pid` tell them apart, and
-//! (`--sort state`) whether their threads were running, blocked or
-//! preempted.
+//! the ranks of a job (`--sort rank`), and (`--sort state`) whether their
+//! threads were running, blocked or preempted.
 
 use rustc_hash::FxHashMap;
 
@@ -23,6 +23,8 @@ pub(crate) struct Leaf<'a> {
 /// apart (all `None` when they do not).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Task {
+    /// The MPI rank (`--sort rank`).
+    pub rank: Option<u32>,
     /// The command name (`--sort comm`).
     pub command: Option<String>,
     /// The process (`--sort pid`), and its name.
@@ -40,12 +42,18 @@ pub struct TaskRow {
     pub percent: f64,
 }
 
-/// [`Task`] before naming: a command, a pid and a state.
-pub(crate) type TaskKey = (Option<CommandId>, Option<u32>, Option<ThreadState>);
+/// [`Task`] before naming: a rank, a command, a pid and a state.
+pub(crate) type TaskKey = (
+    Option<u32>,
+    Option<CommandId>,
+    Option<u32>,
+    Option<ThreadState>,
+);
 
 /// Which parts of a sample's task the sort keys keep.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct TaskKeys {
+    rank: bool,
     command: bool,
     pid: bool,
     state: bool,
@@ -54,6 +62,7 @@ pub(crate) struct TaskKeys {
 impl TaskKeys {
     pub fn new(sort: &[SortKey]) -> TaskKeys {
         TaskKeys {
+            rank: sort.contains(&SortKey::Rank),
             command: sort.contains(&SortKey::Command),
             pid: sort.contains(&SortKey::Pid),
             state: sort.contains(&SortKey::State),
@@ -63,6 +72,7 @@ impl TaskKeys {
     /// Only the command name.
     pub fn commands() -> TaskKeys {
         TaskKeys {
+            rank: false,
             command: true,
             ..TaskKeys::default()
         }
@@ -70,6 +80,7 @@ impl TaskKeys {
 
     pub fn of(self, stack: &NamedStack) -> TaskKey {
         (
+            self.rank.then_some(stack.rank),
             self.command.then_some(stack.command),
             self.pid.then_some(stack.pid),
             stack.state.filter(|_| self.state),
@@ -79,12 +90,13 @@ impl TaskKeys {
 
 impl StackProfile {
     /// The task `key` stands for, named.
-    pub(crate) fn task(&self, (command, pid, state): TaskKey) -> Task {
+    pub(crate) fn task(&self, (rank, command, pid, state): TaskKey) -> Task {
         let name = |command: CommandId| match self.commands[command.index()].as_str() {
             "" => "[unknown]".to_owned(),
             name => name.to_owned(),
         };
         Task {
+            rank,
             command: command.map(name),
             process: pid.map(|pid| {
                 let thread = self.threads.iter().find(|t| t.pid == pid);
