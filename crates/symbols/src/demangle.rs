@@ -1,16 +1,58 @@
 //! Symbol names as people write them: Rust (legacy and v0) without the hash
 //! suffix, C++ without the argument list.
 //!
-//! C++ names are demangled by GNU libiberty, the demangler of c++filt, gdb
-//! and perf, so that names agree with theirs to the letter: spelled as
-//! `c++filt -i` spells them (`std::string`, as perf and gdb print it), or
-//! `c++filt -i -p` without argument lists.
+//! C++ names are spelled as `c++filt -i` spells them (`std::string`, as
+//! perf and gdb print it), or `c++filt -i -p` without argument lists. Where
+//! the build found GNU libiberty, the demangler of c++filt, gdb and perf
+//! (see `profiler-libiberty`), it demangles them, to the letter; elsewhere
+//! cpp_demangle does, its output respelled where it differs from
+//! libiberty's (`respell`) and names it misreads read again (`reread`).
+//! `docs/demangling.md` lists the names of libstdc++ and libLLVM on which
+//! the two still differ.
+
+mod reread;
+mod respell;
 
 use std::fmt::Write;
+
+/// Which demangler reads C++ names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CppDemangler {
+    /// GNU libiberty's, the one c++filt, gdb and perf use, where the build
+    /// found it.
+    Libiberty,
+    /// The cpp_demangle crate's, respelled as libiberty spells names.
+    CppDemangle,
+}
+
+impl CppDemangler {
+    /// The demangler [`demangle`] uses: libiberty where this build has it.
+    pub fn in_use() -> Self {
+        if profiler_libiberty::PRESENT {
+            Self::Libiberty
+        } else {
+            Self::CppDemangle
+        }
+    }
+
+    /// Its name, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Libiberty => "GNU libiberty (the system's, as c++filt)",
+            Self::CppDemangle => "cpp_demangle (pure Rust, respelled as c++filt)",
+        }
+    }
+}
 
 /// Demangles `name` if it is a Rust or C++ symbol; returns it unchanged
 /// otherwise. C++ names lose their argument lists unless `full_signatures`.
 pub fn demangle(name: &str, full_signatures: bool) -> String {
+    demangle_with(name, full_signatures, CppDemangler::in_use())
+}
+
+/// [`demangle`] with C++ names read by `demangler`; libiberty, asked for
+/// where this build has none, is cpp_demangle.
+pub fn demangle_with(name: &str, full_signatures: bool, demangler: CppDemangler) -> String {
     if let Ok(rust) = rustc_demangle::try_demangle(name) {
         // The alternate form drops the `::h0123456789abcdef` hash. The
         // demangler writes a piece at a time: a name seldom outgrows its
@@ -22,11 +64,13 @@ pub fn demangle(name: &str, full_signatures: bool) -> String {
     // Mangled names are ASCII; anything else is left alone rather than
     // risk text that is not UTF-8 coming back.
     if name.starts_with("_Z") && name.is_ascii() {
-        let options = cplus_demangle::Options {
-            show_params: full_signatures,
-            show_ansi: true,
+        let text = match demangler {
+            CppDemangler::Libiberty if profiler_libiberty::PRESENT => {
+                profiler_libiberty::demangle(name, full_signatures)
+            }
+            _ => reread::demangle(name, full_signatures),
         };
-        if let Ok(text) = cplus_demangle::demangle_with_options(name, options) {
+        if let Some(text) = text {
             return text;
         }
     }
@@ -35,7 +79,12 @@ pub fn demangle(name: &str, full_signatures: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::demangle;
+    use super::{CppDemangler, demangle, demangle_with};
+
+    /// Both demanglers, whichever the build has.
+    fn each(name: &str, full: bool) -> [String; 2] {
+        [CppDemangler::Libiberty, CppDemangler::CppDemangle].map(|d| demangle_with(name, full, d))
+    }
 
     #[test]
     fn rust_legacy_names_lose_their_hash() {
@@ -56,25 +105,59 @@ mod tests {
 
     #[test]
     fn cpp_names_lose_their_argument_lists() {
-        assert_eq!(demangle("_ZN3foo3Bar4burnEi", false), "foo::Bar::burn");
-        assert_eq!(demangle("_Z4workIiEvT_", false), "work<int>");
-        assert_eq!(demangle("_ZNK3foo3Bar4sizeEv", false), "foo::Bar::size");
+        for (name, short) in [
+            ("_ZN3foo3Bar4burnEi", "foo::Bar::burn"),
+            ("_Z4workIiEvT_", "work<int>"),
+            ("_ZNK3foo3Bar4sizeEv", "foo::Bar::size"),
+            ("_ZNKSs4findEcm", "std::string::find"),
+        ] {
+            assert_eq!(each(name, false), [short, short], "{name}");
+        }
     }
 
     #[test]
     fn cpp_names_read_as_cxxfilt_prints_them() {
-        // An empty parameter pack, and a repeated template parameter.
-        assert_eq!(
-            demangle("_ZN4llvm15AnalysisManagerINS_8FunctionEJEE5clearEv", true),
-            "llvm::AnalysisManager<llvm::Function>::clear()"
-        );
-        assert_eq!(
-            demangle("_ZNSbIwSt11char_traitsIwESaIwEEC2IPKwEET_S6_RKS1_", true),
-            "std::basic_string<wchar_t, std::char_traits<wchar_t>, std::allocator<wchar_t> >\
-             ::basic_string<wchar_t const*>(wchar_t const*, wchar_t const*, \
-             std::allocator<wchar_t> const&)"
-        );
-        assert_eq!(demangle("_ZNKSs4findEcm", false), "std::string::find");
+        for (name, full) in [
+            // An empty parameter pack.
+            (
+                "_ZN4llvm15AnalysisManagerINS_8FunctionEJEE5clearEv",
+                "llvm::AnalysisManager<llvm::Function>::clear()",
+            ),
+            // A constructor template of a class named by abbreviation,
+            // with a template parameter repeated.
+            (
+                "_ZNSbIwSt11char_traitsIwESaIwEEC2IPKwEET_S6_RKS1_",
+                "std::basic_string<wchar_t, std::char_traits<wchar_t>, std::allocator<wchar_t> >\
+                 ::basic_string<wchar_t const*>(wchar_t const*, wchar_t const*, \
+                 std::allocator<wchar_t> const&)",
+            ),
+            // A pack of forwarding references, and an integer argument.
+            (
+                "_ZN4llvm10AccelTableINS_26DWARF5AccelTableStaticDataEE7addNameIJjNS_5dwarf3TagEj\
+                 EEEvNS_23DwarfStringPoolEntryRefEDpOT_",
+                "void llvm::AccelTable<llvm::DWARF5AccelTableStaticData>::addName<unsigned int, \
+                 llvm::dwarf::Tag, unsigned int>(llvm::DwarfStringPoolEntryRef, unsigned int&&, \
+                 llvm::dwarf::Tag&&, unsigned int&&)",
+            ),
+            (
+                "_ZN4llvm11SmallVectorIiLj4EED2Ev",
+                "llvm::SmallVector<int, 4u>::~SmallVector()",
+            ),
+            ("_ZTVSt9bad_alloc", "vtable for std::bad_alloc"),
+            (
+                "_ZThn8_NSt7__cxx1118basic_stringstreamIcSt11char_traitsIcESaIcEED1Ev",
+                "non-virtual thunk to std::__cxx11::basic_stringstream<char, \
+                 std::char_traits<char>, std::allocator<char> >::~basic_stringstream()",
+            ),
+            ("_ZNKSi6gcountEv", "std::istream::gcount() const"),
+            (
+                "_ZNSoC1EPSt15basic_streambufIcSt11char_traitsIcEE",
+                "std::basic_ostream<char, std::char_traits<char> >::basic_ostream(\
+                 std::basic_streambuf<char, std::char_traits<char> >*)",
+            ),
+        ] {
+            assert_eq!(each(name, true), [full, full], "{name}");
+        }
     }
 
     #[test]
@@ -88,8 +171,8 @@ mod tests {
 
     #[test]
     fn plain_names_are_left_alone() {
-        assert_eq!(demangle("main", false), "main");
-        assert_eq!(demangle("_Zinvalid", false), "_Zinvalid");
-        assert_eq!(demangle("hot_loop.cold", false), "hot_loop.cold");
+        for name in ["main", "_Zinvalid", "hot_loop.cold", "_ZN3foo\u{e9}E"] {
+            assert_eq!(each(name, false), [name, name]);
+        }
     }
 }

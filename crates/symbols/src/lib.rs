@@ -55,7 +55,7 @@ mod vdso;
 
 pub use archive::{Archived, Archiver};
 pub use archived::ArchivedSymbolizer;
-pub use demangle::demangle;
+pub use demangle::{CppDemangler, demangle, demangle_with};
 pub use error::SymbolsError;
 pub use regions::file_offsets;
 pub use sources::SourceFiles;

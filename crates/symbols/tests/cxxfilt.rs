@@ -1,15 +1,22 @@
 //! C++ names against c++filt: every C++ symbol of libstdc++ (and of
-//! libLLVM, the biggest C++ library a machine with llvm has), demangled with
-//! and without argument lists, must read as `c++filt -i` and `c++filt -i -p`
-//! print them (`-i`: `std::string` rather than its full template, as perf
-//! and gdb print it). At least 99.9% must agree; every difference is
-//! printed.
+//! libLLVM, the biggest C++ libraries a machine with llvm and Chromium
+//! has), demangled with and without argument lists, must read as
+//! `c++filt -i` and `c++filt -i -p` print them (`-i`: `std::string` rather
+//! than its full template, as perf and gdb print it), at least 99.9% of
+//! them, by the demangler this build uses, which the test names, and by
+//! the pure-Rust one a build without libiberty uses.
+//!
+//! The pure-Rust one's differences are written to `docs/demangling.md`,
+//! which is compared with what the libraries give where they are the
+//! builds it was written from; `PROFILER_BLESS=1` rewrites it.
 
-use std::io::Write;
-use std::path::Path;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use object::{Object, ObjectSymbol};
+use profiler_symbols::{CppDemangler, demangle_with};
 
 const LIBRARIES: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
@@ -17,8 +24,26 @@ const LIBRARIES: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
 ];
 
-/// The distinct C++ symbol names of a library, dynamic and static.
-fn cpp_symbols(path: &Path) -> Vec<String> {
+/// The least share of names on which a demangler must agree with c++filt.
+const AGREEMENT: f64 = 99.9;
+
+/// A library's distinct C++ symbol names, with what c++filt makes of them.
+struct Library {
+    path: &'static str,
+    build_id: String,
+    names: Vec<String>,
+    /// `c++filt -i`, then `c++filt -i -p`, one line per name.
+    cxxfilt: [Vec<String>; 2],
+}
+
+/// A name on which a demangler and c++filt differ.
+struct Difference<'a> {
+    name: &'a str,
+    ours: String,
+    theirs: &'a str,
+}
+
+fn read(path: &'static str) -> Library {
     let data = std::fs::read(path).unwrap();
     let file = object::File::parse(&*data).unwrap();
     let mut names: Vec<String> = (file.dynamic_symbols().chain(file.symbols()))
@@ -27,7 +52,17 @@ fn cpp_symbols(path: &Path) -> Vec<String> {
         .collect();
     names.sort_unstable();
     names.dedup();
-    names
+    assert!(names.len() > 1000, "{path}: {} names", names.len());
+    let build_id = file.build_id().unwrap().map_or_else(String::new, |id| {
+        id.iter().map(|b| format!("{b:02x}")).collect()
+    });
+    let cxxfilt = [&["-i"][..], &["-i", "-p"]].map(|options| cxxfilt(&names, options));
+    Library {
+        path,
+        build_id,
+        names,
+        cxxfilt,
+    }
 }
 
 fn cxxfilt(names: &[String], options: &[&str]) -> Vec<String> {
@@ -43,56 +78,211 @@ fn cxxfilt(names: &[String], options: &[&str]) -> Vec<String> {
     let output = child.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
     assert!(output.status.success());
-    String::from_utf8(output.stdout)
+    let lines: Vec<String> = String::from_utf8(output.stdout)
         .unwrap()
         .lines()
         .map(str::to_owned)
-        .collect()
+        .collect();
+    assert_eq!(lines.len(), names.len());
+    lines
+}
+
+/// Where `demangler` and c++filt differ on `library`'s names, with
+/// argument lists and then without.
+fn differences(library: &Library, demangler: CppDemangler) -> [Vec<Difference<'_>>; 2] {
+    [true, false].map(|full| {
+        let theirs = &library.cxxfilt[usize::from(!full)];
+        (library.names.iter().zip(theirs))
+            .map(|(name, theirs)| Difference {
+                name,
+                ours: demangle_with(name, full, demangler),
+                theirs,
+            })
+            .filter(|d| d.ours != d.theirs)
+            .collect()
+    })
+}
+
+fn agreement(differ: usize, names: usize) -> f64 {
+    100.0 - differ as f64 * 100.0 / names as f64
+}
+
+/// Says on the terminal, past the harness's capture.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 #[test]
 fn cpp_names_read_as_cxxfilt_prints_them() {
+    let in_use = CppDemangler::in_use();
+    say(&format!("C++ demangler in use: {}", in_use.describe()));
+    if std::env::var_os("PROFILER_NO_LIBIBERTY").is_some_and(|v| v == "1") {
+        assert_eq!(
+            in_use,
+            CppDemangler::CppDemangle,
+            "PROFILER_NO_LIBIBERTY=1 was not heeded"
+        );
+    }
     if !profiler_testing::tool("c++filt") {
         return;
     }
-    let present: Vec<&Path> = (LIBRARIES.iter().map(Path::new))
-        .filter(|p| p.exists())
+    let libraries: Vec<Library> = (LIBRARIES.iter())
+        .filter(|p| Path::new(p).exists())
+        .map(|&p| read(p))
         .collect();
     assert!(
-        present.iter().any(|p| p.ends_with("libstdc++.so.6")),
+        libraries.iter().any(|l| l.path.ends_with("libstdc++.so.6")),
         "libstdc++ is missing"
     );
-    for library in present {
-        let names = cpp_symbols(library);
-        assert!(
-            names.len() > 1000,
-            "{}: {} names",
-            library.display(),
-            names.len()
-        );
-        for (full, options) in [(true, &["-i"][..]), (false, &["-i", "-p"][..])] {
-            let theirs = cxxfilt(&names, options);
-            assert_eq!(theirs.len(), names.len());
-            let differ: Vec<(&String, String, &String)> = (names.iter().zip(&theirs))
-                .map(|(name, theirs)| (name, profiler_symbols::demangle(name, full), theirs))
-                .filter(|(_, ours, theirs)| ours != *theirs)
-                .collect();
-            for (name, ours, theirs) in &differ {
-                println!("{name}\n  ours:     {ours}\n  c++filt:  {theirs}");
-            }
-            let agree = 100.0 - differ.len() as f64 * 100.0 / names.len() as f64;
-            println!(
-                "{}, c++filt {}: {} of {} names differ, {agree:.3}% agree",
-                library.display(),
-                options.join(" "),
+    let pure_rust: Vec<[Vec<Difference>; 2]> = (libraries.iter())
+        .map(|l| differences(l, CppDemangler::CppDemangle))
+        .collect();
+    let mut failures = Vec::new();
+    let mut report = |demangler: CppDemangler, library: &Library, lists: &[Vec<Difference>; 2]| {
+        for (differ, options) in lists.iter().zip(["-i", "-i -p"]) {
+            let agree = agreement(differ.len(), library.names.len());
+            let line = format!(
+                "{}, {}: {} of {} names differ from c++filt {options}, {agree:.3}% agree",
+                demangler.describe(),
+                library.path,
                 differ.len(),
-                names.len()
+                library.names.len()
             );
-            assert!(
-                agree >= 99.9,
-                "{}: only {agree:.3}% agree",
-                library.display()
-            );
+            say(&line);
+            if agree < AGREEMENT {
+                failures.push(line);
+            }
+        }
+    };
+    if in_use != CppDemangler::CppDemangle {
+        for library in &libraries {
+            report(in_use, library, &differences(library, in_use));
         }
     }
+    for (library, lists) in libraries.iter().zip(&pure_rust) {
+        report(CppDemangler::CppDemangle, library, lists);
+    }
+    check_list(&libraries, &pure_rust);
+    assert!(
+        failures.is_empty(),
+        "below {AGREEMENT}%:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// Compares `docs/demangling.md` with the pure-Rust demangler's differences
+/// where it was written from these builds of these libraries; writes it
+/// with `PROFILER_BLESS=1`.
+fn check_list(libraries: &[Library], pure_rust: &[[Vec<Difference>; 2]]) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/demangling.md");
+    let page = differences_page(libraries, pure_rust);
+    let bless = std::env::var_os("PROFILER_BLESS").is_some_and(|v| v == "1");
+    assert!(
+        !(bless && profiler_testing::ci()),
+        "PROFILER_BLESS=1 under CI=true: the list is blessed by hand, never by CI"
+    );
+    if bless {
+        std::fs::write(&path, &page).unwrap();
+        return;
+    }
+    let written = std::fs::read_to_string(&path).unwrap_or_default();
+    let table = |text: &str| text.split("\n## ").next().unwrap_or_default().to_owned();
+    if table(&written) != table(&page) {
+        say(&format!(
+            "{} was written from other builds of the libraries (or none): not compared",
+            path.display()
+        ));
+        return;
+    }
+    assert!(
+        written == page,
+        "{} differs from what the pure-Rust demangler gives now; \
+         PROFILER_BLESS=1 rewrites it: review the diff",
+        path.display()
+    );
+}
+
+/// The differences page up to its table of libraries.
+const PAGE_HEAD: &str = r"# C++ names without libiberty
+
+Where the build finds no GNU libiberty (`libiberty-dev` on Debian and Ubuntu),
+or with `PROFILER_NO_LIBIBERTY=1` at build time, C++ names are demangled by the
+cpp_demangle crate, whose spelling is then made c++filt's. This page lists
+every C++ symbol of libstdc++ and libLLVM on which that reading still differs
+from `c++filt -i` (names with their argument lists, as `--full-signatures`
+prints them) or `c++filt -i -p` (without, as reports print functions). The
+differences are of four kinds, each cpp_demangle's reading of the mangled name:
+
+- a lambda of a function template, in a template argument: cpp_demangle gives
+  the enclosing function its return type (`void llvm::cfg::LegalizeUpdates<..>(..)::{lambda..}`);
+- a lambda of a `const` member function, in a template argument: cpp_demangle
+  misplaces the function's name and its `const`;
+- a pack of forwarding references after a substitution (`std::make_unique`):
+  only the pack's first element keeps its `&&`;
+- one parenthesized negation in a template argument (`!(x)` for `!x`).
+
+`crates/symbols/tests/cxxfilt.rs` checks this page on the builds of the
+libraries below, and writes it anew with:
+
+```sh
+PROFILER_BLESS=1 cargo test -p profiler-symbols --test cxxfilt
+```
+
+| library | build-id | names | differ from `-i` | differ from `-i -p` |
+| --- | --- | ---: | ---: | ---: |
+";
+
+/// The page listing every name on which the pure-Rust demangler and c++filt
+/// differ.
+fn differences_page(libraries: &[Library], listed: &[[Vec<Difference>; 2]]) -> String {
+    let mut page = String::from(PAGE_HEAD);
+    let mut totals = [0; 3];
+    for (library, [full, short]) in libraries.iter().zip(listed) {
+        let names = library.names.len();
+        let share = |differ: &Vec<Difference>| {
+            format!(
+                "{} ({:.3}% agree)",
+                differ.len(),
+                agreement(differ.len(), names)
+            )
+        };
+        let _ = writeln!(
+            page,
+            "| {} | {} | {names} | {} | {} |",
+            library.path,
+            library.build_id,
+            share(full),
+            share(short)
+        );
+        for (total, n) in totals.iter_mut().zip([names, full.len(), short.len()]) {
+            *total += n;
+        }
+    }
+    let [names, full, short] = totals;
+    let _ = writeln!(
+        page,
+        "| all | | {names} | {full} ({:.3}% agree) | {short} ({:.3}% agree) |",
+        agreement(full, names),
+        agreement(short, names)
+    );
+    for (library, lists) in libraries.iter().zip(listed) {
+        for (differ, options) in lists.iter().zip(["-i", "-i -p"]) {
+            if differ.is_empty() {
+                continue;
+            }
+            let _ = write!(
+                page,
+                "\n## {}, against `c++filt {options}`\n\n",
+                library.path
+            );
+            for d in differ {
+                let _ = write!(
+                    page,
+                    "- `{}`\n  - cpp_demangle: `{}`\n  - c++filt: `{}`\n",
+                    d.name, d.ours, d.theirs
+                );
+            }
+        }
+    }
+    page
 }
