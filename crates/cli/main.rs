@@ -37,6 +37,8 @@ mod report;
 mod stat;
 mod symbolize;
 mod symbols;
+mod top;
+mod top_args;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -61,13 +63,17 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return usage_error(error),
     };
-    let is_record = matches!(cli.command, Command::Record(_) | Command::Stat(_));
+    let is_record = matches!(
+        cli.command,
+        Command::Record(_) | Command::Stat(_) | Command::Top(_)
+    );
     let result = match cli.command {
         Command::Record(args) => record::run(
             args,
             matches.subcommand_matches("record").unwrap_or(&matches),
         ),
         Command::Report(args) => report::run(args),
+        Command::Top(args) => top::run(args),
         Command::Hist(args) => hist::run(args),
         Command::Annotate(args) => annotate::run(args),
         Command::Flamegraph(args) => flamegraph::run(args),
@@ -111,8 +117,8 @@ fn usage_error(error: clap::Error) -> ExitCode {
         .skip(1)
         .find(|a| !a.starts_with('-'))
         .filter(|a| Cli::command().find_subcommand(a).is_some());
-    // Only record and stat run a command that `--` would set apart.
-    let runs_command = matches!(command.as_deref(), Some("record" | "stat"));
+    // Only record, stat and top run a command that `--` would set apart.
+    let runs_command = matches!(command.as_deref(), Some("record" | "stat" | "top"));
     let text = error.to_string();
     let mut message = String::new();
     // clap's own pointer to --help is replaced by ours, naming the

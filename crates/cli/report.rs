@@ -15,6 +15,9 @@ use crate::symbols::with_symbolizer;
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let path = args.file.as_ref().unwrap_or(&args.input.path);
+    if args.tui {
+        return crate::top::browse(path, &args.symbols, args.window);
+    }
     let recording = crate::input::open(path)?;
     let given = args.sort.clone();
     let mut sort = given.clone().unwrap_or_else(|| vec![SortKey::Symbol]);
