@@ -26,7 +26,11 @@ pub fn run(mut args: TopArgs) -> Result<ExitCode> {
     let (target, described) = target(&mut args)?;
     let launches = matches!(
         &target,
-        Target::Command(_) | Target::SystemWide { command: Some(_), .. }
+        Target::Command(_)
+            | Target::SystemWide {
+                command: Some(_),
+                ..
+            }
     );
     let events = (args.events.iter())
         .map(|name| EventRequest {
@@ -34,8 +38,8 @@ pub fn run(mut args: TopArgs) -> Result<ExitCode> {
             sampling: None,
         })
         .collect();
-    let sampling = (args.threshold.map(Sampling::Period))
-        .or(args.frequency.map(Sampling::Frequency));
+    let sampling =
+        (args.threshold.map(Sampling::Period)).or(args.frequency.map(Sampling::Frequency));
     let recorder = Recorder::new(RecordConfig {
         target,
         events,
@@ -131,10 +135,16 @@ fn target(args: &mut TopArgs) -> Result<(Target, String)> {
     let cpus = args.cpus.take().map(|CpuList(cpus)| cpus);
     Ok(if !args.pids.is_empty() {
         let pids = std::mem::take(&mut args.pids);
-        (Target::Processes(pids.clone()), format!("pid {}", list(&pids)))
+        (
+            Target::Processes(pids.clone()),
+            format!("pid {}", list(&pids)),
+        )
     } else if !args.tids.is_empty() {
         let tids = std::mem::take(&mut args.tids);
-        (Target::Threads(tids.clone()), format!("tid {}", list(&tids)))
+        (
+            Target::Threads(tids.clone()),
+            format!("tid {}", list(&tids)),
+        )
     } else if args.all_cpus || cpus.is_some() {
         let described = match &cpus {
             Some(cpus) => format!("CPUs {}", format_cpu_list(cpus)),
@@ -183,7 +193,11 @@ fn own_processes() -> io::Result<Vec<u32>> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc")? {
         let entry = entry?;
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(metadata) = entry.metadata() else {
@@ -212,7 +226,10 @@ impl Quiet {
             io::stdout().as_fd().try_clone_to_owned()?,
             io::stderr().as_fd().try_clone_to_owned()?,
         ];
-        let null = OpenOptions::new().read(true).write(true).open("/dev/null")?;
+        let null = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null")?;
         let out = saved[1].try_clone()?;
         rustix::stdio::dup2_stdin(&null)?;
         rustix::stdio::dup2_stdout(&null)?;

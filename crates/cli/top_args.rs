@@ -15,7 +15,12 @@ pub struct TopArgs {
     pub events: Vec<String>,
 
     /// Take a sample every THRESHOLD occurrences of each event
-    #[arg(short = 'c', long = "count", value_name = "THRESHOLD", conflicts_with = "frequency")]
+    #[arg(
+        short = 'c',
+        long = "count",
+        value_name = "THRESHOLD",
+        conflicts_with = "frequency"
+    )]
     pub threshold: Option<u64>,
 
     /// Take about HZ samples per second [default: 4000]

@@ -82,6 +82,7 @@ pub use doctor::{CHECKED_EVENTS, Checkup, EventCheck, checkup};
 pub use error::SamplerError;
 pub use launch::TargetExit;
 pub use list::probe_events;
+pub use privileges::read as read_privileges;
 pub use privileges::{CAP_IPC_LOCK, CAP_PERFMON, CAP_SYS_ADMIN, Privileges, paranoid_meaning};
 pub use profil::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion};
 pub use profiler_events::EventSource;
@@ -90,7 +91,6 @@ pub use recorder::{
     DEFAULT_FP_STACK_BYTES, DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES,
     DEFAULT_STACK_RING_BYTES, EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
 };
-pub use privileges::read as read_privileges;
 pub use recording::Recorded;
 pub use signals::interrupt;
 pub use stat::{

@@ -6,6 +6,8 @@ use crossterm::event::KeyCode;
 
 use profiler_report::Annotation;
 
+use crate::draw::thousands;
+use crate::names::FunctionId;
 use crate::printable::printable;
 
 /// One line of the listing.
@@ -23,6 +25,8 @@ pub(crate) struct ListingLine {
 /// An annotated function, scrolled somewhere.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct AnnotateScreen {
+    /// The function listed.
+    pub function: FunctionId,
     /// `symbol  module  N samples (P% of EVENT)`.
     pub title: String,
     pub notes: Vec<String>,
@@ -31,7 +35,7 @@ pub(crate) struct AnnotateScreen {
 }
 
 impl AnnotateScreen {
-    pub(crate) fn new(annotation: &Annotation) -> AnnotateScreen {
+    pub(crate) fn new(function: FunctionId, annotation: &Annotation) -> AnnotateScreen {
         let mut lines = Vec::new();
         for block in &annotation.sources {
             lines.push(heading(&block.file));
@@ -80,11 +84,12 @@ impl AnnotateScreen {
         }
         let share = annotation.samples as f64 * 100.0 / annotation.event_samples.max(1) as f64;
         AnnotateScreen {
+            function,
             title: printable(&format!(
                 "{}  {}  {} samples ({share:.1}% of {})",
                 annotation.symbol,
                 annotation.module,
-                annotation.samples,
+                thousands(annotation.samples),
                 annotation.event
             )),
             notes: annotation.notes.iter().map(|n| printable(n)).collect(),

@@ -189,12 +189,18 @@ mod tests {
     #[test]
     fn keys_change_the_view_and_ask_for_work() {
         let (mut app, table) = (App::default(), table());
-        assert_eq!(press(&mut app, KeyCode::Char('s'), &table), Request::Nothing);
+        assert_eq!(
+            press(&mut app, KeyCode::Char('s'), &table),
+            Request::Nothing
+        );
         assert_eq!(app.key, SortKey::Module);
         press(&mut app, KeyCode::Down, &table);
         press(&mut app, KeyCode::Down, &table);
         assert_eq!(app.selected, 1, "the selection stops at the last row");
-        assert_eq!(press(&mut app, KeyCode::Enter, &table), Request::Annotate(4));
+        assert_eq!(
+            press(&mut app, KeyCode::Enter, &table),
+            Request::Annotate(4)
+        );
         assert_eq!(press(&mut app, KeyCode::Char('z'), &table), Request::Zero);
         press(&mut app, KeyCode::Char('d'), &table);
         assert!(app.decay);
@@ -202,14 +208,20 @@ mod tests {
         for c in "ho".chars() {
             press(&mut app, KeyCode::Char(c), &table);
         }
-        assert_eq!(press(&mut app, KeyCode::Char('q'), &table), Request::Nothing);
+        assert_eq!(
+            press(&mut app, KeyCode::Char('q'), &table),
+            Request::Nothing
+        );
         assert_eq!(app.filter, "hoq", "q is typed into the filter");
         press(&mut app, KeyCode::Backspace, &table);
         press(&mut app, KeyCode::Enter, &table);
         assert_eq!((app.filter.as_str(), app.editing), ("ho", false));
         press(&mut app, KeyCode::Char('g'), &table);
         assert!(!app.callers && app.message.is_some(), "no stacks: no panel");
-        assert_eq!(press(&mut app, KeyCode::Char(']'), &table), Request::Nothing);
+        assert_eq!(
+            press(&mut app, KeyCode::Char(']'), &table),
+            Request::Nothing
+        );
         assert_eq!(press(&mut app, KeyCode::Char('q'), &table), Request::Quit);
     }
 

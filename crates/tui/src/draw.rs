@@ -206,7 +206,9 @@ pub(crate) fn row_text(row: &Row, columns: &Columns) -> String {
         text.push_str(&format!(" {:<15}", clip(&command, 15)));
     }
     if columns.pid {
-        let pid = row.pid.map_or_else(|| "-".to_owned(), |pid| pid.to_string());
+        let pid = row
+            .pid
+            .map_or_else(|| "-".to_owned(), |pid| pid.to_string());
         text.push_str(&format!(" {pid:>7}"));
     }
     if columns.module {
@@ -230,7 +232,10 @@ fn draw_neighbours(frame: &mut Frame<'_>, area: Rect, neighbours: Option<&Neighb
             lines.push(Line::from(format!("  {arrow} (none sampled)")));
         }
         for (name, samples) in entries.iter().take(half.max(1)) {
-            lines.push(Line::from(format!("  {arrow} {:>9}  {name}", thousands(*samples))));
+            lines.push(Line::from(format!(
+                "  {arrow} {:>9}  {name}",
+                thousands(*samples)
+            )));
         }
     };
     list(&mut lines, "<-", &neighbours.callers);
@@ -253,9 +258,12 @@ fn draw_listing(frame: &mut Frame<'_>, area: Rect, screen: &AnnotateScreen, colo
             Some((samples, percent)) => format!("{percent:>6.2}% {:>9} ", thousands(samples)),
             None => String::new(),
         };
+        // The hottest line is marked in text too, for a terminal without
+        // reverse video and for whoever reads a capture of the screen.
+        let mark = if line.hottest { '*' } else { ' ' };
         let text = match line.heading {
             true => format!("--- {} ---", line.text),
-            false => format!("{count} {}", line.text),
+            false => format!("{count}{mark}{}", line.text),
         };
         let mut style = match line.count {
             Some((samples, percent)) if samples > 0 => share_style(percent, color),
@@ -278,18 +286,28 @@ fn draw_keys(frame: &mut Frame<'_>, area: Rect, app: &App) {
     } else if app.annotate.is_some() {
         "Esc/q back  Up/Down PgUp/PgDn scroll".to_owned()
     } else {
-        let mut keys = "q quit  s sort  e event  / filter  z zero  d decay  Enter annotate".to_owned();
+        let mut keys = vec![
+            "? help", "q quit", "s sort", "e event", "/ filter", "z zero",
+        ];
+        keys.extend(["d decay", "Enter annotate"]);
         if app.stacks {
-            keys.push_str("  g callers");
+            keys.push("g callers");
         }
         if app.replay {
-            keys.push_str("  [ ] window");
+            keys.push("[ ] window");
         }
-        keys.push_str("  ? help");
-        keys
+        // Tighter where two spaces between keys would not fit.
+        let wide = keys.join("  ");
+        match wide.len() <= usize::from(area.width) {
+            true => wide,
+            false => keys.join(" "),
+        }
     };
     let style = Style::default().add_modifier(Modifier::REVERSED);
-    frame.render_widget(Paragraph::new(Line::from(Span::styled(pad(&text, area.width), style))), area);
+    frame.render_widget(
+        Paragraph::new(Line::from(Span::styled(pad(&text, area.width), style))),
+        area,
+    );
 }
 
 const HELP: &[(&str, &str)] = &[
@@ -300,7 +318,10 @@ const HELP: &[(&str, &str)] = &[
     ("z", "zero the counts"),
     ("d", "decaying counts: recent seconds weigh more"),
     ("Enter", "annotate the selected function"),
-    ("g, c", "callers and callees of the selected function (with -g)"),
+    (
+        "g, c",
+        "callers and callees of the selected function (with -g)",
+    ),
     ("[ ]", "move the window through a recording"),
     ("Up/Down", "select; PgUp/PgDn, Home/End"),
     ("?", "this help; any key closes it"),
@@ -318,7 +339,11 @@ fn draw_help(frame: &mut Frame<'_>, area: Rect, app: &App) {
     ))];
     for (key, what) in HELP {
         let off = (*key == "g, c" && !app.stacks) || (*key == "[ ]" && !app.replay);
-        let what = if off { format!("{what} (not here)") } else { (*what).to_owned() };
+        let what = if off {
+            format!("{what} (not here)")
+        } else {
+            (*what).to_owned()
+        };
         lines.push(Line::from(format!(" {key:<8} {what}")));
     }
     frame.render_widget(Clear, popup);
@@ -378,4 +403,3 @@ pub(crate) fn thousands(n: u64) -> String {
     }
     out
 }
-

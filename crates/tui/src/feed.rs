@@ -181,18 +181,20 @@ impl RecordSink for LiveFeed {
     }
 
     fn end_batch(&mut self) -> io::Result<()> {
-        for (pid, tid) in std::mem::take(&mut self.exited) {
-            self.names.by_thread.remove(&tid);
-            if pid == tid {
-                self.mappings.forget(pid);
-            }
-        }
+        let exited_before = std::mem::take(&mut self.exited);
         let mut batch = std::mem::take(&mut self.batch);
         batch.sort_by_key(side_band_order);
         let intake = Arc::clone(&self.intake);
         let mut intake = intake.lock().unwrap_or_else(PoisonError::into_inner);
         for record in &batch {
             self.apply(record, &mut intake);
+        }
+        drop(intake);
+        for (pid, tid) in exited_before {
+            self.names.by_thread.remove(&tid);
+            if pid == tid {
+                self.mappings.forget(pid);
+            }
         }
         batch.clear();
         self.batch = batch;
@@ -265,7 +267,10 @@ mod tests {
         assert_eq!(key.location, at(0x1010));
         assert_eq!(weight.samples, 2);
         let (edge, count) = delivery.edges.iter().next().unwrap();
-        assert_eq!((edge.callee, edge.caller, *count), (at(0x1010), at(0x1100), 2));
+        assert_eq!(
+            (edge.callee, edge.caller, *count),
+            (at(0x1010), at(0x1100), 2)
+        );
         assert!(intake.take().hits.is_empty(), "taken once");
     }
 
@@ -283,6 +288,7 @@ mod tests {
         };
         feed.push(&Record::Exit(exit)).unwrap();
         feed.end_batch().unwrap();
+        // The cycle after the exit still sees the process; the next not.
         feed.push(&sample(7, 0x40_0010, Vec::new())).unwrap();
         feed.end_batch().unwrap();
         feed.push(&sample(7, 0x40_0010, Vec::new())).unwrap();

@@ -12,11 +12,11 @@ use profiler_sampler::{RecordOutcome, Recorder, SamplerError};
 
 use crate::code::Code;
 use crate::draw::Header;
-use crate::screen::event_labels;
 use crate::error::TuiError;
 use crate::feed::LiveFeed;
 use crate::intake::Intake;
 use crate::screen::Screen;
+use crate::screen::event_labels;
 use crate::snapshot::write_snapshot;
 use crate::terminal::{self, Source};
 
@@ -79,8 +79,9 @@ impl Source for Live<'_> {
     fn refresh(&mut self, screen: &mut Screen<'_>) -> Result<(), TuiError> {
         let ended = self.has_ended();
         let mut intake = self.intake.lock().unwrap_or_else(PoisonError::into_inner);
-        screen.take(&mut intake);
+        let delivery = screen.take(&mut intake);
         drop(intake);
+        screen.add(delivery);
         if !ended {
             screen.header.time = format!("{:.1} s", self.started.elapsed().as_secs_f64());
         }

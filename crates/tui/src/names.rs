@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
@@ -19,6 +20,12 @@ pub(crate) type FunctionId = u32;
 /// memory over hours of whole-CPU sampling (a place evicted is only named
 /// again, the counts stay).
 const CACHED_PLACES: usize = 1 << 19;
+
+/// A module is named again only after this many times what naming it took
+/// last: the symbol tables of a large library (a compiler's, a browser's)
+/// take a while to read, and a busy machine keeps reaching new code in it,
+/// so its new places wait and `top` stays within about 2% of a CPU.
+const NAMING_SHARE: u32 = 50;
 
 /// What tells one function from another.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -63,6 +70,8 @@ pub(crate) struct Names {
     pub module_names: Vec<Arc<str>>,
     /// Why a module's code is unnamed, by module.
     pub problems: BTreeMap<ModuleId, String>,
+    /// When each module may be named again.
+    next_naming: FxHashMap<ModuleId, Instant>,
 }
 
 impl Names {
@@ -79,11 +88,13 @@ impl Names {
         self.places.get(place).copied()
     }
 
-    /// Names every place of `places` not named yet.
+    /// Names the places of `places` not named yet, but those of modules
+    /// named too recently for what naming them costs (unless `all`).
     pub(crate) fn name<'a>(
         &mut self,
         places: impl Iterator<Item = &'a Location>,
         symbolizer: &dyn Symbolizer,
+        all: bool,
     ) {
         let mut by_module: BTreeMap<ModuleId, Vec<FileOffset>> = BTreeMap::new();
         let mut kernel = Vec::new();
@@ -103,10 +114,23 @@ impl Names {
         if self.places.len() > CACHED_PLACES {
             self.places.clear();
         }
+        let now = Instant::now();
         for (module, mut offsets) in by_module {
+            if !all
+                && self
+                    .next_naming
+                    .get(&module)
+                    .is_some_and(|&next| now < next)
+            {
+                continue;
+            }
             offsets.sort_unstable();
             offsets.dedup();
+            let started = Instant::now();
             self.name_module(module, &offsets, symbolizer);
+            let took = started.elapsed();
+            self.next_naming
+                .insert(module, started + took * NAMING_SHARE);
         }
         kernel.sort_unstable();
         kernel.dedup();

@@ -97,7 +97,8 @@ impl<'r> Replay<'r> {
             }
         }
         screen.tally.zero();
-        screen.take(&mut intake);
+        let delivery = screen.take(&mut intake);
+        screen.add(delivery);
         let seconds = |ns: u64| (ns - self.span.0) as f64 / 1e9;
         let whole = seconds(self.span.1);
         screen.header.time = match self.window {
@@ -112,7 +113,10 @@ impl<'r> Replay<'r> {
     }
 
     fn count(&mut self, sample: &Sample, intake: &mut Intake, stack: &mut Vec<Location>) {
-        let name = self.model.thread_name(sample.tid, sample.time).unwrap_or("-");
+        let name = self
+            .model
+            .thread_name(sample.tid, sample.time)
+            .unwrap_or("-");
         let command = self.names.intern(name, &mut intake.commands);
         let key = HitKey {
             event: sample.event,
@@ -174,8 +178,8 @@ pub fn browse(
     };
     let mut screen = Screen::new(header, code, options.color);
     screen.app.replay = true;
+    screen.name_all = true;
     screen.app.stacks = recording.header.call_graph.is_some();
     // Nothing changes between refreshes but what the keys ask for.
     terminal::run(&mut screen, &mut replay, Duration::from_secs(3600), out)
 }
-

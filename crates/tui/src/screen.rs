@@ -31,6 +31,9 @@ pub(crate) struct Screen<'c> {
     pub code: Code<'c>,
     pub color: bool,
     pub table: Table,
+    /// Name every place at once, however long it takes (a recording);
+    /// otherwise a module costly to name waits its turn (see `names`).
+    pub name_all: bool,
     neighbours: Option<Neighbours>,
 }
 
@@ -49,27 +52,38 @@ impl<'c> Screen<'c> {
             code,
             color,
             table: Table::default(),
+            name_all: false,
             neighbours: None,
         }
     }
 
     /// Takes what `intake` holds: the modules and commands it has learnt of,
-    /// and the interval's counts (after decaying the old ones, with decay on).
-    pub(crate) fn take(&mut self, intake: &mut Intake) {
+    /// and the interval's counts, to [`add`](Screen::add) once the intake
+    /// is let go (naming takes a while, and the sampler waits for it).
+    pub(crate) fn take(&mut self, intake: &mut Intake) -> Delivery {
         self.names.add_modules(&intake.modules);
         let known = self.commands.len();
-        self.commands.extend(intake.commands.iter().skip(known).cloned());
-        let delivery = intake.take();
-        self.add(delivery);
+        self.commands
+            .extend(intake.commands.iter().skip(known).cloned());
+        intake.take()
     }
 
+    /// Adds an interval's counts (after decaying the old ones, with decay
+    /// on), naming what is new.
     pub(crate) fn add(&mut self, delivery: Delivery) {
         if self.app.decay {
             self.tally.decay();
         }
-        self.tally
-            .add(delivery, &mut self.names, self.code.symbolizer);
+        let symbolizer = self.code.symbolizer;
+        (self.tally).add(delivery, &mut self.names, symbolizer, self.name_all);
         self.rebuild();
+        // An open listing follows the counts, where it was scrolled to.
+        if let Some(open) = &self.app.annotate
+            && let Ok(mut listing) = self.annotation(open.function)
+        {
+            listing.scroll = open.scroll;
+            self.app.annotate = Some(listing);
+        }
     }
 
     /// Rebuilds the table (and the panel) after the counts or the choices
@@ -88,7 +102,11 @@ impl<'c> Screen<'c> {
 
     fn neighbours(&self) -> Neighbours {
         let event = self.app.event as u16;
-        let selected = self.table.rows.get(self.app.selected).and_then(|r| r.function);
+        let selected = self
+            .table
+            .rows
+            .get(self.app.selected)
+            .and_then(|r| r.function);
         let Some(function) = selected else {
             return Neighbours::default();
         };
@@ -120,7 +138,10 @@ impl<'c> Screen<'c> {
         let event = self.app.event as u16;
         let named = &self.names.functions[function as usize];
         let Some(module_id) = named.module else {
-            return Err(format!("{} is not code of a file: nothing to list", named.name));
+            return Err(format!(
+                "{} is not code of a file: nothing to list",
+                named.name
+            ));
         };
         let mut by_offset = BTreeMap::new();
         let mut hottest: Option<(u64, Svma)> = None;
@@ -165,7 +186,7 @@ impl<'c> Screen<'c> {
             context: None,
         };
         let annotation = annotate_sampled(&counts, &listing, self.code.sources, &options);
-        Ok(AnnotateScreen::new(&annotation))
+        Ok(AnnotateScreen::new(function, &annotation))
     }
 
     /// Draws the screen, keeping the selection in view.

@@ -96,7 +96,12 @@ pub(crate) fn build_table(input: &TableInput<'_>) -> Table {
         (input.commands.get(id as usize).cloned()).unwrap_or_else(|| Arc::from("-"))
     };
     let mut groups: FxHashMap<GroupKey, Group> = FxHashMap::default();
-    for (row, weight) in input.tally.rows.iter().filter(|(r, _)| r.event == input.event) {
+    for (row, weight) in input
+        .tally
+        .rows
+        .iter()
+        .filter(|(r, _)| r.event == input.event)
+    {
         let key = match input.key {
             SortKey::Symbol => GroupKey::Function(row.function),
             SortKey::Module => GroupKey::Module(names.module_of(row.function)),

@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 
 use profiler_model::Location;
 
-use crate::intake::{CommandId, Delivery, Weight};
+use crate::intake::{CommandId, Delivery, HitKey, Weight};
 use crate::names::{FunctionId, Names};
 use profiler_model::Symbolizer;
 
@@ -48,6 +48,8 @@ pub(crate) struct Tally {
     pub totals: Vec<Weight>,
     pub lost: Vec<u64>,
     pub throttled: Vec<u64>,
+    /// Samples at places whose module waits to be named.
+    pending: FxHashMap<HitKey, Weight>,
 }
 
 impl Tally {
@@ -60,13 +62,27 @@ impl Tally {
         }
     }
 
-    /// Names the places of `delivery` and adds its counts.
-    pub(crate) fn add(&mut self, delivery: Delivery, names: &mut Names, symbolizer: &dyn Symbolizer) {
-        let places = delivery.hits.keys().map(|key| &key.location);
-        let edge_places = delivery.edges.keys().flat_map(|e| [&e.callee, &e.caller]);
-        names.name(places.chain(edge_places), symbolizer);
+    /// Names the places of `delivery` and adds its counts; those at places
+    /// that wait to be named (unless `name_all`) are kept for the next time.
+    pub(crate) fn add(
+        &mut self,
+        delivery: Delivery,
+        names: &mut Names,
+        symbolizer: &dyn Symbolizer,
+        name_all: bool,
+    ) {
+        let mut hits = std::mem::take(&mut self.pending);
         for (key, weight) in delivery.hits {
+            hits.entry(key).or_default().add(weight);
+        }
+        let places = hits.keys().map(|key| &key.location);
+        let edge_places = delivery.edges.keys().flat_map(|e| [&e.callee, &e.caller]);
+        // Waiting places are bounded too: past the ceiling, all are named.
+        let all = name_all || hits.len() > MAX_PLACES;
+        names.name(places.chain(edge_places), symbolizer, all);
+        for (key, weight) in hits {
             let Some(named) = names.get(&key.location) else {
+                self.pending.insert(key, weight);
                 continue;
             };
             if let Some(total) = self.totals.get_mut(key.event as usize) {
@@ -141,7 +157,11 @@ impl Tally {
 }
 
 /// Keeps the hottest half of `map` once it holds more than `ceiling`.
-fn halve<K: Eq + std::hash::Hash, V>(map: &mut FxHashMap<K, V>, ceiling: usize, count: impl Fn(&V) -> u64) {
+fn halve<K: Eq + std::hash::Hash, V>(
+    map: &mut FxHashMap<K, V>,
+    ceiling: usize,
+    count: impl Fn(&V) -> u64,
+) {
     if map.len() <= ceiling {
         return;
     }
@@ -182,8 +202,20 @@ mod tests {
             pid: 1,
             command: 0,
         };
-        tally.rows.insert(key(0), Weight { samples: 800, period: 8 });
-        tally.rows.insert(key(1), Weight { samples: 1, period: 1 });
+        tally.rows.insert(
+            key(0),
+            Weight {
+                samples: 800,
+                period: 8,
+            },
+        );
+        tally.rows.insert(
+            key(1),
+            Weight {
+                samples: 1,
+                period: 1,
+            },
+        );
         tally.decay();
         assert_eq!(tally.rows.get(&key(0)).map(|w| w.samples), Some(700));
         assert!(!tally.rows.contains_key(&key(1)));

@@ -111,4 +111,3 @@ pub(crate) fn run(
 pub fn colors_allowed() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
 }
-
