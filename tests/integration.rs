@@ -36,4 +36,5 @@ mod stat;
 mod symbolization;
 mod symbols;
 mod targets;
+mod top;
 mod views;
