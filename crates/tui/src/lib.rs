@@ -64,6 +64,7 @@ mod error;
 mod feed;
 mod intake;
 mod live;
+mod measure;
 mod names;
 mod printable;
 mod replay;
@@ -80,6 +81,8 @@ pub use code::Code;
 pub use error::TuiError;
 pub use feed::LiveFeed;
 pub use live::{TopOptions, TopOutcome, top_screen, top_snapshots};
+#[doc(hidden)]
+pub use measure::refresh_times;
 pub use printable::printable;
 pub use replay::{BrowseOptions, browse};
 pub use table::SortKey;
