@@ -176,7 +176,12 @@ fn table(page: &mut String, points: &[u64], watchers: &[Watcher]) {
             };
             let stretch = ((point - since) * 60) as f64;
             let share = (now.cpu - before.cpu) / stretch * 100.0;
-            write!(page, " {share:.2}% | {:.1} MiB ({:.1}) |", now.rss, now.peak).unwrap();
+            write!(
+                page,
+                " {share:.2}% | {:.1} MiB ({:.1}) |",
+                now.rss, now.peak
+            )
+            .unwrap();
         }
         writeln!(page).unwrap();
     }
@@ -188,7 +193,12 @@ fn sample_rate(log: &str) -> Option<f64> {
     let head = log.lines().rfind(|l| l.starts_with("# profiler top:"))?;
     let (before, after) = head.split_once(" s: ")?;
     let seconds: f64 = before.rsplit(", ").next()?.parse().ok()?;
-    let samples: f64 = after.split_whitespace().next()?.replace(',', "").parse().ok()?;
+    let samples: f64 = after
+        .split_whitespace()
+        .next()?
+        .replace(',', "")
+        .parse()
+        .ok()?;
     Some(samples / seconds)
 }
 

@@ -96,6 +96,10 @@ impl App {
                 self.editing = true;
                 self.selected = 0;
             }
+            KeyCode::Char('z' | 'd') if self.replay => {
+                self.message =
+                    Some("a recording's counts stay as they are: [ and ] move the window".into());
+            }
             KeyCode::Char('z') => return Request::Zero,
             KeyCode::Char('d') => self.decay = !self.decay,
             KeyCode::Char('g' | 'c') if self.stacks => self.callers = !self.callers,

@@ -96,13 +96,19 @@ fn draw_header(frame: &mut Frame<'_>, area: Rect, view: &View<'_>) {
     );
     let total = view.table.total;
     let mut second = format!(
-        "{} samples, {} lost, {} throttled  sort: {}  decay: {}",
+        "{} samples, {} lost, {} throttled  sort: {}",
         thousands(total.samples),
         thousands(view.lost),
         thousands(view.throttled),
         app.key.label(),
-        if app.decay { "on" } else { "off" },
     );
+    if !app.replay {
+        second.push_str(if app.decay {
+            "  decay: on"
+        } else {
+            "  decay: off"
+        });
+    }
     if !app.filter.is_empty() {
         second.push_str(&format!("  filter: {}", app.filter));
     }
@@ -315,8 +321,8 @@ const HELP: &[(&str, &str)] = &[
     ("s", "sort by symbol, module, command, pid"),
     ("e", "next event"),
     ("/", "filter rows by name"),
-    ("z", "zero the counts"),
-    ("d", "decaying counts: recent seconds weigh more"),
+    ("z", "zero the counts (live)"),
+    ("d", "decaying counts: recent seconds weigh more (live)"),
     ("Enter", "annotate the selected function"),
     (
         "g, c",

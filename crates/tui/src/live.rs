@@ -2,7 +2,7 @@
 //! live feed, and the screen (or the snapshots) take its counts every
 //! interval, until the user quits, the target ends or an interrupt comes.
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
@@ -165,12 +165,7 @@ pub fn top_snapshots(
                 next += options.interval;
             }
             live.refresh(&mut screen)?;
-            let counts = (
-                screen.tally.lost.first().copied().unwrap_or(0),
-                screen.tally.throttled.first().copied().unwrap_or(0),
-            );
-            let written = write_snapshot(&screen.header, &screen.table, counts, options.rows, out);
-            if let Err(error) = written {
+            if let Err(error) = write_snapshots(&mut screen, options.rows, out) {
                 let _ = live.stop();
                 return Err(TuiError::Output(error));
             }
@@ -182,6 +177,21 @@ pub fn top_snapshots(
             }
         }
     })
+}
+
+/// A snapshot of each event.
+fn write_snapshots(screen: &mut Screen<'_>, rows: usize, out: &mut dyn Write) -> io::Result<()> {
+    for event in 0..screen.app.events {
+        screen.app.event = event;
+        screen.rebuild();
+        let counts = (
+            screen.tally.lost.get(event).copied().unwrap_or(0),
+            screen.tally.throttled.get(event).copied().unwrap_or(0),
+        );
+        let header = &screen.header;
+        write_snapshot(header, event, &screen.table, counts, rows, out)?;
+    }
+    Ok(())
 }
 
 /// How often the snapshot loop looks whether sampling has ended.

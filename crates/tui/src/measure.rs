@@ -90,7 +90,11 @@ pub fn refresh_times(functions: u64, samples: u64, refreshes: usize) -> Vec<Dura
     for round in 0..=refreshes {
         // Every function at least once in the first interval, then at
         // random (xorshift), the low ones more often.
-        let count = if round == 0 { functions.max(samples) } else { samples };
+        let count = if round == 0 {
+            functions.max(samples)
+        } else {
+            samples
+        };
         for n in 0..count {
             state ^= state << 13;
             state ^= state >> 7;

@@ -6,16 +6,17 @@ use std::io::{self, Write};
 use crate::draw::{Columns, Header, row_text, thousands};
 use crate::table::{SortKey, Table};
 
-/// Writes one snapshot: a head line (what, time, counts), the column
-/// heading and the hottest `rows` rows, then an empty line.
+/// Writes one snapshot of `event`: a head line (what, time, counts), the
+/// column heading and the hottest `rows` rows, then an empty line.
 pub(crate) fn write_snapshot(
     header: &Header,
+    event: usize,
     table: &Table,
     (lost, throttled): (u64, u64),
     rows: usize,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let event = header.events.join(", ");
+    let event = header.events.get(event).map_or("", String::as_str);
     writeln!(
         out,
         "# {}: {event}, {}, {}: {} samples, {} lost, {} throttled{}",

@@ -375,3 +375,16 @@ fn decay_and_zero_change_the_counts() {
     assert_eq!(screen.table.total.samples, 0);
     assert!(text(&drawn(&mut screen, 80, 24)).contains("no samples yet"));
 }
+
+#[test]
+fn the_recording_browser_at_80x24() {
+    let mut screen = screen(false);
+    screen.app.replay = true;
+    screen.header.title = "profiler report".into();
+    screen.header.target = "split.data".into();
+    screen.header.time = "0.0-1.0 s of 3.0 s".into();
+    press(&mut screen, KeyCode::Char('c'));
+    assert_screen("report-80x24.txt", &drawn(&mut screen, 80, 24));
+    press(&mut screen, KeyCode::Char('z'));
+    assert_eq!(screen.table.total.samples, 3000, "a recording's counts stay");
+}
