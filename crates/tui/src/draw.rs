@@ -292,15 +292,15 @@ fn draw_keys(frame: &mut Frame<'_>, area: Rect, app: &App) {
     } else if app.annotate.is_some() {
         "Esc/q back  Up/Down PgUp/PgDn scroll".to_owned()
     } else {
-        let mut keys = vec![
-            "? help", "q quit", "s sort", "e event", "/ filter", "z zero",
-        ];
-        keys.extend(["d decay", "Enter annotate"]);
-        if app.stacks {
-            keys.push("g callers");
+        let mut keys = vec!["? help", "q quit", "s sort", "e event", "/ filter"];
+        match app.replay {
+            true => keys.extend(["[ ] window", "Enter annotate"]),
+            false => keys.extend(["z zero", "d decay", "Enter annotate"]),
         }
-        if app.replay {
-            keys.push("[ ] window");
+        match (app.stacks, app.replay) {
+            (true, true) => keys.push("c callers"),
+            (true, false) => keys.push("g callers"),
+            (false, _) => {}
         }
         // Tighter where two spaces between keys would not fit.
         let wide = keys.join("  ");

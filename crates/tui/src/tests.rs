@@ -386,5 +386,8 @@ fn the_recording_browser_at_80x24() {
     press(&mut screen, KeyCode::Char('c'));
     assert_screen("report-80x24.txt", &drawn(&mut screen, 80, 24));
     press(&mut screen, KeyCode::Char('z'));
-    assert_eq!(screen.table.total.samples, 3000, "a recording's counts stay");
+    assert_eq!(
+        screen.table.total.samples, 3000,
+        "a recording's counts stay"
+    );
 }
