@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 #[allow(dead_code)]
 mod util;
 
+#[allow(dead_code)]
 mod common;
 
 /// What /proc says of a process at one moment.

@@ -155,7 +155,7 @@ impl App {
         } else if height > 0 && self.selected >= self.scroll + height {
             self.scroll = self.selected + 1 - height;
         }
-        self.scroll = self.scroll.min(rows.saturating_sub(height.max(1)).max(0));
+        self.scroll = self.scroll.min(rows.saturating_sub(height.max(1)));
         if self.selected < self.scroll {
             self.scroll = self.selected;
         }

@@ -49,7 +49,7 @@ impl CommandNames {
 
 /// A [`RecordSink`] that counts samples into an [`Intake`] shared with the
 /// screen.
-pub struct LiveFeed {
+pub(crate) struct LiveFeed {
     intake: Arc<Mutex<Intake>>,
     mappings: LiveMappings,
     names: CommandNames,
@@ -169,7 +169,7 @@ pub(crate) fn callers(
 impl RecordSink for LiveFeed {
     fn push(&mut self, record: &Record) -> io::Result<()> {
         match record {
-            Record::Sample(sample) if !sample.user_stack.is_none() => {
+            Record::Sample(sample) if sample.user_stack.is_some() => {
                 // The stack's copy serves only the caller splicer before us.
                 let mut sample = sample.clone();
                 sample.user_stack = None;

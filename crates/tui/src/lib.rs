@@ -79,7 +79,6 @@ mod tests;
 
 pub use code::Code;
 pub use error::TuiError;
-pub use feed::LiveFeed;
 pub use live::{TopOptions, TopOutcome, top_screen, top_snapshots};
 #[doc(hidden)]
 pub use measure::refresh_times;
