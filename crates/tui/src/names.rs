@@ -19,7 +19,7 @@ pub(crate) type FunctionId = u32;
 /// How many places the cache holds before it starts again: a bound on its
 /// memory over hours of whole-CPU sampling (a place evicted is only named
 /// again, the counts stay).
-const CACHED_PLACES: usize = 1 << 19;
+const CACHED_PLACES: usize = 1 << 17;
 
 /// A module is named again only after this many times what naming it took
 /// last: the symbol tables of a large library (a compiler's, a browser's)

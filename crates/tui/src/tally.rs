@@ -18,7 +18,7 @@ use profiler_model::Symbolizer;
 /// The most rows (event, process, command, function) kept.
 pub(crate) const MAX_ROWS: usize = 1 << 16;
 /// The most sampled places kept.
-pub(crate) const MAX_PLACES: usize = 1 << 18;
+pub(crate) const MAX_PLACES: usize = 1 << 17;
 /// The most caller edges kept.
 pub(crate) const MAX_EDGES: usize = 1 << 16;
 
