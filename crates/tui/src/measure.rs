@@ -20,7 +20,7 @@ use crate::intake::{HitKey, Intake, Weight};
 use crate::screen::Screen;
 
 /// Names the function at every 0x100 bytes `f_N`.
-struct MadeUp;
+pub(crate) struct MadeUp;
 
 impl Symbolizer for MadeUp {
     fn symbolize(&self, _: &Module, offsets: &[FileOffset], _: Detail) -> ModuleSymbols {

@@ -391,3 +391,58 @@ fn the_recording_browser_at_80x24() {
         "a recording's counts stay"
     );
 }
+
+#[test]
+fn counts_stay_under_their_ceilings_however_many_functions() {
+    use crate::measure::MadeUp;
+    use crate::tally::{MAX_PLACES, MAX_ROWS};
+    let code = Code {
+        symbolizer: &MadeUp,
+        disassembler: &MadeUp,
+        sources: &MadeUp,
+        syntax: AsmSyntax::Att,
+    };
+    let mut screen = Screen::new(header(), code, false);
+    let mut intake = Intake::new(1);
+    intake.modules.push(Module {
+        path: "/usr/lib/libbig.so".into(),
+        build_id: None,
+        pid: None,
+    });
+    intake.commands.push(Arc::from("app"));
+    let mut next = 0u64;
+    for _ in 0..3 {
+        for _ in 0..30_000 {
+            let key = HitKey {
+                event: 0,
+                pid: 1,
+                command: 0,
+                location: Location::Module {
+                    module: 0,
+                    offset: FileOffset(next * 0x100),
+                },
+            };
+            next += 1;
+            intake.hit(
+                key,
+                Weight {
+                    samples: 1,
+                    period: 1,
+                },
+                &[],
+            );
+        }
+        let delivery = screen.take(&mut intake);
+        screen.add(delivery);
+        assert!(
+            screen.tally.rows.len() <= MAX_ROWS,
+            "{}",
+            screen.tally.rows.len()
+        );
+        assert!(screen.tally.places.len() <= MAX_PLACES);
+    }
+    // What was let go still counts in the totals, so shares stay shares
+    // of everything sampled.
+    assert_eq!(screen.table.total.samples, 90_000);
+    assert!(screen.tally.rows.len() < 90_000, "the coldest were let go");
+}
