@@ -403,6 +403,8 @@ fn counts_stay_under_their_ceilings_however_many_functions() {
         syntax: AsmSyntax::Att,
     };
     let mut screen = Screen::new(header(), code, false);
+    // Every refresh names its places (no module waits its turn here).
+    screen.name_all = true;
     let mut intake = Intake::new(1);
     intake.modules.push(Module {
         path: "/usr/lib/libbig.so".into(),
