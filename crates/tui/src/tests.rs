@@ -448,3 +448,63 @@ fn counts_stay_under_their_ceilings_however_many_functions() {
     assert_eq!(screen.table.total.samples, 90_000);
     assert!(screen.tally.rows.len() < 90_000, "the coldest were let go");
 }
+
+/// A symbolizer that takes 10 ms a module.
+struct Slow;
+
+impl Symbolizer for Slow {
+    fn symbolize(&self, module: &Module, offsets: &[FileOffset], detail: Detail) -> ModuleSymbols {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        Fixture.symbolize(module, offsets, detail)
+    }
+}
+
+#[test]
+fn a_module_slow_to_name_waits_its_turn_and_loses_nothing() {
+    let code = Code {
+        symbolizer: &Slow,
+        ..code()
+    };
+    let mut screen = Screen::new(header(), code, false);
+    let mut intake = Intake::new(1);
+    intake.modules.push(Module {
+        path: "/work/split".into(),
+        build_id: None,
+        pid: None,
+    });
+    intake.commands.push(Arc::from("split"));
+    let mut hit = |intake: &mut Intake, offset| {
+        let location = Location::Module {
+            module: 0,
+            offset: FileOffset(offset),
+        };
+        let key = HitKey {
+            event: 0,
+            pid: 1,
+            command: 0,
+            location,
+        };
+        intake.hit(
+            key,
+            Weight {
+                samples: 1,
+                period: 1,
+            },
+            &[],
+        );
+    };
+    hit(&mut intake, 0x1004);
+    let delivery = screen.take(&mut intake);
+    screen.add(delivery);
+    assert_eq!(screen.table.total.samples, 1);
+    // At once again: the module was named 10 ms ago, so its new place
+    // waits (half a second), and is not counted yet.
+    hit(&mut intake, 0x1104);
+    let delivery = screen.take(&mut intake);
+    screen.add(delivery);
+    assert_eq!(screen.table.total.samples, 1);
+    screen.name_all = true;
+    screen.add(Default::default());
+    assert_eq!(screen.table.total.samples, 2, "counted once named");
+    assert!(screen.table.rows.iter().any(|r| &*r.name == "burn_30"));
+}
