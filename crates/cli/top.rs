@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use profiler_model::{AsmSyntax, CallGraph, Sampling};
+use profiler_model::{AsmSyntax, CallGraph, Disassembler, Sampling, Symbolizer};
 use profiler_sampler::{EventRequest, RecordConfig, Recorder, Target, format_cpu_list};
 use profiler_symbols::{ElfSymbolizer, ElfUnwinder, SourceFiles};
 use profiler_tui::{BrowseOptions, Code, TopOptions, colors_allowed, top_screen, top_snapshots};
@@ -61,12 +61,7 @@ pub fn run(mut args: TopArgs) -> Result<ExitCode> {
     let symbolizer = ElfSymbolizer::new(options.clone());
     let unwinder = ElfUnwinder::new(&options);
     let sources = SourceFiles::new(Vec::new());
-    let code = Code {
-        symbolizer: &symbolizer,
-        disassembler: &symbolizer,
-        sources: &sources,
-        syntax: AsmSyntax::Att,
-    };
+    let code = code(&symbolizer, &sources);
     let unwinder = args.call_graph.then_some(&unwinder as _);
     let stdout = io::stdout();
     let screen = !args.stdio && stdout.is_terminal();
@@ -113,18 +108,24 @@ pub fn browse(path: &Path, symbols: &SymbolArgs, window: Duration) -> Result<Exi
     let recording = crate::input::open(path)?;
     let symbolizer = crate::symbols::symbolizer(symbols, &recording);
     let sources = SourceFiles::new(Vec::new());
-    let code = Code {
-        symbolizer: &symbolizer,
-        disassembler: &symbolizer,
-        sources: &sources,
-        syntax: AsmSyntax::Att,
-    };
+    let code = code(&symbolizer, &sources);
     let options = BrowseOptions {
         window,
         color: colors_allowed(),
     };
     profiler_tui::browse(&recording, code, &options, io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Names and listings from `symbolizer`, sources where the debug info
+/// says they are.
+fn code<'a, S: Symbolizer + Disassembler>(symbolizer: &'a S, sources: &'a SourceFiles) -> Code<'a> {
+    Code {
+        symbolizer,
+        disassembler: symbolizer,
+        sources,
+        syntax: AsmSyntax::Att,
+    }
 }
 
 /// What to sample, and how the header says it. Without -a, -C, -p, -t or a
