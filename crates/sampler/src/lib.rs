@@ -97,5 +97,5 @@ pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
     StatOutcome, ThreadCount,
 };
-pub use sysinfo::page_size;
+pub use sysinfo::{page_size, release_freed_memory};
 pub use target::{Target, TargetEnd};

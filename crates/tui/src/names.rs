@@ -19,7 +19,11 @@ pub(crate) type FunctionId = u32;
 /// How many places the cache holds before it starts again: a bound on its
 /// memory over hours of whole-CPU sampling (a place evicted is only named
 /// again, the counts stay).
-const CACHED_PLACES: usize = 1 << 17;
+const CACHED_PLACES: usize = 1 << 16;
+
+/// How many functions are known before those no count refers to any
+/// more are let go (see [`Names::keep`]).
+pub(crate) const MAX_FUNCTIONS: usize = 1 << 16;
 
 /// A module is named again only after this many times what naming it took
 /// last: the symbol tables of a large library (a compiler's, a browser's)
@@ -115,6 +119,7 @@ impl Names {
             self.places.clear();
         }
         let now = Instant::now();
+        let mut named_any = false;
         for (module, mut offsets) in by_module {
             if !all
                 && self
@@ -131,6 +136,12 @@ impl Names {
             let took = started.elapsed();
             self.next_naming
                 .insert(module, started + took * NAMING_SHARE);
+            named_any = true;
+        }
+        if named_any {
+            // Reading a module's tables allocates far more than the names
+            // kept: let it go, or the heap stays at the largest module's.
+            profiler_sampler::release_freed_memory();
         }
         kernel.sort_unstable();
         kernel.dedup();
@@ -224,6 +235,37 @@ impl Names {
         self.functions.push(make());
         self.index.insert(key, id);
         id
+    }
+
+    /// Keeps only the functions `used` holds true for, and the places named
+    /// after them; returns each old id's new one.
+    pub(crate) fn keep(&mut self, used: &[bool]) -> Vec<Option<FunctionId>> {
+        let mut remap = vec![None; self.functions.len()];
+        let mut kept = Vec::new();
+        for (id, function) in std::mem::take(&mut self.functions).into_iter().enumerate() {
+            if used.get(id).copied().unwrap_or(false) {
+                remap[id] = Some(kept.len() as FunctionId);
+                kept.push(function);
+            }
+        }
+        self.functions = kept;
+        self.index.retain(|_, id| match remap[*id as usize] {
+            Some(new) => {
+                *id = new;
+                true
+            }
+            None => false,
+        });
+        self.places
+            .retain(|_, named| match remap[named.function as usize] {
+                Some(new) => {
+                    named.function = new;
+                    true
+                }
+                None => false,
+            });
+        self.functions.shrink_to_fit();
+        remap
     }
 
     /// The module name shown for `function`.

@@ -75,7 +75,13 @@ impl<'c> Screen<'c> {
             self.tally.decay();
         }
         let symbolizer = self.code.symbolizer;
-        (self.tally).add(delivery, &mut self.names, symbolizer, self.name_all);
+        let remap = (self.tally).add(delivery, &mut self.names, symbolizer, self.name_all);
+        if let (Some(remap), Some(open)) = (remap, &mut self.app.annotate) {
+            match remap.get(open.function as usize).copied().flatten() {
+                Some(function) => open.function = function,
+                None => self.app.annotate = None,
+            }
+        }
         self.rebuild();
         // An open listing follows the counts, where it was scrolled to.
         if let Some(open) = &self.app.annotate

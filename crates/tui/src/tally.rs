@@ -12,15 +12,15 @@ use rustc_hash::FxHashMap;
 use profiler_model::Location;
 
 use crate::intake::{CommandId, Delivery, HitKey, Weight};
-use crate::names::{FunctionId, Names};
+use crate::names::{FunctionId, MAX_FUNCTIONS, Names};
 use profiler_model::Symbolizer;
 
 /// The most rows (event, process, command, function) kept.
-pub(crate) const MAX_ROWS: usize = 1 << 16;
+pub(crate) const MAX_ROWS: usize = 1 << 15;
 /// The most sampled places kept.
-pub(crate) const MAX_PLACES: usize = 1 << 17;
+pub(crate) const MAX_PLACES: usize = 1 << 16;
 /// The most caller edges kept.
-pub(crate) const MAX_EDGES: usize = 1 << 16;
+pub(crate) const MAX_EDGES: usize = 1 << 15;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct RowKey {
@@ -64,13 +64,14 @@ impl Tally {
 
     /// Names the places of `delivery` and adds its counts; those at places
     /// that wait to be named (unless `name_all`) are kept for the next time.
+    /// Where functions were let go, returns each old id's new one.
     pub(crate) fn add(
         &mut self,
         delivery: Delivery,
         names: &mut Names,
         symbolizer: &dyn Symbolizer,
         name_all: bool,
-    ) {
+    ) -> Option<Vec<Option<FunctionId>>> {
         let mut hits = std::mem::take(&mut self.pending);
         for (key, weight) in delivery.hits {
             hits.entry(key).or_default().add(weight);
@@ -118,6 +119,53 @@ impl Tally {
             *mine = mine.saturating_add(*theirs);
         }
         self.bound();
+        let remap = (names.functions.len() > MAX_FUNCTIONS).then(|| self.forget_functions(names));
+        remap
+    }
+
+    /// Lets `names` go of the functions no row or edge counts any more;
+    /// returns each old id's new one.
+    fn forget_functions(&mut self, names: &mut Names) -> Vec<Option<FunctionId>> {
+        let mut used = vec![false; names.functions.len()];
+        let mut mark = |id: FunctionId| {
+            if let Some(slot) = used.get_mut(id as usize) {
+                *slot = true;
+            }
+        };
+        self.rows.keys().for_each(|row| mark(row.function));
+        self.edges.keys().for_each(|edge| {
+            mark(edge.callee);
+            mark(edge.caller);
+        });
+        let remap = names.keep(&used);
+        let new = |id: FunctionId| remap.get(id as usize).copied().flatten();
+        self.rows = std::mem::take(&mut self.rows)
+            .into_iter()
+            .filter_map(|(row, weight)| {
+                Some((
+                    RowKey {
+                        function: new(row.function)?,
+                        ..row
+                    },
+                    weight,
+                ))
+            })
+            .collect();
+        self.edges = std::mem::take(&mut self.edges)
+            .into_iter()
+            .filter_map(|(edge, n)| {
+                let (callee, caller) = (new(edge.callee)?, new(edge.caller)?);
+                Some((
+                    EdgeKey {
+                        callee,
+                        caller,
+                        ..edge
+                    },
+                    n,
+                ))
+            })
+            .collect();
+        remap
     }
 
     /// Keeps 7/8 of every count, letting go of those that reach zero.

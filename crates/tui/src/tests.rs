@@ -395,6 +395,7 @@ fn the_recording_browser_at_80x24() {
 #[test]
 fn counts_stay_under_their_ceilings_however_many_functions() {
     use crate::measure::MadeUp;
+    use crate::names::MAX_FUNCTIONS;
     use crate::tally::{MAX_PLACES, MAX_ROWS};
     let code = Code {
         symbolizer: &MadeUp,
@@ -413,7 +414,7 @@ fn counts_stay_under_their_ceilings_however_many_functions() {
     });
     intake.commands.push(Arc::from("app"));
     let mut next = 0u64;
-    for _ in 0..3 {
+    for _ in 0..4 {
         for _ in 0..30_000 {
             let key = HitKey {
                 event: 0,
@@ -442,11 +443,17 @@ fn counts_stay_under_their_ceilings_however_many_functions() {
             screen.tally.rows.len()
         );
         assert!(screen.tally.places.len() <= MAX_PLACES);
+        assert!(screen.names.functions.len() <= MAX_FUNCTIONS.max(MAX_ROWS + 30_000));
+    }
+    // The rows left name their own functions still.
+    for (row, _) in screen.tally.rows.iter().take(100) {
+        let name = &screen.names.functions[row.function as usize].name;
+        assert!(name.starts_with("f_"), "{name}");
     }
     // What was let go still counts in the totals, so shares stay shares
     // of everything sampled.
-    assert_eq!(screen.table.total.samples, 90_000);
-    assert!(screen.tally.rows.len() < 90_000, "the coldest were let go");
+    assert_eq!(screen.table.total.samples, 120_000);
+    assert!(screen.tally.rows.len() < 120_000, "the coldest were let go");
 }
 
 /// A symbolizer that takes 10 ms a module.
