@@ -109,7 +109,7 @@ fn main() {
             .args(["top", "-a", "-F", "4000", "-e", "cpu-clock:u", "--stdio"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("perf-top.log")).unwrap())
             .spawn()
             .unwrap();
         watchers.push(Watcher {
@@ -125,7 +125,13 @@ fn main() {
         let at = started + Duration::from_secs(point * 60);
         std::thread::sleep(at.saturating_duration_since(Instant::now()));
         for watcher in &mut watchers {
-            let seen = usage(watcher.child.id()).unwrap_or_default();
+            // A tool that has exited has no figures: NaN, printed as such.
+            let gone = Usage {
+                cpu: f64::NAN,
+                rss: f64::NAN,
+                peak: f64::NAN,
+            };
+            let seen = usage(watcher.child.id()).unwrap_or(gone);
             watcher.seen.push(seen);
         }
         eprintln!("top bench: {point} min");
