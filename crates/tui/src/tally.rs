@@ -119,8 +119,7 @@ impl Tally {
             *mine = mine.saturating_add(*theirs);
         }
         self.bound();
-        let remap = (names.functions.len() > MAX_FUNCTIONS).then(|| self.forget_functions(names));
-        remap
+        (names.functions.len() > MAX_FUNCTIONS).then(|| self.forget_functions(names))
     }
 
     /// Lets `names` go of the functions no row or edge counts any more;

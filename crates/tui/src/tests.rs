@@ -480,7 +480,7 @@ fn a_module_slow_to_name_waits_its_turn_and_loses_nothing() {
         pid: None,
     });
     intake.commands.push(Arc::from("split"));
-    let mut hit = |intake: &mut Intake, offset| {
+    let hit = |intake: &mut Intake, offset| {
         let location = Location::Module {
             module: 0,
             offset: FileOffset(offset),
