@@ -144,13 +144,18 @@ live_test!(top_shows_split_live_and_its_keys_work, || {
     let dir = scratch("top-tmux");
     let split = fixture("split");
     let split = split.to_str().unwrap();
-    let line = shell_line(&dir, &["top", "--", split, "1000000"]);
+    // Short rounds (6, 3 and 1 units, still 60/30/10), so that a few
+    // seconds hold many of them even on a busy machine.
+    let line = shell_line(&dir, &["top", "--", split, "100000000", "6", "3", "1"]);
     let tmux = Tmux::start("top", &line, 120, 40);
-    std::thread::sleep(Duration::from_secs(3));
-    let screen = tmux.wait_for(10, |s| {
-        ["burn_60", "burn_30", "burn_10"]
-            .iter()
-            .all(|f| share(s, f).is_some())
+    // Three seconds of sampling, as the header counts them.
+    let screen = tmux.wait_for(20, |s| {
+        let seconds = s.lines().next().and_then(|l| l.rsplit(", ").next());
+        let seconds = seconds.and_then(|t| t.trim_end_matches(" s").parse::<f64>().ok());
+        seconds.is_some_and(|t| t >= 3.0)
+            && ["burn_60", "burn_30", "burn_10"]
+                .iter()
+                .all(|f| share(s, f).is_some())
     });
     for (function, expected) in [("burn_60", 60.0), ("burn_30", 30.0), ("burn_10", 10.0)] {
         let found = share(&screen, function).unwrap_or_else(|| panic!("no {function}:\n{screen}"));
