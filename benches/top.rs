@@ -3,9 +3,10 @@
 //! 30) with its snapshots going to a file, beside `perf top -a` doing the
 //! same, while a niced copy of the `split` fixture keeps at least one CPU
 //! busy; at 1, 10 and 30 minutes (those within MINUTES) it reads each
-//! one's CPU time and resident memory from /proc. Then it times the
+//! one's CPU time and resident memory from /proc. First it times the
 //! screen's refresh over 5,000 distinct functions (in process, on
-//! ratatui's test backend). Writes the `top` section of BENCHMARKS.md.
+//! ratatui's test backend). Writes the `top` and `top-refresh` sections
+//! of BENCHMARKS.md; `cargo bench --bench top refresh` only the second.
 
 use std::fmt::Write as _;
 use std::process::{Child, Command, Stdio};
@@ -64,6 +65,13 @@ struct Watcher {
 }
 
 fn main() {
+    // `cargo bench --bench top refresh` measures the refresh alone, in a
+    // minute, leaving the half-hour figures as they are.
+    let refresh_only = std::env::args().any(|a| a == "refresh");
+    refresh();
+    if refresh_only {
+        return;
+    }
     let minutes: u64 = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
@@ -154,7 +162,6 @@ fn main() {
         )
         .unwrap();
     }
-    refresh(&mut page);
     common::write_section("top", &page);
 }
 
@@ -209,7 +216,7 @@ fn sample_rate(log: &str) -> Option<f64> {
     Some(samples / seconds)
 }
 
-fn refresh(page: &mut String) {
+fn refresh() {
     let mut times: Vec<f64> = profiler_tui::refresh_times(5000, 8000, 30)
         .iter()
         .map(|t| t.as_secs_f64() * 1000.0)
@@ -217,12 +224,16 @@ fn refresh(page: &mut String) {
     times.sort_by(f64::total_cmp);
     let median = common::median(times.clone());
     let max = times.last().copied().unwrap_or(f64::NAN);
+    let mut page = String::new();
     writeln!(
         page,
-        "\nA refresh of the screen (160x50) over 5,000 distinct functions in 4 processes, each \
-         interval bringing 8,000 samples (4 kHz on 2 CPUs), from taking the interval's counts \
+        "### `top`'s refresh\n\nWritten by `cargo bench --bench top` (or `top refresh`, this \
+         alone) on {}. A refresh of the screen (160x50) over 5,000 distinct functions in 4 \
+         processes, each interval bringing 8,000 samples (4 kHz on 2 CPUs), from taking the interval's counts \
          to the frame drawn: median {median:.1} ms, slowest {max:.1} ms of 30 (after the first, \
-         which names every function)."
+         which names every function). The machine was shared with other builds and tests.",
+        common::machine(),
     )
     .unwrap();
+    common::write_section("top-refresh", &page);
 }
