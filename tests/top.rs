@@ -166,7 +166,7 @@ live_test!(top_shows_split_live_and_its_keys_work, || {
     }
     // s: one row per module; the fixture's own holds nearly everything.
     tmux.keys(&["s"]);
-    let by_module = tmux.wait_for(3, |s| s.contains("sort: module"));
+    let by_module = tmux.wait_for(10, |s| s.contains("sort: module"));
     assert!(by_module.contains("sort: module"), "{by_module}");
     assert!(
         share(&by_module, "split").is_some_and(|s| s > 90.0),
@@ -175,7 +175,7 @@ live_test!(top_shows_split_live_and_its_keys_work, || {
     tmux.keys(&["s", "s", "s"]);
     // /: only the rows whose name holds the filter.
     tmux.keys(&["/", "b", "u", "r", "n", "_", "3", "Enter"]);
-    let filtered = tmux.wait_for(3, |s| {
+    let filtered = tmux.wait_for(10, |s| {
         s.contains("filter: burn_3") && !s.contains("burn_60")
     });
     assert!(filtered.contains("burn_30"), "{filtered}");
@@ -185,7 +185,7 @@ live_test!(top_shows_split_live_and_its_keys_work, || {
     );
     // Enter: burn_30's listing, its hot line marked.
     tmux.keys(&["Enter"]);
-    let listing = tmux.wait_for(5, |s| s.contains("--- disassembly ---"));
+    let listing = tmux.wait_for(15, |s| s.contains("--- disassembly ---"));
     let hot = listing.lines().find(|l| l.contains('*') && l.contains('%'));
     let hot = hot.unwrap_or_else(|| panic!("no hot line marked:\n{listing}"));
     assert!(
@@ -285,12 +285,12 @@ live_test!(report_tui_browses_a_recording, || {
     }
     // ]: the first half second only, fewer samples.
     tmux.keys(&["]"]);
-    let window = tmux.wait_for(5, |s| s.contains("0.0-0.5 s of"));
+    let window = tmux.wait_for(10, |s| s.contains("0.0-0.5 s of"));
     assert!(window.contains("0.0-0.5 s of"), "{window}");
     tmux.keys(&["["]);
     // c: burn_60's caller is main.
     tmux.keys(&["c"]);
-    let panel = tmux.wait_for(5, |s| s.contains("<-"));
+    let panel = tmux.wait_for(10, |s| s.contains("<-"));
     assert!(
         panel
             .lines()
@@ -298,7 +298,7 @@ live_test!(report_tui_browses_a_recording, || {
         "{panel}"
     );
     tmux.keys(&["Enter"]);
-    let listing = tmux.wait_for(5, |s| s.contains("--- disassembly ---"));
+    let listing = tmux.wait_for(15, |s| s.contains("--- disassembly ---"));
     assert!(
         listing
             .lines()
