@@ -56,5 +56,6 @@ mod suite;
 mod symbolization;
 mod symbols;
 mod targets;
+mod top;
 mod views;
 mod widths;

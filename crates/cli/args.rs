@@ -36,12 +36,16 @@ pub enum Command {
     // takes the later value, as perf's do.
     #[command(after_help = RECORD_AFTER_HELP, args_override_self = true)]
     Record(RecordArgs),
-    /// Print a flat per-function profile of a recording
+    /// Print a flat per-function profile of a recording (--tui: browse it on a full screen)
     Report(ReportArgs),
     /// Print every sample on its own line, as perf script does: command, pid/tid, CPU, time,
     /// period, event and the sampled code, with the stack under it where recorded
     #[command(after_help = SCRIPT_AFTER_HELP)]
     Script(ScriptArgs),
+    /// Show the hottest functions live, of every CPU, processes, threads or a command, on a full
+    /// screen (or as a table every interval with --stdio)
+    #[command(after_help = crate::top_args::TOP_AFTER_HELP)]
+    Top(crate::top_args::TopArgs),
     /// Print the histogram of a recording: one row per nonzero bucket
     Hist(HistArgs),
     /// Show where inside one function the samples fell: its source lines and instructions
@@ -388,7 +392,7 @@ pub struct RecordArgs {
 #[derive(Clone, Debug)]
 pub struct CpuList(pub Vec<usize>);
 
-fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
+pub(crate) fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
     profiler_events::parse_cpu_list(text)
         .map(CpuList)
         .map_err(|error| error.to_string())
@@ -409,7 +413,7 @@ fn parse_frequency(text: &str) -> Result<Frequency, String> {
     }
 }
 
-fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
     text.parse::<f64>()
         .ok()
         .filter(|seconds| *seconds > 0.0)
@@ -541,6 +545,15 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub width: WidthArgs,
+
+    /// Browse the recording on a full screen, as `profiler top` shows a running system: Enter
+    /// annotates a function, c shows its callers and callees, [ and ] step a window through time
+    #[arg(long, conflicts_with_all = ["format", "sort", "children", "call_graph", "threads"])]
+    pub tui: bool,
+
+    /// With --tui: how long a window [ and ] step through is, in seconds
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = parse_seconds, requires = "tui")]
+    pub window: std::time::Duration,
 
     #[command(flatten)]
     pub filter: FilterArgs,

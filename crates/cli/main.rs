@@ -55,6 +55,8 @@ mod script;
 mod stat;
 mod symbolize;
 mod symbols;
+mod top;
+mod top_args;
 mod width;
 
 use std::io::{self, Write};
@@ -87,7 +89,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return usage_error(error),
     };
-    let is_record = matches!(cli.command, Command::Record(_) | Command::Stat(_));
+    let is_record = matches!(
+        cli.command,
+        Command::Record(_) | Command::Stat(_) | Command::Top(_)
+    );
     let result = match cli.command {
         Command::Record(args) => record::run(
             args,
@@ -95,6 +100,7 @@ fn main() -> ExitCode {
         ),
         Command::Report(args) => report::run(args),
         Command::Script(args) => script::run(args),
+        Command::Top(args) => top::run(args),
         Command::Hist(args) => hist::run(args),
         Command::Annotate(args) => annotate::run(args),
         Command::Flamegraph(args) => flamegraph::run(args),
@@ -140,8 +146,8 @@ fn usage_error(error: clap::Error) -> ExitCode {
         .skip(1)
         .find(|a| !a.starts_with('-'))
         .filter(|a| Cli::command().find_subcommand(a).is_some());
-    // Only record and stat run a command that `--` would set apart.
-    let runs_command = matches!(command.as_deref(), Some("record" | "stat"));
+    // Only record, stat and top run a command that `--` would set apart.
+    let runs_command = matches!(command.as_deref(), Some("record" | "stat" | "top"));
     let text = error.to_string();
     let mut message = String::new();
     // clap's own pointer to --help is replaced by ours, naming the

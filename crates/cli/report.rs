@@ -21,6 +21,12 @@ pub(crate) fn run(args: ReportArgs) -> Result<ExitCode> {
         Some(file) => vec![file.clone()],
         None => args.input.paths.clone(),
     };
+    if args.tui {
+        let [path] = &paths[..] else {
+            anyhow::bail!("--tui browses one recording: give one -i FILE");
+        };
+        return crate::top::browse(path, &args.symbols, args.window);
+    }
     let (given, children) = sort_keys(&args);
     let by_rank = given
         .as_ref()

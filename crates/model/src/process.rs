@@ -126,6 +126,13 @@ impl LiveMappings {
         &self.modules
     }
 
+    /// Drops what is known of process `pid`'s mappings, once it has exited:
+    /// a model kept for hours of whole-CPU sampling holds only the
+    /// processes still running.
+    pub fn forget(&mut self, pid: u32) {
+        self.live.remove(&pid);
+    }
+
     /// Applies `record`, adding the mappings it ends to `ended`.
     fn apply_logged(&mut self, record: &Record, ended: &mut Vec<Ended>) -> Option<ModuleId> {
         match record {

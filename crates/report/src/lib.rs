@@ -60,8 +60,8 @@ pub use render::stat::{
 };
 pub use render::symbols::{render_symbols_json, render_symbols_text};
 pub use views::annotate::{
-    AnnotateOptions, AnnotateView, AnnotatedInstruction, Annotation, LineCount, SourceBlock,
-    SourceRow, annotate,
+    AnnotateOptions, AnnotateView, AnnotatedInstruction, Annotation, LineCount, SampledCode,
+    SourceBlock, SourceRow, annotate, annotate_sampled,
 };
 pub use views::annotate_target::AnnotateTarget;
 pub use views::call_tree::{CallNode, CallTree, TreeDirection};

@@ -97,6 +97,7 @@ pub use doctor::{CHECKED_EVENTS, checkup};
 pub use error::SamplerError;
 pub use launch::TargetExit;
 pub use list::probe_events;
+pub use privileges::read as read_privileges;
 pub use profil::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion};
 pub use recorder::{
     DEFAULT_FP_STACK_BYTES, DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES,
@@ -104,12 +105,13 @@ pub use recorder::{
 };
 pub use recording::Recorded;
 pub use signals::{
-    InterruptGuard, catch_interrupts, clear_interrupt, interrupted, survive_file_size_limit,
+    InterruptGuard, catch_interrupts, clear_interrupt, interrupt, interrupted,
+    survive_file_size_limit,
 };
 pub use stat::{
     Count, DEFAULT_STAT_EVENTS, EventCount, EventValue, MIN_INTERVAL, Stat, StatConfig, StatCounts,
     StatOutcome, ThreadCount,
 };
-pub use sysinfo::{host_info, max_sample_rate, page_size};
+pub use sysinfo::{host_info, max_sample_rate, page_size, release_freed_memory};
 pub use target::{Target, TargetEnd};
 pub use tid_lock::{HeldByThisThread, TidGuard, TidLock};

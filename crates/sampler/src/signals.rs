@@ -93,6 +93,13 @@ pub fn catch_interrupts() -> InterruptGuard {
     InterruptGuard { previous }
 }
 
+/// Ends the recording under way as Ctrl-C would (a launched command gets a
+/// moment to exit, then SIGTERM): for a caller whose user asked to stop
+/// some other way, such as a key in a terminal screen.
+pub fn interrupt() {
+    RECEIVED.store(libc::SIGINT, Ordering::Relaxed);
+}
+
 /// The last interrupting signal received since the outermost
 /// [`catch_interrupts`], if any.
 pub fn interrupted() -> Option<i32> {

@@ -106,11 +106,12 @@ pub fn root(what: &str) -> bool {
     root
 }
 
-/// Whether `program --version` (or, as go has it, `program version`) runs;
+/// Whether `program --version` (or, as go has it, `program version`, or as
+/// tmux has it, `program -V`) runs;
 /// if not, [`skip`]s the running test (`.ci/run` installs every tool a test
 /// asks for).
 pub fn tool(program: &str) -> bool {
-    let runs = ["--version", "version"].iter().any(|arg| {
+    let runs = ["--version", "version", "-V"].iter().any(|arg| {
         Command::new(program)
             .arg(arg)
             .output()

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use profiler_model::{
-    Flow, FunctionListing, Instruction, Location, Recording, SourceReader, SourceText, Svma,
+    Flow, FunctionListing, Instruction, Location, Module, Recording, SourceReader, SourceText, Svma,
 };
 
 use crate::read::stacks::{NamedStack, StackProfile};
@@ -140,22 +140,65 @@ pub fn annotate(
 ) -> Annotation {
     let event = stacks.wanted.iter().position(|&w| w).unwrap_or(0);
     let event_stacks = stacks.events.get(event).map_or(&[][..], Vec::as_slice);
-    let event_samples = total(event_stacks.iter().map(|s| s.weight.samples));
-    let counts = instruction_counts(
-        &listing.instructions,
-        &samples_by_offset(stacks, event_stacks, target),
-    );
-    let samples = total(counts.iter().copied());
+    let by_offset = samples_by_offset(stacks, event_stacks, target);
+    let counts = SampledCode {
+        module: &target.module,
+        name: target.name.clone(),
+        event: recording
+            .header
+            .events
+            .get(event)
+            .map(event_phrase)
+            .unwrap_or_default(),
+        event_samples: total(event_stacks.iter().map(|s| s.weight.samples)),
+        by_offset: &by_offset,
+        bucket_bytes: recording.header.histogram.as_ref().map(|h| {
+            profiler_histogram::Scale::new(u64::from(h.scale))
+                .map_or(2.0, profiler_histogram::Scale::bytes_per_bucket)
+        }),
+    };
+    annotate_sampled(&counts, listing, sources, options)
+}
+
+/// The samples of one module's code, by file offset, that
+/// [`annotate_sampled`] spreads over a function's listing: from a
+/// recording, or counted live.
+#[derive(Clone, Debug)]
+pub struct SampledCode<'a> {
+    pub module: &'a Module,
+    /// The function's name as the views show it, where the listing has none.
+    pub name: Option<String>,
+    /// The event counted, described.
+    pub event: String,
+    /// The event's samples in all.
+    pub event_samples: u64,
+    /// Samples by file offset in `module` (those outside the function are
+    /// not counted).
+    pub by_offset: &'a BTreeMap<u64, u64>,
+    /// For histogram buckets: how many bytes each spans.
+    pub bucket_bytes: Option<f64>,
+}
+
+/// Annotates the function of `listing` with the samples of `counts`.
+pub fn annotate_sampled(
+    counts: &SampledCode<'_>,
+    listing: &FunctionListing,
+    sources: &dyn SourceReader,
+    options: &AnnotateOptions,
+) -> Annotation {
+    let instruction_counts = instruction_counts(&listing.instructions, counts.by_offset);
+    let samples = total(instruction_counts.iter().copied());
     let symbol = (listing.name.clone())
-        .or_else(|| target.name.clone())
-        .unwrap_or_else(|| format!("{}:{:#x}", target.module.name(), listing.start.0));
-    let instructions = annotated_instructions(listing, &counts, &symbol, sources, options);
+        .or_else(|| counts.name.clone())
+        .unwrap_or_else(|| format!("{}:{:#x}", counts.module.name(), listing.start.0));
+    let instructions =
+        annotated_instructions(listing, &instruction_counts, &symbol, sources, options);
     let lines = line_counts(&instructions, samples);
     let mut notes = Vec::new();
     if !listing.has_lines {
         notes.push(format!(
             "{} has no debug info (no line tables): the disassembly alone is shown",
-            target.module.path
+            counts.module.path
         ));
     }
     let sources = match listing.has_lines {
@@ -163,24 +206,15 @@ pub fn annotate(
         false => Vec::new(),
     };
     notes.extend((sources.iter()).flat_map(|b| b.problem.iter().chain(&b.cut).cloned()));
-    let bucket_bytes = recording.header.histogram.as_ref().map(|h| {
-        profiler_histogram::Scale::new(u64::from(h.scale))
-            .map_or(2.0, profiler_histogram::Scale::bytes_per_bucket)
-    });
     Annotation {
         symbol,
-        module: target.module.path.clone(),
-        event: recording
-            .header
-            .events
-            .get(event)
-            .map(event_phrase)
-            .unwrap_or_default(),
+        module: counts.module.path.clone(),
+        event: counts.event.clone(),
         samples,
-        event_samples,
+        event_samples: counts.event_samples,
         start: listing.start,
         end: listing.end,
-        bucket_bytes,
+        bucket_bytes: counts.bucket_bytes,
         view: options.view,
         instructions,
         lines,
