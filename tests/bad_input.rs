@@ -277,7 +277,7 @@ fn report_on_a_file_that_is_not_a_recording() {
         1,
         &["empty.data is not a profiler recording"],
     );
-    fails(&dir, &["report", "-i", "."], 1, &["cannot open ."]);
+    fails(&dir, &["report", "-i", "."], 1, &[". holds no recording"]);
 }
 
 live_test!(report_on_a_recording_cut_inside_its_header, || {

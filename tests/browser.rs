@@ -333,7 +333,8 @@ live_test!(
         }
         let dir = scratch("browser");
         let program = fixture("recurse");
-        let options = ["-e", "cpu-clock", "-g"];
+        // User space only: the recursion, without the kernel's frames.
+        let options = ["-e", "cpu-clock:u", "-g"];
         record(
             &dir,
             "recurse.data",

@@ -439,7 +439,7 @@ live_test!(a_loop_of_short_processes_is_split_by_command, || {
     record(
         &dir,
         "loop.data",
-        &["-e", "cpu-clock"],
+        &["-e", "cpu-clock:u"],
         &["sh", "-c", &script],
     );
     let report = report_json_with(&dir, "loop.data", &["--sort", "comm"]);

@@ -454,6 +454,8 @@ live_test!(a_refused_attach_says_why, || {
         "record",
         "-e",
         "cpu-clock",
+        // Without the one line that says kernel time is not shown.
+        "--user-only",
         "--duration",
         "1",
         "-o",

@@ -12,6 +12,7 @@ use profiler_sampler::DEFAULT_STACK_BYTES;
 use crate::perf_options::{
     CallGraphForm, DEFAULT_CALL_GRAPH, PerfReportArgs, parse_report_call_graph,
 };
+pub(crate) use crate::shared_args::{CpuList, SymbolArgs, parse_cpu_list, parse_seconds};
 use crate::width::WidthArgs;
 
 #[derive(Debug, Parser)]
@@ -44,7 +45,6 @@ pub enum Command {
     Script(ScriptArgs),
     /// Show the hottest functions live, of every CPU, processes, threads or a command, on a full
     /// screen (or as a table every interval with --stdio)
-    #[command(after_help = crate::top_args::TOP_AFTER_HELP)]
     Top(crate::top_args::TopArgs),
     /// Print the histogram of a recording: one row per nonzero bucket
     Hist(HistArgs),
@@ -388,16 +388,6 @@ pub struct RecordArgs {
     pub command: Vec<OsString>,
 }
 
-/// The CPUs of `-C`: one value for clap, however many CPUs it names.
-#[derive(Clone, Debug)]
-pub struct CpuList(pub Vec<usize>);
-
-pub(crate) fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
-    profiler_events::parse_cpu_list(text)
-        .map(CpuList)
-        .map_err(|error| error.to_string())
-}
-
 /// `-F`: a rate, or the most the kernel allows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frequency {
@@ -411,14 +401,6 @@ fn parse_frequency(text: &str) -> Result<Frequency, String> {
         _ => (text.parse().map(Frequency::Hz))
             .map_err(|_| format!("'{text}' is not a number of samples per second, or max")),
     }
-}
-
-pub(crate) fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|seconds| *seconds > 0.0)
-        .and_then(|seconds| std::time::Duration::try_from_secs_f64(seconds).ok())
-        .ok_or_else(|| format!("'{text}' is not a number of seconds above 0; e.g. 2.5"))
 }
 
 /// `--call-graph`: how stacks are taken and, with frame pointers, how much
@@ -547,11 +529,12 @@ pub struct ReportArgs {
     pub width: WidthArgs,
 
     /// Browse the recording on a full screen, as `profiler top` shows a running system: Enter
-    /// annotates a function, c shows its callers and callees, [ and ] step a window through time
+    /// annotates a function, c shows its callers and callees, the bracket keys step a window
+    /// through time
     #[arg(long, conflicts_with_all = ["format", "sort", "children", "call_graph", "threads"])]
     pub tui: bool,
 
-    /// With --tui: how long a window [ and ] step through is, in seconds
+    /// With --tui: how long a window the bracket keys step through is, in seconds
     #[arg(long, value_name = "SECS", default_value = "1", value_parser = parse_seconds, requires = "tui")]
     pub window: std::time::Duration,
 
@@ -620,7 +603,7 @@ pub struct ScriptArgs {
     #[arg(long, value_name = "N")]
     pub max_stack: Option<usize>,
 
-    /// perf script's: times from the first sample [always]
+    /// perf script's: times from the first sample (always)
     #[arg(long)]
     pub reltime: bool,
 
@@ -996,25 +979,6 @@ pub struct JobInputArgs {
         default_value = "profiler.data"
     )]
     pub paths: Vec<PathBuf>,
-}
-
-/// How a reading subcommand names code.
-#[derive(Debug, Args)]
-#[command(next_help_heading = "Symbols")]
-pub struct SymbolArgs {
-    /// Also look for separate debug files here (by build-id, `.build-id/xx/yyyy.debug`, and by
-    /// debuglink name), before /usr/lib/debug; repeatable
-    #[arg(long = "debug-dir", value_name = "DIR")]
-    pub debug_dirs: Vec<PathBuf>,
-
-    /// Keep C++ argument lists and return types in names
-    #[arg(long)]
-    pub full_signatures: bool,
-
-    /// Name code with N threads at most [default: one per CPU]; what is printed is the same
-    /// with any number
-    #[arg(long, value_name = "N")]
-    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 #[derive(Debug, Args)]

@@ -137,7 +137,9 @@ fn list(ranks: &[u32]) -> String {
 
 /// The recordings `path` names: itself, a directory's, or a glob's.
 fn expand(path: &Path) -> Result<Vec<PathBuf>> {
-    if path.is_dir() {
+    // A directory that `perf record --threads` wrote is one recording,
+    // which the reader refuses saying so.
+    if path.is_dir() && !profiler_perfdata::is_perf_data(path) {
         return directory(path);
     }
     let text = path.to_string_lossy();

@@ -52,6 +52,7 @@ mod record_histogram;
 mod record_output;
 mod report;
 mod script;
+mod shared_args;
 mod stat;
 mod symbolize;
 mod symbols;
@@ -93,6 +94,11 @@ fn main() -> ExitCode {
         cli.command,
         Command::Record(_) | Command::Stat(_) | Command::Top(_)
     );
+    // A signal that comes as `record` ends, once its recording is written,
+    // is noted and passed over, not left to end the profiler before it
+    // passes the command's status on.
+    let _interrupts =
+        matches!(cli.command, Command::Record(_)).then(profiler_sampler::catch_interrupts);
     let result = match cli.command {
         Command::Record(args) => record::run(
             args,

@@ -12,11 +12,11 @@ pub(crate) const DEFAULT_CALL_GRAPH: &str = "graph,0.5,caller";
 #[derive(Debug, Args)]
 #[command(next_help_heading = "perf report's spellings")]
 pub(crate) struct PerfReportArgs {
-    /// The text report, as perf report --stdio prints it [default]
+    /// The text report, as perf report --stdio prints it (the default)
     #[arg(long, conflicts_with = "format")]
     pub(crate) stdio: bool,
 
-    /// Each function's own samples only, no Children column [default]
+    /// Each function's own samples only, no Children column (the default)
     #[arg(long, overrides_with = "children")]
     pub(crate) no_children: bool,
 

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::args::{CpuList, SymbolArgs, parse_seconds};
+use crate::shared_args::{CpuList, SymbolArgs, parse_seconds};
 
 #[derive(Debug, Args)]
+#[command(after_help = TOP_AFTER_HELP)]
 pub struct TopArgs {
     /// Event to sample, e.g. cpu-clock, cycles, page-faults; repeatable (e switches between
     /// them) [default: cycles, or cpu-clock where the machine has no hardware counters]
@@ -41,7 +42,7 @@ pub struct TopArgs {
     pub all_cpus: bool,
 
     /// Sample every process on these CPUs, e.g. 0,2-3
-    #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = crate::args::parse_cpu_list)]
+    #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = crate::shared_args::parse_cpu_list)]
     pub cpus: Option<CpuList>,
 
     /// Attach to these running processes (and the threads and children they start)
@@ -98,7 +99,7 @@ pub struct TopArgs {
     pub command: Vec<OsString>,
 }
 
-pub const TOP_AFTER_HELP: &str = "\
+const TOP_AFTER_HELP: &str = "\
 Keys: q quit, s sort by symbol, module, command or pid, e next event, / filter by name, z zero \
 the counts, d decaying counts, Enter annotate the selected function, g callers and callees (with \
 -g), ? help. Without a target every CPU is sampled where that is allowed, else your own \

@@ -23,12 +23,10 @@ mod flags;
 mod histogram;
 mod region;
 mod scale;
-mod sparse;
 
-pub use buckets::{BucketWidth, Buckets, OnFull};
+pub use buckets::{BucketWidth, Buckets, OnFull, SparseBuckets};
 pub use error::HistogramError;
 pub use flags::Flags;
 pub use histogram::{Histogram, HistogramConfig, HistogramStats, Placement};
 pub use region::{MAX_BUCKETS, Region};
 pub use scale::Scale;
-pub use sparse::SparseBuckets;

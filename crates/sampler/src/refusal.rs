@@ -47,8 +47,9 @@ pub(crate) fn reason(error: SamplerError) -> String {
 pub(crate) fn explain(spec: &EventSpec, error: io::Error, scope: OpenScope) -> SamplerError {
     let event = spec.name();
     let missing_pmu = spec.hardware && !sysinfo::has_cpu_pmu();
+    // Whether the machine has the event does not depend on its modifiers.
     let unsupported = || SamplerError::EventNotSupported {
-        event: spec.name(),
+        event: spec.base.clone(),
         reason: unsupported_reason(spec.hardware, missing_pmu).to_owned(),
     };
     match error.raw_os_error() {

@@ -6,8 +6,8 @@ use crossterm::event::KeyCode;
 
 use profiler_report::Annotation;
 
-use crate::draw::thousands;
 use crate::names::FunctionId;
+use crate::numbers::thousands;
 use crate::printable::printable;
 
 /// One line of the listing.

@@ -13,6 +13,7 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use crate::annotate_view::AnnotateScreen;
 use crate::app::App;
+use crate::numbers::thousands;
 use crate::table::{Row, SortKey, Table};
 
 /// The header's facts, which the loop keeps current.
@@ -395,17 +396,4 @@ fn clip(text: &str, width: usize) -> String {
             cut
         }
     }
-}
-
-/// `12345` as `12,345`.
-pub(crate) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -67,6 +67,7 @@ mod intake;
 mod live;
 mod measure;
 mod names;
+mod numbers;
 mod printable;
 mod replay;
 mod screen;

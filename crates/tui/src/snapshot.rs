@@ -3,7 +3,8 @@
 
 use std::io::{self, Write};
 
-use crate::draw::{Columns, Header, row_text, thousands};
+use crate::draw::{Columns, Header, row_text};
+use crate::numbers::thousands;
 use crate::table::{SortKey, Table};
 
 /// Writes one snapshot of `event`: a head line (what, time, counts), the

@@ -12,12 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use profiler_model::{
-    BuildId, CallGraph, EventDescription, HistogramSettings, JobInfo, RecordSource, Recording,
-    RecordingError, RecordingHeader, SourceRecords, Trailer,
+    BuildId, CallGraph, EventDescription, HistogramSettings, HistogramTotals, JobInfo,
+    RecordSource, Recording, RecordingError, RecordingHeader, SourceRecords, Trailer,
 };
 
 use crate::error::ReportError;
-use crate::read::job_histograms::add_totals;
 use crate::read::stacks::RankInfo;
 
 /// Several recordings of one job, by rank.
@@ -437,4 +436,17 @@ pub(crate) fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R 
     });
     done.sort_unstable_by_key(|(index, _)| *index);
     done.into_iter().map(|(_, result)| result).collect()
+}
+
+/// Adds histogram totals `more` to `sum`, event by event.
+pub(crate) fn add_totals(sum: &mut Vec<HistogramTotals>, more: &[HistogramTotals]) {
+    if sum.len() < more.len() {
+        sum.resize(more.len(), HistogramTotals::default());
+    }
+    for (sum, each) in sum.iter_mut().zip(more) {
+        sum.in_region = sum.in_region.saturating_add(each.in_region);
+        sum.outside = sum.outside.saturating_add(each.outside);
+        sum.saturated = sum.saturated.saturating_add(each.saturated);
+        sum.dropped = sum.dropped.saturating_add(each.dropped);
+    }
 }

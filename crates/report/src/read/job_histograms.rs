@@ -12,7 +12,7 @@ use profiler_model::{
 
 use crate::error::ReportError;
 use crate::read::histograms::recording_histograms;
-use crate::read::job::{Job, in_parallel};
+use crate::read::job::{Job, add_totals, in_parallel};
 
 /// The histograms of every rank of `job`, summed, at `width` and `scale`
 /// where they are built from samples.
@@ -83,17 +83,5 @@ fn add_buckets(sum: &mut ModuleRegion, more: &ModuleRegion, totals: &mut Vec<His
             totals.resize(event + 1, HistogramTotals::default());
         }
         totals[event].saturated = totals[event].saturated.saturating_add(saturated);
-    }
-}
-
-pub(crate) fn add_totals(sum: &mut Vec<HistogramTotals>, more: &[HistogramTotals]) {
-    if sum.len() < more.len() {
-        sum.resize(more.len(), HistogramTotals::default());
-    }
-    for (sum, each) in sum.iter_mut().zip(more) {
-        sum.in_region = sum.in_region.saturating_add(each.in_region);
-        sum.outside = sum.outside.saturating_add(each.outside);
-        sum.saturated = sum.saturated.saturating_add(each.saturated);
-        sum.dropped = sum.dropped.saturating_add(each.dropped);
     }
 }

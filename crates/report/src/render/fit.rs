@@ -115,7 +115,7 @@ fn template_lists(name: &str) -> Vec<TemplateList> {
     let mut at = 0;
     while at < bytes.len() {
         // `operator<`, `operator<<=`, `operator->`, `operator>>`: not lists.
-        if name[at..].starts_with("operator") {
+        if bytes[at..].starts_with(b"operator") {
             at += "operator".len();
             while at < bytes.len() && b"<>=-".contains(&bytes[at]) {
                 at += 1;
@@ -182,18 +182,28 @@ mod tests {
         assert_eq!(elide_templates(rust, 20), "<..>::extend");
     }
 
+    fn starts_of(name: &str) -> Vec<(usize, usize)> {
+        template_lists(name)
+            .iter()
+            .map(|l| (l.start, l.end))
+            .collect()
+    }
+
     #[test]
     fn operators_are_not_template_lists() {
-        let starts = |name| -> Vec<(usize, usize)> {
-            template_lists(name)
-                .iter()
-                .map(|l| (l.start, l.end))
-                .collect()
-        };
+        let starts = starts_of;
         assert_eq!(starts("operator<"), []);
         assert_eq!(starts("Foo<int>::operator<<(int)"), [(4, 7)]);
         assert_eq!(starts("operator< <Bar>"), [(11, 14)]);
         assert_eq!(elide_templates("a::operator<=>", 3), "a::operator<=>");
+    }
+
+    #[test]
+    fn names_beyond_ascii_are_cut_between_characters() {
+        let name = "f\u{fffd}\u{fffd}<\u{e9}t\u{e9}>::g\u{fffd}operator<\u{fffd}>";
+        assert_eq!(starts_of(name), [(8, 13)]);
+        let fitted = fit_name(name, 8);
+        assert!(fitted.chars().count() <= 8, "{fitted}");
     }
 
     #[test]

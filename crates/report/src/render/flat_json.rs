@@ -16,7 +16,6 @@ use serde_json::{Value, json};
 
 use profiler_model::Sampling;
 
-use crate::read::stacks::RankInfo;
 use crate::views::flat::{EventProfile, FlatProfile, FunctionRow, ModuleRow};
 use crate::views::places::PlaceRow;
 use crate::views::sort::{PlaceKind, RowKind, row_kind};
@@ -50,7 +49,7 @@ pub fn render_json(profile: &FlatProfile, out: &mut impl Write) -> io::Result<()
         document["thread_times"] = thread_times(profile).into();
     }
     if !profile.ranks.is_empty() {
-        document["ranks"] = ranks_json(&profile.ranks);
+        document["ranks"] = ranks_json(profile.ranks.iter().map(|r| (r.rank, r.host.as_str())));
     }
     let places = || rows(profile, |e| e.places.iter().map(|p| place_json(e, p)));
     match row_kind(&profile.sort) {
@@ -219,9 +218,9 @@ fn add_task(row: &mut Value, task: &Task) {
 }
 
 /// `[{"rank", "host"}, ...]`: the recordings of a job read together.
-pub(crate) fn ranks_json(ranks: &[RankInfo]) -> Value {
-    (ranks.iter())
-        .map(|r| json!({"rank": r.rank, "host": r.host}))
+pub(crate) fn ranks_json<'a>(ranks: impl Iterator<Item = (u32, &'a str)>) -> Value {
+    ranks
+        .map(|(rank, host)| json!({"rank": rank, "host": host}))
         .collect()
 }
 

@@ -163,7 +163,7 @@ pub fn render_ranks_json(balance: &RankBalance, out: &mut impl Write) -> io::Res
         })
         .collect();
     let document = json!({
-        "ranks": ranks_json(&balance.ranks),
+        "ranks": ranks_json(balance.ranks.iter().map(|r| (r.rank, r.host.as_str()))),
         "events": events,
     });
     serde_json::to_writer_pretty(&mut *out, &document)?;

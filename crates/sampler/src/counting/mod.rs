@@ -11,7 +11,8 @@
 //!
 //! let counters = Counters::new(&["task-clock", "page-faults"], Scope::Thread)?;
 //! counters.start()?;
-//! // 64 MiB of fresh zero pages, each faulted in by its first write.
+//! // 64 MiB of fresh zero pages, each faulted in by its first write: 16,384
+//! // faults of 4 KiB pages, fewer where the kernel maps huge pages (2 MiB).
 //! let mut memory = vec![0_u8; 64 << 20];
 //! for page in memory.chunks_mut(4096) {
 //!     page[0] = 1;
@@ -19,7 +20,7 @@
 //! let [nanoseconds, faults] = counters.read()?[..] else { unreachable!() };
 //! counters.stop()?;
 //! assert!(nanoseconds > 0, "{nanoseconds} ns");
-//! assert!(faults >= 16_384 * 9 / 10, "{faults} faults for 16,384 pages");
+//! assert!((32..=20_000).contains(&faults), "{faults} faults for 64 MiB");
 //! # Ok::<(), profiler_sampler::SamplerError>(())
 //! ```
 //!
