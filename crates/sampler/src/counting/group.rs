@@ -72,8 +72,22 @@ pub(crate) fn open_groups(
     target: &OpenTarget,
 ) -> Result<Vec<KernelGroup>, SamplerError> {
     let mut groups: Vec<Opening> = Vec::new();
+    // A clock (cpu-clock, task-clock) in a group with other software events
+    // counts only part of its thread's time once the group has been
+    // disabled and enabled again, and so do they with it as their leader:
+    // a clock is read in a group of its own.
+    let is_clock = |spec: &EventSpec| {
+        spec.perf_type == perf_event_open_sys::bindings::PERF_TYPE_SOFTWARE
+            && matches!(
+                u32::try_from(spec.config),
+                Ok(perf_event_open_sys::bindings::PERF_COUNT_SW_CPU_CLOCK
+                    | perf_event_open_sys::bindings::PERF_COUNT_SW_TASK_CLOCK)
+            )
+    };
     for (index, spec) in specs.iter().enumerate() {
-        if let Some(group) = groups.last_mut() {
+        let joinable = (groups.last_mut())
+            .filter(|group| !is_clock(spec) && !group.events.iter().any(|&e| is_clock(&specs[e])));
+        if let Some(group) = joinable {
             match open_one(spec, target, Some(&mut group.leader)) {
                 Ok((counter, samples)) => {
                     group.members.push(counter);
