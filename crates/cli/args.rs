@@ -471,6 +471,9 @@ fn parse_mmap_pages(text: &str) -> Result<usize, String> {
     }
 }
 
+// The fields' docs are their --help text, where brackets are words
+// (`[default]`, `[ and ]`), not links.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Args)]
 #[command(after_help = REPORT_AFTER_HELP)]
 pub struct ReportArgs {
@@ -593,6 +596,9 @@ as perf script lays them out, so that its readers take them: `profiler script | 
 stackcollapse-perf.pl | flamegraph.pl > out.svg`, or awk. A function's offset is from its \
 start; a stack's addresses in a file are offsets into it, as perf script prints them.";
 
+// The fields' docs are their --help text, where brackets are words
+// (`[default]`, `[ and ]`), not links.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Args)]
 #[command(after_help = SCRIPT_AFTER_HELP)]
 pub struct ScriptArgs {
