@@ -8,7 +8,7 @@ use clap::Args;
 use crate::args::{CpuList, SymbolArgs, parse_seconds};
 
 #[derive(Debug, Args)]
-pub struct TopArgs {
+pub(crate) struct TopArgs {
     /// Event to sample, e.g. cpu-clock, cycles, page-faults; repeatable (e switches between
     /// them) [default: cycles, or cpu-clock where the machine has no hardware counters]
     #[arg(short = 'e', long = "event", value_name = "EVENT")]
@@ -98,7 +98,7 @@ pub struct TopArgs {
     pub command: Vec<OsString>,
 }
 
-pub const TOP_AFTER_HELP: &str = "\
+pub(crate) const TOP_AFTER_HELP: &str = "\
 Keys: q quit, s sort by symbol, module, command or pid, e next event, / filter by name, z zero \
 the counts, d decaying counts, Enter annotate the selected function, g callers and callees (with \
 -g), ? help. Without a target every CPU is sampled where that is allowed, else your own \
