@@ -187,6 +187,11 @@ impl SuspendedChild {
     /// Lets the child exec, and waits until it has (or has failed to).
     fn resume(mut self) -> io::Result<RunningChild> {
         let pid = self.pid;
+        // Some from fork until here or Drop, and each takes `self`.
+        #[allow(
+            clippy::expect_used,
+            reason = "the resume pipe is taken once, by whichever of resume and drop ends the child"
+        )]
         let mut resume = self
             .resume
             .take()
