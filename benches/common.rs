@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 /// `2 CPUs (AMD EPYC), Linux 6.18.44, 2026-11-22 21:56 UTC`.
-pub fn machine() -> String {
+pub(crate) fn machine() -> String {
     let read = |p: &str| {
         std::fs::read_to_string(p)
             .unwrap_or_default()
@@ -34,7 +34,7 @@ pub fn machine() -> String {
 }
 
 /// Replaces the section `name` of BENCHMARKS.md (or appends it).
-pub fn write_section(name: &str, content: &str) {
+pub(crate) fn write_section(name: &str, content: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
     let page = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Benchmarks\n".to_owned());
     let (start, end) = (
@@ -53,7 +53,7 @@ pub fn write_section(name: &str, content: &str) {
 
 /// What [`measure`] found of one run of a command.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Measured {
+pub(crate) struct Measured {
     /// Seconds of wall time.
     pub wall: f64,
     /// Seconds of CPU time, user and system.
@@ -64,7 +64,7 @@ pub struct Measured {
 
 /// Wall time, CPU time and peak resident memory of a command, from GNU
 /// time; its standard output goes to /dev/null. `None` if it failed.
-pub fn measure(program: &str, args: &[&str], stdin: Option<&Path>) -> Option<Measured> {
+pub(crate) fn measure(program: &str, args: &[&str], stdin: Option<&Path>) -> Option<Measured> {
     let mut command = Command::new("/usr/bin/time");
     command
         .args(["-f", "%e %U %S %M", "--"])
@@ -93,7 +93,7 @@ pub fn measure(program: &str, args: &[&str], stdin: Option<&Path>) -> Option<Mea
 }
 
 /// The medians of each figure of `runs`.
-pub fn medians(runs: &[Measured]) -> Measured {
+pub(crate) fn medians(runs: &[Measured]) -> Measured {
     Measured {
         wall: median(runs.iter().map(|m| m.wall).collect()),
         cpu: median(runs.iter().map(|m| m.cpu).collect()),
@@ -102,13 +102,13 @@ pub fn medians(runs: &[Measured]) -> Measured {
 }
 
 /// The median of `values`.
-pub fn median(mut values: Vec<f64>) -> f64 {
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// Samples and lost samples from `profiler record`'s summary line.
-pub fn profiler_counts(output: &Output) -> (u64, u64) {
+pub(crate) fn profiler_counts(output: &Output) -> (u64, u64) {
     let text = String::from_utf8_lossy(&output.stderr);
     let line = text
         .lines()
@@ -126,7 +126,7 @@ pub fn profiler_counts(output: &Output) -> (u64, u64) {
 }
 
 /// Samples from `perf record`'s last line, lost samples from its report header.
-pub fn perf_counts(output: &Output, data: &Path) -> (u64, u64) {
+pub(crate) fn perf_counts(output: &Output, data: &Path) -> (u64, u64) {
     let text = String::from_utf8_lossy(&output.stderr);
     let samples = text
         .rsplit_once(" samples)")
@@ -146,7 +146,7 @@ pub fn perf_counts(output: &Output, data: &Path) -> (u64, u64) {
     (samples, lost)
 }
 
-pub fn output_of(command: &mut Command) -> String {
+pub(crate) fn output_of(command: &mut Command) -> String {
     command
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
@@ -155,7 +155,7 @@ pub fn output_of(command: &mut Command) -> String {
 
 /// User + system time of this process's reaped children (/proc/self/stat
 /// fields 16 and 17, in clock ticks of 1/100 s).
-pub fn children_cpu_seconds() -> f64 {
+pub(crate) fn children_cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
     let after_name = &stat[stat.rfind(')').unwrap() + 2..];
     let fields: Vec<&str> = after_name.split_whitespace().collect();

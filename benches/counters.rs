@@ -9,6 +9,9 @@
 //! `cargo bench --bench counters [-- RUNS]` (default 5 runs per figure).
 //! Figures are medians; the overflow runs interleave the three ways.
 
+// A benchmark stops at the first thing that fails, panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[allow(dead_code)]
 #[path = "../tests/util.rs"]
 mod util;

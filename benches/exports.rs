@@ -12,6 +12,9 @@
 //! page says so (the profiler's own folded export is then the only row of
 //! its kind).
 
+// A benchmark stops at the first thing that fails, panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[allow(dead_code)]
 #[path = "../tests/util.rs"]
 mod util;

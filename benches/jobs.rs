@@ -7,6 +7,9 @@
 //!
 //! `cargo bench --bench jobs [-- RUNS]` (default 3 runs per figure).
 
+// A benchmark stops at the first thing that fails, panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[allow(dead_code)]
 #[path = "../tests/util.rs"]
 mod util;

@@ -11,6 +11,9 @@
 //! messages, so that a machine others load slows it down without changing
 //! how often it switches for the CPU it gets.
 
+// A benchmark stops at the first thing that fails, panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[allow(dead_code)]
 #[path = "../tests/util.rs"]
 mod util;

@@ -7,6 +7,9 @@
 //! are medians. CPU time is that of the whole command (profiler or perf
 //! included), from the kernel's accounting of reaped children.
 
+// A benchmark stops at the first thing that fails, panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[allow(dead_code)]
 #[path = "../tests/util.rs"]
 mod util;

@@ -6,6 +6,9 @@
 //! `cargo bench --bench recording [-- RUNS]` (default 3 runs per figure).
 //! Runs of the two tools are interleaved; figures are medians.
 
+// A benchmark stops at the first thing that fails, panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[allow(dead_code)]
 #[path = "../tests/util.rs"]
 mod util;

@@ -11,6 +11,9 @@
 //! target/bench-tools on first use (`cargo install addr2line --features
 //! bin`); without a network its rows are left out.
 
+// A benchmark stops at the first thing that fails, panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[allow(dead_code)]
 #[path = "../tests/util.rs"]
 mod util;

@@ -8,6 +8,9 @@
 //! ratatui's test backend). Writes the `top` and `top-refresh` sections
 //! of BENCHMARKS.md; `cargo bench --bench top refresh` only the second.
 
+// A benchmark stops at the first thing that fails, panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fmt::Write as _;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -112,7 +112,7 @@ impl Printed {
 }
 
 /// Each function's size, from `nm -S`.
-pub fn symbol_sizes(binary: &Path) -> HashMap<String, u64> {
+pub(crate) fn symbol_sizes(binary: &Path) -> HashMap<String, u64> {
     let output = Command::new("nm")
         .args(["-S", "--defined-only"])
         .arg(binary)
@@ -132,7 +132,7 @@ pub fn symbol_sizes(binary: &Path) -> HashMap<String, u64> {
 }
 
 /// Runs a fixture, asserting success.
-pub fn run_fixture(program: &Path, args: &[&str]) -> Output {
+pub(crate) fn run_fixture(program: &Path, args: &[&str]) -> Output {
     let output = Command::new(program).args(args).output().unwrap();
     assert!(
         output.status.success(),
@@ -326,7 +326,7 @@ live_test!(workers_started_after_prof_start_are_counted, || {
 });
 
 /// The `case NAME CODE MESSAGE` lines capi-errors printed, by name.
-pub fn error_cases(text: &str) -> HashMap<&str, (i32, &str)> {
+pub(crate) fn error_cases(text: &str) -> HashMap<&str, (i32, &str)> {
     text.lines()
         .filter_map(|line| {
             let mut fields = line.strip_prefix("case ")?.splitn(3, ' ');

@@ -27,7 +27,7 @@ fn blessing() -> bool {
 
 /// `text` with this checkout's paths replaced by placeholders, `dir` (the
 /// test's directory) first, as it lies inside the checkout.
-pub fn normalize(text: &str, dir: &Path) -> String {
+pub(crate) fn normalize(text: &str, dir: &Path) -> String {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let fixtures = crate::util::fixture("stable");
     let fixtures = fixtures.parent().unwrap();
@@ -40,7 +40,7 @@ pub fn normalize(text: &str, dir: &Path) -> String {
 
 /// Compares `actual` with `tests/expected/{name}`, or writes it there when
 /// blessing.
-pub fn assert_expected(name: &str, actual: &[u8]) {
+pub(crate) fn assert_expected(name: &str, actual: &[u8]) {
     let path = expected_dir().join(name);
     if blessing() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -1,5 +1,8 @@
 //! End-to-end tests: the real `profiler` binary on the fixture programs.
 
+// A test fails by panicking: its helpers unwrap as its #[test]s do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 // `live_test!` declares the tests that sample with the kernel.
 #[macro_use]
 extern crate profiler_testing;

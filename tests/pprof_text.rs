@@ -13,7 +13,7 @@ use prost::Message;
 mod proto;
 
 /// `gzipped` (a pprof file) as text; panics if it is not one.
-pub fn pprof_text(gzipped: &[u8]) -> String {
+pub(crate) fn pprof_text(gzipped: &[u8]) -> String {
     let mut bytes = Vec::new();
     GzDecoder::new(gzipped)
         .read_to_end(&mut bytes)
@@ -30,7 +30,7 @@ pub fn pprof_text(gzipped: &[u8]) -> String {
 }
 
 /// The string table of `gzipped` (a pprof file): every name it holds.
-pub fn pprof_strings(gzipped: &[u8]) -> Vec<String> {
+pub(crate) fn pprof_strings(gzipped: &[u8]) -> Vec<String> {
     let mut bytes = Vec::new();
     GzDecoder::new(gzipped)
         .read_to_end(&mut bytes)

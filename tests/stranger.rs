@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// A user of this machine that exists while this value lives.
-pub struct Stranger {
+pub(crate) struct Stranger {
     name: String,
     pub uid: u32,
 }
@@ -16,7 +16,7 @@ impl Stranger {
     /// Makes a new user, with a name no other test run uses; `None` (the
     /// test skipped, or failed under CI) where this process is not root or
     /// the machine lacks `useradd` or `setpriv`.
-    pub fn new() -> Option<Stranger> {
+    pub(crate) fn new() -> Option<Stranger> {
         if !profiler_testing::root("making a second user") || !profiler_testing::tool("setpriv") {
             return None;
         }
@@ -59,7 +59,7 @@ impl Stranger {
     }
 
     /// `sh -c script` as this user in `dir`.
-    pub fn command(&self, dir: &Path, script: &str) -> Command {
+    pub(crate) fn command(&self, dir: &Path, script: &str) -> Command {
         let mut command = Command::new("setpriv");
         command
             .arg(format!("--reuid={}", self.uid))
@@ -69,7 +69,7 @@ impl Stranger {
     }
 
     /// Runs `script` as this user in `dir`, and asserts it succeeded.
-    pub fn sh(&self, dir: &Path, script: &str) -> Output {
+    pub(crate) fn sh(&self, dir: &Path, script: &str) -> Output {
         let output = self.command(dir, script).output().unwrap();
         assert!(
             output.status.success(),
@@ -80,7 +80,7 @@ impl Stranger {
     }
 
     /// Starts `script` as this user in `dir`.
-    pub fn spawn(&self, dir: &Path, script: &str) -> Child {
+    pub(crate) fn spawn(&self, dir: &Path, script: &str) -> Child {
         self.command(dir, script)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -109,7 +109,7 @@ impl Drop for Stranger {
 
 /// A directory in `parent` that every user may write, sticky as /tmp is
 /// (`sticky`), or not.
-pub fn shared_dir(parent: &Path, name: &str, sticky: bool) -> std::path::PathBuf {
+pub(crate) fn shared_dir(parent: &Path, name: &str, sticky: bool) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let dir = parent.join(name);
     std::fs::create_dir(&dir).unwrap();

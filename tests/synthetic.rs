@@ -25,7 +25,7 @@ const BASE: u64 = 0x5555_5555_4000;
 
 /// A recording being made.
 #[derive(Default)]
-pub struct Synthetic {
+pub(crate) struct Synthetic {
     records: Vec<Record>,
     time: u64,
     call_graph: Option<CallGraph>,
@@ -53,7 +53,7 @@ pub struct Synthetic {
 
 /// What one sample is: where it was taken and what it stands for.
 #[derive(Clone, Debug, Default)]
-pub struct At {
+pub(crate) struct At {
     pub pid: u32,
     /// The thread; the process's main thread where 0.
     pub tid: u32,
@@ -70,12 +70,12 @@ pub struct At {
 }
 
 impl Synthetic {
-    pub fn new() -> Synthetic {
+    pub(crate) fn new() -> Synthetic {
         Synthetic::default()
     }
 
     /// Samples carry call chains, as `record -g` takes them.
-    pub fn with_stacks() -> Synthetic {
+    pub(crate) fn with_stacks() -> Synthetic {
         Synthetic {
             call_graph: Some(CallGraph::FramePointer),
             ..Synthetic::default()
@@ -83,7 +83,7 @@ impl Synthetic {
     }
 
     /// A histogram-mode recording with these settings: buckets, no samples.
-    pub fn with_histograms(settings: HistogramSettings) -> Synthetic {
+    pub(crate) fn with_histograms(settings: HistogramSettings) -> Synthetic {
         Synthetic {
             histogram: Some(settings),
             ..Synthetic::default()
@@ -92,7 +92,7 @@ impl Synthetic {
 
     /// Adds a software event sampled as `sampling`, a member of the group
     /// `leader` leads if given; returns its index.
-    pub fn add_event(
+    pub(crate) fn add_event(
         &mut self,
         name: &str,
         sampling: Sampling,
@@ -125,7 +125,7 @@ impl Synthetic {
     /// at 4000 Hz where none was added): the samples taken as threads
     /// leave the CPU, then the off-CPU and wall events read from them.
     /// Returns the first's index.
-    pub fn add_off_cpu_events(&mut self) -> EventIndex {
+    pub(crate) fn add_off_cpu_events(&mut self) -> EventIndex {
         if self.events.is_empty() {
             self.add_event("cpu-clock", Sampling::Frequency(4000), None);
         }
@@ -145,7 +145,7 @@ impl Synthetic {
     /// The thread of `at` leaves the CPU for `ns` nanoseconds, blocked or
     /// else preempted; with `at.user`, a sample of `at.event` (the
     /// switch-out event) holds the stack it left from.
-    pub fn off_cpu(&mut self, at: &At, preempt: bool, ns: u64) {
+    pub(crate) fn off_cpu(&mut self, at: &At, preempt: bool, ns: u64) {
         let sampled = !at.user.is_empty();
         if sampled {
             self.take(at, 1);
@@ -169,7 +169,7 @@ impl Synthetic {
     }
 
     /// Thread `tid` of process `pid` exits.
-    pub fn exit(&mut self, pid: u32, tid: u32) {
+    pub(crate) fn exit(&mut self, pid: u32, tid: u32) {
         let time = self.tick();
         self.records.push(Record::Exit(TaskEvent {
             time,
@@ -187,7 +187,7 @@ impl Synthetic {
 
     /// Process `pid`, forked from `parent` (0: none), named `command`,
     /// with `binary`'s executable segments mapped.
-    pub fn process(&mut self, pid: u32, parent: u32, command: &str, binary: &Path) {
+    pub(crate) fn process(&mut self, pid: u32, parent: u32, command: &str, binary: &Path) {
         if parent != 0 {
             self.fork(pid, parent);
         }
@@ -195,7 +195,7 @@ impl Synthetic {
     }
 
     /// Process `parent` forks `pid`, which inherits its name and mappings.
-    pub fn fork(&mut self, pid: u32, parent: u32) {
+    pub(crate) fn fork(&mut self, pid: u32, parent: u32) {
         let time = self.tick();
         self.records.push(Record::Fork(TaskEvent {
             time,
@@ -210,7 +210,7 @@ impl Synthetic {
     }
 
     /// Process `pid` starts thread `tid`, named `name`.
-    pub fn thread(&mut self, pid: u32, tid: u32, name: &str) {
+    pub(crate) fn thread(&mut self, pid: u32, tid: u32, name: &str) {
         let time = self.tick();
         self.records.push(Record::Fork(TaskEvent {
             time,
@@ -229,7 +229,7 @@ impl Synthetic {
     }
 
     /// Process `pid` executes `binary`, and is named `command`.
-    pub fn exec(&mut self, pid: u32, command: &str, binary: &Path) {
+    pub(crate) fn exec(&mut self, pid: u32, command: &str, binary: &Path) {
         let time = self.tick();
         self.records.push(Record::Comm(Comm {
             time,
@@ -246,7 +246,7 @@ impl Synthetic {
 
     /// Maps `binary`'s executable segments into `pid`, its stated address
     /// 0 at `base`.
-    pub fn map(&mut self, pid: u32, binary: &Path, base: u64) {
+    pub(crate) fn map(&mut self, pid: u32, binary: &Path, base: u64) {
         for (address, offset, len) in executable_segments(binary) {
             let time = self.tick();
             self.records.push(Record::Mmap(Mmap {
@@ -265,7 +265,7 @@ impl Synthetic {
     /// Gives process `pid` JIT code at `start`, in anonymous memory: the
     /// functions `(offset, name)`, 0x100 bytes each, named by a jitdump
     /// file written in `dir`, which the process maps as a JIT's marker.
-    pub fn jit(&mut self, pid: u32, dir: &Path, start: u64, functions: &[(u64, &str)]) {
+    pub(crate) fn jit(&mut self, pid: u32, dir: &Path, start: u64, functions: &[(u64, &str)]) {
         let dump = dir.join(format!("jit-{pid}.dump"));
         let loads: Vec<(u64, u64, &str)> = (functions.iter())
             .map(|&(offset, name)| (start + offset, 0x100, name))
@@ -294,19 +294,19 @@ impl Synthetic {
 
     /// Ends the chunk of records being written: the records so far are
     /// written as it is ended, as the sampler's batches are.
-    pub fn end_chunk(&mut self) {
+    pub(crate) fn end_chunk(&mut self) {
         self.chunk_ends.push(self.records.len());
     }
 
     /// A record as it is, for records no other method makes.
-    pub fn push_raw(&mut self, record: Record) {
+    pub(crate) fn push_raw(&mut self, record: Record) {
         self.records.push(record);
     }
 
     /// `count` samples in `pid` at `address` of its program (as the binary
     /// states it), with the call chain `callers` (stated return addresses,
     /// innermost first) when the recording has stacks.
-    pub fn samples(&mut self, pid: u32, address: u64, callers: &[u64], count: u32) {
+    pub(crate) fn samples(&mut self, pid: u32, address: u64, callers: &[u64], count: u32) {
         let base = self.programs[&pid].1;
         let at = At {
             pid,
@@ -319,7 +319,7 @@ impl Synthetic {
     }
 
     /// `count` samples as `at` describes them.
-    pub fn take(&mut self, at: &At, count: u32) {
+    pub(crate) fn take(&mut self, at: &At, count: u32) {
         for _ in 0..count {
             let time = self.tick();
             let tid = if at.tid == 0 { at.pid } else { at.tid };
@@ -362,7 +362,7 @@ impl Synthetic {
 
     /// Buckets of `event` over `binary`'s file from offset `start` (16-bit,
     /// at the recording's scale).
-    pub fn buckets(&mut self, event: EventIndex, binary: &Path, start: u64, counts: &[u16]) {
+    pub(crate) fn buckets(&mut self, event: EventIndex, binary: &Path, start: u64, counts: &[u16]) {
         let settings = self.histogram.as_ref().expect("a histogram recording");
         self.records.push(Record::Histogram(HistogramRecord {
             event,
@@ -382,12 +382,12 @@ impl Synthetic {
     }
 
     /// What became of each event's samples in a histogram recording.
-    pub fn histogram_totals(&mut self, totals: Vec<HistogramTotals>) {
+    pub(crate) fn histogram_totals(&mut self, totals: Vec<HistogramTotals>) {
         self.histogram_totals = totals;
     }
 
     /// Writes the recording to `path`, as made by running `command`.
-    pub fn write(mut self, path: &Path, command: &[&str]) {
+    pub(crate) fn write(mut self, path: &Path, command: &[&str]) {
         if self.events.is_empty() {
             self.add_event("cpu-clock", Sampling::Frequency(4000), None);
         }
@@ -442,7 +442,7 @@ impl Synthetic {
 /// Writes a jitdump file (perf's convention, as a JIT writes it) at
 /// `path`: a header for `pid`, then a code load record of each function,
 /// `(address, size, name)`, its code `int3`s.
-pub fn write_jitdump(path: &Path, pid: u32, functions: &[(u64, u64, &str)]) {
+pub(crate) fn write_jitdump(path: &Path, pid: u32, functions: &[(u64, u64, &str)]) {
     let mut bytes = Vec::new();
     for word in [0x4A69_5444u32, 1, 40, 62, 0, pid] {
         bytes.extend(word.to_le_bytes());
@@ -468,7 +468,7 @@ pub fn write_jitdump(path: &Path, pid: u32, functions: &[(u64, u64, &str)]) {
 
 /// Where the loader puts `binary`: a PIE or library at [`BASE`], anything
 /// else at the addresses it states.
-pub fn load_base(binary: &Path) -> u64 {
+pub(crate) fn load_base(binary: &Path) -> u64 {
     let output = Command::new("readelf")
         .arg("-h")
         .arg(binary)
@@ -509,7 +509,7 @@ fn executable_segments(binary: &Path) -> Vec<(u64, u64, u64)> {
 }
 
 /// The start and size of `function` in `binary`, from `nm -S`.
-pub fn function_range(binary: &Path, function: &str) -> (u64, u64) {
+pub(crate) fn function_range(binary: &Path, function: &str) -> (u64, u64) {
     let output = Command::new("nm").arg("-S").arg(binary).output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
     text.lines()
@@ -528,7 +528,7 @@ pub fn function_range(binary: &Path, function: &str) -> (u64, u64) {
 
 /// The inline chain (function names, innermost first) of every address of
 /// `function`, from `profiler symbolize --inlines`.
-pub fn inline_chains(binary: &Path, function: &str) -> Vec<(u64, Vec<String>)> {
+pub(crate) fn inline_chains(binary: &Path, function: &str) -> Vec<(u64, Vec<String>)> {
     let (start, size) = function_range(binary, function);
     let input: String = (start..start + size).map(|a| format!("{a:#x}\n")).collect();
     let binary = binary.to_str().unwrap();
@@ -557,7 +557,7 @@ pub fn inline_chains(binary: &Path, function: &str) -> Vec<(u64, Vec<String>)> {
 
 /// An address of `function` whose code came from `inlined` (inlined
 /// directly into it), and one of its own code.
-pub fn inlined_and_own(binary: &Path, function: &str, inlined: &str) -> (u64, u64) {
+pub(crate) fn inlined_and_own(binary: &Path, function: &str, inlined: &str) -> (u64, u64) {
     let chains = inline_chains(binary, function);
     let find = |wanted: &[&str]| {
         chains

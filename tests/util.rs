@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// The fixture programs, built with their Makefile into the target
 /// directory; a file lock keeps concurrent test processes from racing.
-pub fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| make_fixtures(&["all"])).join(name)
 }
@@ -20,7 +20,7 @@ pub fn fixture(name: &str) -> PathBuf {
 /// A fixture program that calls libprofiler, built (if need be) against
 /// the library cargo built beside the test binary: the C library is a
 /// dev-dependency for that.
-pub fn capi_fixture(name: &str) -> PathBuf {
+pub(crate) fn capi_fixture(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let lib = exe.parent().unwrap();
     assert!(
@@ -32,7 +32,7 @@ pub fn capi_fixture(name: &str) -> PathBuf {
 }
 
 /// An MPI fixture program, built (if need be) with mpicc.
-pub fn mpi_fixture(name: &str) -> PathBuf {
+pub(crate) fn mpi_fixture(name: &str) -> PathBuf {
     make_fixtures(&[name]).join(name)
 }
 
@@ -56,7 +56,7 @@ fn make_fixtures(args: &[&str]) -> PathBuf {
 }
 
 /// A fresh directory for one test's files.
-pub fn scratch(test: &str) -> PathBuf {
+pub(crate) fn scratch(test: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target/test-scratch")
         .join(test);
@@ -67,7 +67,7 @@ pub fn scratch(test: &str) -> PathBuf {
 
 /// The profiler, its once-per-boot notices stamped under the tests' own
 /// runtime directory rather than the user's.
-pub fn profiler() -> Command {
+pub(crate) fn profiler() -> Command {
     static RUNTIME: OnceLock<PathBuf> = OnceLock::new();
     let runtime = RUNTIME.get_or_init(|| {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch/runtime");
@@ -80,12 +80,12 @@ pub fn profiler() -> Command {
 }
 
 /// Runs the profiler with `args` in `dir`.
-pub fn run(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Output {
     profiler().current_dir(dir).args(args).output().unwrap()
 }
 
 /// Runs the profiler with `args` in `dir`, `input` on its standard input.
-pub fn run_with_input(dir: &Path, args: &[&str], input: &str) -> Output {
+pub(crate) fn run_with_input(dir: &Path, args: &[&str], input: &str) -> Output {
     use std::io::Write;
     use std::process::Stdio;
     let mut child = profiler()
@@ -105,7 +105,7 @@ pub fn run_with_input(dir: &Path, args: &[&str], input: &str) -> Output {
 }
 
 /// Runs the profiler with `args` in `dir` and asserts success.
-pub fn run_ok(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run_ok(dir: &Path, args: &[&str]) -> Output {
     let output = run(dir, args);
     assert!(
         output.status.success(),
@@ -117,18 +117,18 @@ pub fn run_ok(dir: &Path, args: &[&str]) -> Output {
 
 /// Runs the profiler with `args` in `dir`, asserts success, and parses its
 /// standard output as JSON.
-pub fn run_json(dir: &Path, args: &[&str]) -> Value {
+pub(crate) fn run_json(dir: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&run_ok(dir, args).stdout).unwrap()
 }
 
-pub fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// Records into `dir/data` with the extra `options`, and `command` after
 /// `--` unless it is empty (a target of `-p`, `-t`, `-a` or `-C` alone);
 /// asserts success and returns the output (the summary is on stderr).
-pub fn record(dir: &Path, data: &str, options: &[&str], command: &[&str]) -> Output {
+pub(crate) fn record(dir: &Path, data: &str, options: &[&str], command: &[&str]) -> Output {
     let mut args = vec!["record", "-o", data];
     args.extend_from_slice(options);
     if !command.is_empty() {
@@ -139,25 +139,30 @@ pub fn record(dir: &Path, data: &str, options: &[&str], command: &[&str]) -> Out
 }
 
 /// Records `command` into `dir/name.data` and returns the JSON report.
-pub fn record_and_report(dir: &Path, name: &str, options: &[&str], command: &[&str]) -> Value {
+pub(crate) fn record_and_report(
+    dir: &Path,
+    name: &str,
+    options: &[&str],
+    command: &[&str],
+) -> Value {
     let data = format!("{name}.data");
     record(dir, &data, options, command);
     report_json(dir, &data)
 }
 
-pub fn report_json(dir: &Path, data: &str) -> Value {
+pub(crate) fn report_json(dir: &Path, data: &str) -> Value {
     report_json_with(dir, data, &[])
 }
 
 /// The JSON report of `dir/data` with the extra `options`.
-pub fn report_json_with(dir: &Path, data: &str, options: &[&str]) -> Value {
+pub(crate) fn report_json_with(dir: &Path, data: &str, options: &[&str]) -> Value {
     let mut args = vec!["report", "-i", data, "--format", "json"];
     args.extend_from_slice(options);
     run_json(dir, &args)
 }
 
 /// The JSON report's row for function `name`, if any.
-pub fn function<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
+pub(crate) fn function<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
     report["functions"]
         .as_array()
         .unwrap()
@@ -167,23 +172,23 @@ pub fn function<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
 
 /// The row of function `name` on rank `rank` in a JSON report sorted by
 /// rank (`--sort rank,sym`), if any.
-pub fn rank_function<'a>(report: &'a Value, name: &str, rank: u64) -> Option<&'a Value> {
+pub(crate) fn rank_function<'a>(report: &'a Value, name: &str, rank: u64) -> Option<&'a Value> {
     (report["functions"].as_array().unwrap().iter())
         .find(|row| row["name"] == name && row["rank"] == rank)
 }
 
 /// Function `name`'s share of its event, in percent (0 if absent).
-pub fn percent(report: &Value, name: &str) -> f64 {
+pub(crate) fn percent(report: &Value, name: &str) -> f64 {
     function(report, name).map_or(0.0, |f| f["self_percent"].as_f64().unwrap())
 }
 
 /// Total samples of the first event.
-pub fn samples(report: &Value) -> u64 {
+pub(crate) fn samples(report: &Value) -> u64 {
     report["events"][0]["samples"].as_u64().unwrap()
 }
 
 /// Asserts that `value` is within `tolerance` of `expected`.
-pub fn assert_near(what: &str, value: f64, expected: f64, tolerance: f64, report: &Value) {
+pub(crate) fn assert_near(what: &str, value: f64, expected: f64, tolerance: f64, report: &Value) {
     assert!(
         (value - expected).abs() <= tolerance,
         "{what}: {value:.2} is not within {tolerance} of {expected}; functions: {}",
@@ -192,12 +197,12 @@ pub fn assert_near(what: &str, value: f64, expected: f64, tolerance: f64, report
 }
 
 /// Whether this machine exposes the CPU's own PMU, as the kernel names it.
-pub fn has_pmu() -> bool {
+pub(crate) fn has_pmu() -> bool {
     Path::new("/sys/bus/event_source/devices/cpu").exists()
 }
 
 /// kernel.perf_event_paranoid, if it can be read.
-pub fn perf_event_paranoid() -> Option<i64> {
+pub(crate) fn perf_event_paranoid() -> Option<i64> {
     std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .ok()?
         .trim()
@@ -209,7 +214,7 @@ pub fn perf_event_paranoid() -> Option<i64> {
 /// capabilities, from a copy of the binary that `nobody` can reach; `None`
 /// (and the test skipped, or failed under CI) where this process is not
 /// root.
-pub fn run_as_nobody(dir: &Path, args: &[&str]) -> Option<Output> {
+pub(crate) fn run_as_nobody(dir: &Path, args: &[&str]) -> Option<Output> {
     use std::os::unix::fs::PermissionsExt;
     if !profiler_testing::root("running the profiler as nobody")
         || !profiler_testing::tool("setpriv")
@@ -248,11 +253,11 @@ pub fn run_as_nobody(dir: &Path, args: &[&str]) -> Option<Output> {
 }
 
 /// A small file system mounted for one test, unmounted when it ends.
-pub struct SmallDisk(pub PathBuf);
+pub(crate) struct SmallDisk(pub PathBuf);
 
 impl SmallDisk {
     /// Mounts a tmpfs of `size` (`256k`) on `dir/disk`.
-    pub fn mount(dir: &Path, size: &str) -> SmallDisk {
+    pub(crate) fn mount(dir: &Path, size: &str) -> SmallDisk {
         let path = dir.join("disk");
         std::fs::create_dir(&path).unwrap();
         let status = Command::new("mount")
@@ -276,7 +281,7 @@ impl Drop for SmallDisk {
 }
 
 /// Starts the profiler with `args` in `dir`, its standard error piped.
-pub fn spawn(dir: &Path, args: &[&str]) -> Child {
+pub(crate) fn spawn(dir: &Path, args: &[&str]) -> Child {
     profiler()
         .current_dir(dir)
         .args(args)
@@ -288,7 +293,7 @@ pub fn spawn(dir: &Path, args: &[&str]) -> Child {
 
 /// Sends `signal` (`-INT`) to a process, or with a negative pid to a
 /// process group.
-pub fn kill(signal: &str, pid: i64) {
+pub(crate) fn kill(signal: &str, pid: i64) {
     let status = Command::new("kill")
         .args([signal, "--", &pid.to_string()])
         .status()
@@ -297,7 +302,7 @@ pub fn kill(signal: &str, pid: i64) {
 }
 
 /// The files in `dir` whose names end in `.tmp`: temporary files.
-pub fn temporaries(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn temporaries(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -18,7 +18,7 @@ use profiler_symbols::SourceFiles;
 use crate::args::{AnnotateArgs, AsmSyntaxArg, ColorChoice, Format};
 use crate::symbols::with_symbolizer;
 
-pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: AnnotateArgs) -> Result<ExitCode> {
     let recording = crate::input::open(&args.input.path)?;
     // Functions are those holding the code, as perf annotate takes symbols;
     // code inlined into them is marked in the listing.

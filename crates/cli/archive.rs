@@ -15,7 +15,7 @@ use crate::messages::say;
 use crate::output::{describe, write_output};
 use crate::symbols::recording_options;
 
-pub fn run(args: ArchiveArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: ArchiveArgs) -> Result<ExitCode> {
     let path = &args.input.path;
     if profiler_perfdata::is_perf_data(path) {
         bail!(
@@ -39,7 +39,7 @@ pub fn run(args: ArchiveArgs) -> Result<ExitCode> {
 
 /// Writes `recording` with its archive to `output` (which may be the
 /// recording itself), and says what it holds.
-pub fn archive(recording: &Recording, symbols: &SymbolArgs, output: &Path) -> Result<()> {
+pub(crate) fn archive(recording: &Recording, symbols: &SymbolArgs, output: &Path) -> Result<()> {
     let path = recording.path();
     if let Some(damage) = &recording.damage {
         bail!(

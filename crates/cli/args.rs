@@ -24,13 +24,13 @@ use crate::width::WidthArgs;
         Record a command with `profiler record -- COMMAND`, then read the recording with \
         `profiler report`."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Record program-counter samples of a command and its descendants, of running processes
     /// or threads (-p, -t), or of whole CPUs (-a, -C)
     // An option given again (on the command line after PROFILER_OPTIONS)
@@ -94,21 +94,21 @@ const MAN_AFTER_HELP: &str = "\
 them.";
 
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell
     #[arg(value_enum)]
     pub shell: CompletionShell,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CompletionShell {
+pub(crate) enum CompletionShell {
     Bash,
     Zsh,
     Fish,
 }
 
 #[derive(Debug, Args)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// The subcommand whose page to print [default: the page of profiler itself]
     #[arg(value_name = "SUBCOMMAND")]
     pub subcommand: Option<String>,
@@ -143,7 +143,7 @@ Each event is opened for a moment as a counter on the profiler itself, user spac
 said usable or not (and why). Raw event descriptors are syntax, not events: nothing is opened.";
 
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Print JSON: [{"name","group","usable","reason","encoding":{"type","config",...}},...]
     #[arg(long)]
     pub json: bool,
@@ -162,7 +162,7 @@ function inlined into others has no code of its own: then the places it was inli
 listed, each with its samples.";
 
 #[derive(Debug, Args)]
-pub struct AnnotateArgs {
+pub(crate) struct AnnotateArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
@@ -216,14 +216,14 @@ pub struct AnnotateArgs {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum AsmSyntaxArg {
+pub(crate) enum AsmSyntaxArg {
     /// AT&T, as objdump and perf annotate write it
     Att,
     Intel,
@@ -241,7 +241,7 @@ fn parse_source_dir(value: &str) -> Result<(PathBuf, PathBuf), String> {
 }
 
 #[derive(Debug, Args)]
-pub struct RecordArgs {
+pub(crate) struct RecordArgs {
     /// Event to sample, e.g. cycles, instructions, cpu-clock, page-faults; NAME:u or NAME:k
     /// to count only user space or only the kernel [default: cycles, or cpu-clock where the
     /// machine has no hardware counters]
@@ -390,7 +390,7 @@ pub struct RecordArgs {
 
 /// `-F`: a rate, or the most the kernel allows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Frequency {
+pub(crate) enum Frequency {
     Hz(u64),
     Max,
 }
@@ -406,7 +406,7 @@ fn parse_frequency(text: &str) -> Result<Frequency, String> {
 /// `--call-graph`: how stacks are taken and, with frame pointers, how much
 /// of the stack's top is copied (`None`: the default).
 #[derive(Clone, Copy, Debug)]
-pub struct CallGraphArg {
+pub(crate) struct CallGraphArg {
     pub mode: CallGraph,
     pub fp_stack_bytes: Option<u32>,
 }
@@ -453,9 +453,12 @@ fn parse_mmap_pages(text: &str) -> Result<usize, String> {
     }
 }
 
+// The fields' docs are their --help text, where brackets are words
+// (`[default]`, `[ and ]`), not links.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Args)]
 #[command(after_help = REPORT_AFTER_HELP)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     #[command(flatten)]
     pub input: JobInputArgs,
 
@@ -550,7 +553,7 @@ pub struct ReportArgs {
 
 /// One rank of a job's recordings.
 #[derive(Debug, Args)]
-pub struct RankArgs {
+pub(crate) struct RankArgs {
     /// Of the recordings of a job, read only rank R's
     #[arg(long, value_name = "R")]
     pub rank: Option<u32>,
@@ -576,9 +579,12 @@ as perf script lays them out, so that its readers take them: `profiler script | 
 stackcollapse-perf.pl | flamegraph.pl > out.svg`, or awk. A function's offset is from its \
 start; a stack's addresses in a file are offsets into it, as perf script prints them.";
 
+// The fields' docs are their --help text, where brackets are words
+// (`[default]`, `[ and ]`), not links.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Args)]
 #[command(after_help = SCRIPT_AFTER_HELP)]
-pub struct ScriptArgs {
+pub(crate) struct ScriptArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
@@ -615,7 +621,7 @@ pub struct ScriptArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct FlamegraphArgs {
+pub(crate) struct FlamegraphArgs {
     #[command(flatten)]
     pub input: JobInputArgs,
 
@@ -670,7 +676,7 @@ pub struct FlamegraphArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     /// The recording to compare against: a file, or a job's recordings (a directory, or a
     /// quoted glob such as 'base.*.data')
     #[arg(value_name = "BASE")]
@@ -716,7 +722,7 @@ pub struct DiffArgs {
 
 /// Which processes and threads a reading subcommand keeps, and when.
 #[derive(Debug, Args)]
-pub struct FilterArgs {
+pub(crate) struct FilterArgs {
     /// Only samples of these processes
     #[arg(long, value_name = "PID[,PID...]", value_delimiter = ',')]
     pub pid: Vec<u32>,
@@ -730,7 +736,7 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
-    pub fn filter(&self) -> SampleFilter {
+    pub(crate) fn filter(&self) -> SampleFilter {
         SampleFilter {
             pids: self.pid.clone(),
             tids: self.tid.clone(),
@@ -741,7 +747,7 @@ impl FilterArgs {
 
 /// `--time`: the stretches of the recording a reading subcommand counts.
 #[derive(Debug, Args)]
-pub struct TimeArgs {
+pub(crate) struct TimeArgs {
     /// Only samples taken in these stretches: START,STOP in seconds from the recording's first
     /// sample (either end may be left out; several separated by spaces), or perf's shares of
     /// its time: 10%-20%, or 10%/2 for the second tenth (several separated by commas)
@@ -751,7 +757,7 @@ pub struct TimeArgs {
 
 impl TimeArgs {
     /// The samples `--time` keeps.
-    pub fn filter(&self) -> SampleFilter {
+    pub(crate) fn filter(&self) -> SampleFilter {
         SampleFilter {
             time: self.time.clone(),
             ..SampleFilter::default()
@@ -760,7 +766,7 @@ impl TimeArgs {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Text,
     Json,
 }
@@ -768,7 +774,7 @@ pub enum Format {
 /// PAPI_profil's mode of `record`.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Histogram mode (PAPI_profil)")]
-pub struct HistogramArgs {
+pub(crate) struct HistogramArgs {
     /// Pour the samples into histograms over the program's and libraries' text
     /// instead of keeping them: memory and the recording's size stay the same
     /// however long the command runs
@@ -822,7 +828,7 @@ pub struct HistogramArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct HistArgs {
+pub(crate) struct HistArgs {
     #[command(flatten)]
     pub input: JobInputArgs,
 
@@ -855,7 +861,7 @@ pub struct HistArgs {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum HistFormat {
+pub(crate) enum HistFormat {
     Text,
     Json,
     Csv,
@@ -872,7 +878,7 @@ The recording is rewritten whole, atomically; a damaged recording or a perf.data
 archived.";
 
 #[derive(Debug, Args)]
-pub struct ArchiveArgs {
+pub(crate) struct ArchiveArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
@@ -886,7 +892,7 @@ pub struct ArchiveArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The format to write: gmon, the gmon.out of GNU gprof (a 16-bit time histogram of
     /// one module, for `gprof -p -b PROGRAM gmon.out`); folded, collapsed stacks
     /// (`root;...;leaf count` per line, for FlameGraph, inferno and speedscope); pprof, a
@@ -945,7 +951,7 @@ pub struct ExportArgs {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
+pub(crate) enum ExportFormat {
     Gmon,
     Folded,
     Pprof,
@@ -955,7 +961,7 @@ pub enum ExportFormat {
 
 /// The recording a reading subcommand reads.
 #[derive(Debug, Args)]
-pub struct InputArgs {
+pub(crate) struct InputArgs {
     /// The recording to read
     #[arg(
         short = 'i',
@@ -969,7 +975,7 @@ pub struct InputArgs {
 /// The recordings a reading subcommand reads: one, or the recordings of
 /// a job read as one profile.
 #[derive(Debug, Args)]
-pub struct JobInputArgs {
+pub(crate) struct JobInputArgs {
     /// The recording to read; the recordings of a job (one per MPI rank) are read as one
     /// profile: give -i for each, a directory, or a quoted glob, e.g. -i 'profiler.data.*'
     #[arg(
@@ -982,7 +988,7 @@ pub struct JobInputArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct SymbolizeArgs {
+pub(crate) struct SymbolizeArgs {
     /// The executable or library the addresses belong to
     #[arg(long = "exe", short = 'e', value_name = "FILE")]
     pub exe: PathBuf,
@@ -1002,7 +1008,7 @@ pub struct SymbolizeArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -1018,7 +1024,7 @@ Exit status: the command's own, or 128+N if a signal N ended it; 125 if the prof
 126 if the command cannot be run, 127 if it was not found.";
 
 #[derive(Debug, Args)]
-pub struct StatArgs {
+pub(crate) struct StatArgs {
     /// Event to count, e.g. task-clock, page-faults, cycles; several separated by commas, or
     /// -e again; NAME:u or NAME:k to count only user space or only the kernel [default: both
     /// where the kernel allows]

@@ -17,7 +17,7 @@ use crate::args::{Cli, CompletionShell, CompletionsArgs};
 /// The subcommands whose `-e`, `-p` and `-t` take events and running tasks.
 const TARGETING: [&str; 2] = ["record", "stat"];
 
-pub fn run(args: CompletionsArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: CompletionsArgs) -> Result<ExitCode> {
     let shell = match args.shell {
         CompletionShell::Bash => Shell::Bash,
         CompletionShell::Zsh => Shell::Zsh,

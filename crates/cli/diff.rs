@@ -20,7 +20,7 @@ use crate::messages::say;
 use crate::output::{describe, is_stdout, write_output};
 use crate::symbols::with_symbolizer_for;
 
-pub fn run(args: DiffArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: DiffArgs) -> Result<ExitCode> {
     let base = open_inputs(std::slice::from_ref(&args.base), false)?;
     let new = open_inputs(std::slice::from_ref(&args.new), false)?;
     let options = StackOptions {

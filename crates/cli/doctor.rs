@@ -10,7 +10,7 @@ use profiler_sampler::checkup;
 
 use crate::args::{DoctorArgs, Format};
 
-pub fn run(args: DoctorArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: DoctorArgs) -> Result<ExitCode> {
     let checkup = checkup();
     let mut out = BufWriter::new(io::stdout().lock());
     match args.format {

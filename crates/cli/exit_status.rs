@@ -7,14 +7,14 @@ use profiler_sampler::SamplerError;
 
 /// Exit statuses of `record` when it cannot run the command, as `env`,
 /// `nice` and `timeout` use them.
-pub const PROFILER_FAILED: u8 = 125;
-pub const COMMAND_NOT_RUNNABLE: u8 = 126;
-pub const COMMAND_NOT_FOUND: u8 = 127;
+pub(crate) const PROFILER_FAILED: u8 = 125;
+pub(crate) const COMMAND_NOT_RUNNABLE: u8 = 126;
+pub(crate) const COMMAND_NOT_FOUND: u8 = 127;
 
 /// The status for `error`: for `record` and `stat` (`runs_command`), which
 /// of the command's start or the profiler failed, or 128 + N when signal N
 /// stopped them before the command started; 1 for the other subcommands.
-pub fn failure_status(error: &anyhow::Error, runs_command: bool) -> u8 {
+pub(crate) fn failure_status(error: &anyhow::Error, runs_command: bool) -> u8 {
     if !runs_command {
         return 1;
     }

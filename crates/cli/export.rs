@@ -19,7 +19,7 @@ use crate::job_input::{Inputs, open_inputs};
 use crate::messages::say;
 use crate::output::{describe, write_output};
 
-pub fn run(args: ExportArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: ExportArgs) -> Result<ExitCode> {
     let inputs = open_inputs(&args.input.paths, false)?.only_rank(args.job.rank)?;
     match args.format {
         ExportFormat::Gmon => export_gmon(&args, &inputs),

@@ -13,7 +13,7 @@ use crate::job_input::open_inputs;
 use crate::messages::say;
 use crate::output::{describe, write_output};
 
-pub fn run(args: FlamegraphArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: FlamegraphArgs) -> Result<ExitCode> {
     let inputs = open_inputs(&args.input.paths, false)?.only_rank(args.job.rank)?;
     let recording = inputs.recording();
     let options = StackOptions {

@@ -15,7 +15,7 @@ use crate::args::{HistArgs, HistFormat};
 use crate::job_input::{Inputs, open_inputs};
 use crate::symbols::with_symbolizer_for;
 
-pub fn run(args: HistArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: HistArgs) -> Result<ExitCode> {
     let options = HistOptions {
         event: args.event,
         module: args.module,

@@ -10,7 +10,7 @@ use profiler_model::Recording;
 /// Opens the recording at `path`, saying once what of it could not be read
 /// (it ends early, chunks failed their checksums) or what of a perf.data
 /// file the views leave out: the views then show what could.
-pub fn open(path: &Path) -> Result<Recording> {
+pub(crate) fn open(path: &Path) -> Result<Recording> {
     // `perf report -i -` reads a pipe; a recording is read from a file, at
     // any place and more than once.
     if path == Path::new("-") && !path.exists() {

@@ -11,7 +11,7 @@ use profiler_sampler::probe_events;
 
 use crate::args::ListArgs;
 
-pub fn run(args: ListArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: ListArgs) -> Result<ExitCode> {
     let pmus = Pmus::system();
     let mut events = list_events(&pmus);
     if args.raw_dump {

@@ -15,7 +15,7 @@ use crate::args::{Cli, ManArgs};
 use crate::messages::say;
 use crate::output::write_output;
 
-pub fn run(args: ManArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: ManArgs) -> Result<ExitCode> {
     let mut cli = Cli::command();
     // Gives the subcommands their page names: profiler-record.
     cli.build();

@@ -9,6 +9,9 @@ use profiler_report::{RowFilter, SortKey, TreeDirection};
 pub(crate) const DEFAULT_CALL_GRAPH: &str = "graph,0.5,caller";
 
 /// `perf report`'s options that have no other spelling here.
+// The fields' docs are their --help text, where brackets are words
+// (`[default]`, `[ and ]`), not links.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Args)]
 #[command(next_help_heading = "perf report's spellings")]
 pub(crate) struct PerfReportArgs {

@@ -13,12 +13,12 @@ use profiler_model::{Avma, Detail, FileOffset, Module, ModuleSymbols, Symbolizer
 const QUIET_FOR: Duration = Duration::from_secs(1);
 
 /// A progress line, drawn only once the work has taken more than a second.
-pub struct Progress {
+pub(crate) struct Progress {
     bar: ProgressBar,
 }
 
 impl Progress {
-    pub fn start(message: impl Into<String>) -> Progress {
+    pub(crate) fn start(message: impl Into<String>) -> Progress {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
             bar.set_style(style);
@@ -36,7 +36,7 @@ impl Progress {
         Progress { bar }
     }
 
-    pub fn set_message(&self, message: impl Into<String>) {
+    pub(crate) fn set_message(&self, message: impl Into<String>) {
         self.bar.set_message(message.into());
     }
 }
@@ -48,7 +48,7 @@ impl Drop for Progress {
 }
 
 /// A symbolizer that reports each module it works on.
-pub struct ShowProgress<'a, S> {
+pub(crate) struct ShowProgress<'a, S> {
     pub inner: &'a S,
     pub progress: &'a Progress,
 }

@@ -26,7 +26,7 @@ use crate::record_histogram::HistogramRequest;
 use crate::record_output::{Finished, RecordingFile};
 use crate::symbols;
 
-pub fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
+pub(crate) fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode> {
     // From here on, a signal that would end the profiler is noted instead:
     // before the command starts, nothing is started and nothing is left;
     // after, the recording ends whole.

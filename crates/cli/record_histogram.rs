@@ -11,7 +11,7 @@ use profiler_model::{FileOffset, HistogramOptions, ProgramRegion, Svma};
 use crate::args::HistogramArgs;
 
 /// The histogram flags, checked.
-pub struct HistogramRequest {
+pub(crate) struct HistogramRequest {
     config: HistogramConfig,
     scale: Scale,
     regions: Vec<RegionRequest>,
@@ -27,7 +27,7 @@ struct RegionRequest {
 
 impl HistogramRequest {
     /// Checks the flags of `--histogram`, if it was given.
-    pub fn check(args: &HistogramArgs) -> Result<Option<HistogramRequest>> {
+    pub(crate) fn check(args: &HistogramArgs) -> Result<Option<HistogramRequest>> {
         if !args.histogram {
             return Ok(None);
         }
@@ -59,7 +59,7 @@ impl HistogramRequest {
 
     /// The histograms' options for a command whose program is `program`
     /// (as the recorder resolved it), which the regions are of.
-    pub fn options(self, program: Option<String>) -> Result<HistogramOptions> {
+    pub(crate) fn options(self, program: Option<String>) -> Result<HistogramOptions> {
         let program_regions = match (self.regions.is_empty(), &program) {
             (true, _) => Vec::new(),
             (false, None) => {

@@ -8,7 +8,7 @@ use clap::Args;
 
 /// The CPUs of `-C`: one value for clap, however many CPUs it names.
 #[derive(Clone, Debug)]
-pub struct CpuList(pub Vec<usize>);
+pub(crate) struct CpuList(pub Vec<usize>);
 
 pub(crate) fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
     profiler_events::parse_cpu_list(text)
@@ -27,7 +27,7 @@ pub(crate) fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
 /// How a reading subcommand names code.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Symbols")]
-pub struct SymbolArgs {
+pub(crate) struct SymbolArgs {
     /// Also look for separate debug files here (by build-id, `.build-id/xx/yyyy.debug`, and by
     /// debuglink name), before /usr/lib/debug; repeatable
     #[arg(long = "debug-dir", value_name = "DIR")]

@@ -22,7 +22,7 @@ use profiler_sampler::{Stat, StatConfig, Target};
 use crate::args::{CpuList, Format, StatArgs};
 use crate::messages::say;
 
-pub fn run(args: StatArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: StatArgs) -> Result<ExitCode> {
     let target = if !args.pids.is_empty() {
         Target::Processes(args.pids)
     } else if !args.tids.is_empty() {

@@ -14,7 +14,7 @@ use profiler_symbols::symbolize_file;
 use crate::args::{Format, SymbolizeArgs};
 use crate::progress::Progress;
 
-pub fn run(args: SymbolizeArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: SymbolizeArgs) -> Result<ExitCode> {
     let mut input = String::new();
     io::stdin()
         .read_to_string(&mut input)

@@ -15,7 +15,7 @@ use crate::progress::{Progress, ShowProgress};
 /// Runs `work` (which reads `recording`, unwinds its stacks and names its
 /// code) with the recording's symbolizer and unwinder, showing progress on
 /// a terminal meanwhile.
-pub fn with_symbolizer<T>(
+pub(crate) fn with_symbolizer<T>(
     args: &SymbolArgs,
     recording: &Recording,
     work: impl FnOnce(&ShowProgress<'_, ArchivedSymbolizer>, &ElfUnwinder) -> T,
@@ -26,7 +26,7 @@ pub fn with_symbolizer<T>(
 /// [`with_symbolizer`] for several recordings read together, with the
 /// archives of all: whether the kernel's symbols apply is judged by the
 /// last.
-pub fn with_symbolizer_for<T>(
+pub(crate) fn with_symbolizer_for<T>(
     args: &SymbolArgs,
     recordings: &[&Recording],
     work: impl FnOnce(&ShowProgress<'_, ArchivedSymbolizer>, &ElfUnwinder) -> T,
@@ -46,14 +46,14 @@ pub fn with_symbolizer_for<T>(
 /// A symbolizer for `recording`: its archive, then the files on disk; this
 /// machine's kallsyms and vdso name its kernel and vdso code only if it was
 /// made under the running kernel.
-pub fn symbolizer(args: &SymbolArgs, recording: &Recording) -> ArchivedSymbolizer {
+pub(crate) fn symbolizer(args: &SymbolArgs, recording: &Recording) -> ArchivedSymbolizer {
     let elf = ElfSymbolizer::new(recording_options(args, &[recording]));
     ArchivedSymbolizer::new(elf, Arc::new(archive(recording)))
 }
 
 /// A symbolizer for several recordings read together, with the archives
 /// of all; whether the kernel's symbols apply is judged by the last.
-pub fn symbolizer_for(args: &SymbolArgs, recordings: &[&Recording]) -> ArchivedSymbolizer {
+pub(crate) fn symbolizer_for(args: &SymbolArgs, recordings: &[&Recording]) -> ArchivedSymbolizer {
     let same_kernel = recordings.last().is_some_and(|r| same_kernel(r));
     let elf = ElfSymbolizer::new(options(args, same_kernel));
     ArchivedSymbolizer::new(elf, Arc::new(archives(recordings)))
@@ -95,7 +95,7 @@ fn archive(recording: &Recording) -> Archive {
 }
 
 /// Whether `recording` was made under the running kernel (on this host).
-pub fn same_kernel(recording: &Recording) -> bool {
+pub(crate) fn same_kernel(recording: &Recording) -> bool {
     let read = |path| {
         std::fs::read_to_string(path)
             .map(|s| s.trim().to_owned())
@@ -106,7 +106,7 @@ pub fn same_kernel(recording: &Recording) -> bool {
         && host.hostname == read("/proc/sys/kernel/hostname")
 }
 
-pub fn options(args: &SymbolArgs, same_kernel: bool) -> SymbolizerOptions {
+pub(crate) fn options(args: &SymbolArgs, same_kernel: bool) -> SymbolizerOptions {
     SymbolizerOptions {
         debug_dirs: args.debug_dirs.clone(),
         full_signatures: args.full_signatures,
@@ -121,7 +121,7 @@ pub fn options(args: &SymbolArgs, same_kernel: bool) -> SymbolizerOptions {
 /// symbols apply is judged by the last; the files they mapped hold the JITs'
 /// jitdump files; the recorded processes' user, where the recordings agree
 /// on one, is the one whose JIT maps are believed.
-pub fn recording_options(args: &SymbolArgs, recordings: &[&Recording]) -> SymbolizerOptions {
+pub(crate) fn recording_options(args: &SymbolArgs, recordings: &[&Recording]) -> SymbolizerOptions {
     let last = recordings.last().copied();
     let users: Vec<Option<u32>> = recordings.iter().map(|r| r.header.user).collect();
     SymbolizerOptions {

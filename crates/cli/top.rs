@@ -21,7 +21,7 @@ use crate::args::{CpuList, SymbolArgs};
 use crate::messages::say;
 use crate::top_args::TopArgs;
 
-pub fn run(mut args: TopArgs) -> Result<ExitCode> {
+pub(crate) fn run(mut args: TopArgs) -> Result<ExitCode> {
     if let Some(path) = &args.replay {
         return browse(path, &args.symbols, Duration::from_secs(1));
     }
@@ -102,7 +102,7 @@ pub fn run(mut args: TopArgs) -> Result<ExitCode> {
 }
 
 /// `report --tui` and `top --replay`: the recording at `path` on the screen.
-pub fn browse(path: &Path, symbols: &SymbolArgs, window: Duration) -> Result<ExitCode> {
+pub(crate) fn browse(path: &Path, symbols: &SymbolArgs, window: Duration) -> Result<ExitCode> {
     if !io::stdout().is_terminal() {
         bail!(
             "--tui shows the recording on a terminal, and the standard output is not one; \

@@ -9,7 +9,7 @@ use crate::shared_args::{CpuList, SymbolArgs, parse_seconds};
 
 #[derive(Debug, Args)]
 #[command(after_help = TOP_AFTER_HELP)]
-pub struct TopArgs {
+pub(crate) struct TopArgs {
     /// Event to sample, e.g. cpu-clock, cycles, page-faults; repeatable (e switches between
     /// them) [default: cycles, or cpu-clock where the machine has no hardware counters]
     #[arg(short = 'e', long = "event", value_name = "EVENT")]

@@ -11,7 +11,7 @@ use crate::{events, perfdata, recording, symbols};
 /// input it found.
 #[derive(Parser, Debug)]
 #[command(name = "fuzz")]
-pub struct Args {
+pub(crate) struct Args {
     /// What to fuzz: recording, perfdata, events or symbols.
     #[arg(value_parser = target_by_name)]
     pub(crate) target: &'static Target,

@@ -18,7 +18,7 @@ const MAX_SEEDS: usize = 4000;
 
 /// The seeds of `target`: built in, then from `corpus`; how many were
 /// built in.
-pub fn seeds(target: &Target, corpus: &[PathBuf]) -> Result<(Vec<Vec<u8>>, usize)> {
+pub(crate) fn seeds(target: &Target, corpus: &[PathBuf]) -> Result<(Vec<Vec<u8>>, usize)> {
     let mut seeds = (target.seeds)();
     let built_in = seeds.len();
     let mut files = Vec::new();

@@ -10,7 +10,7 @@ use profiler_events::{
 
 use crate::target::{Scratch, Target, repository};
 
-pub const TARGET: Target = Target {
+pub(crate) const TARGET: Target = Target {
     name: "events",
     // Event strings, and the files of fixtures/sysfs (format fields, named
     // events), which end in a newline.

@@ -36,7 +36,12 @@ const MAX_GROWTH: usize = 64 << 10;
 /// A mutated copy of `input`: one to sixteen mutations stacked, fewer
 /// more often. `seeds` are spliced in; `dictionary` holds tokens of the
 /// target's format.
-pub fn mutate(rng: &mut Rng, input: &[u8], seeds: &[Vec<u8>], dictionary: &[&[u8]]) -> Vec<u8> {
+pub(crate) fn mutate(
+    rng: &mut Rng,
+    input: &[u8],
+    seeds: &[Vec<u8>],
+    dictionary: &[&[u8]],
+) -> Vec<u8> {
     let mut data = input.to_vec();
     let count = 1 << rng.below(5);
     for _ in 0..count {

@@ -5,7 +5,7 @@
 use crate::target::{Scratch, Target};
 use crate::views;
 
-pub const TARGET: Target = Target {
+pub(crate) const TARGET: Target = Target {
     name: "perfdata",
     accepts: profiler_perfdata::has_signature,
     seeds: Vec::new,

@@ -19,7 +19,7 @@ use profiler_model::{
 use crate::target::{Scratch, Target};
 use crate::views;
 
-pub const TARGET: Target = Target {
+pub(crate) const TARGET: Target = Target {
     name: "recording",
     accepts: |bytes| bytes.starts_with(b"PROFILER"),
     seeds,

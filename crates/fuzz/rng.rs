@@ -1,10 +1,10 @@
 //! A small seedable random generator (xorshift64*): the same seed gives
 //! the same inputs, so a run can be repeated.
 
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         // Zero is xorshift's one fixed point; splitmix the seed away from it.
         let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -12,7 +12,7 @@ impl Rng {
         Rng((z ^ (z >> 31)) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -22,7 +22,7 @@ impl Rng {
     }
 
     /// A number below `n` (0 when `n` is 0).
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         match n {
             0 => 0,
             n => (self.next() % n as u64) as usize,
@@ -30,7 +30,7 @@ impl Rng {
     }
 
     /// True one time in `n`.
-    pub fn one_in(&mut self, n: usize) -> bool {
+    pub(crate) fn one_in(&mut self, n: usize) -> bool {
         self.below(n) == 0
     }
 }

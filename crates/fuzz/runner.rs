@@ -24,7 +24,7 @@ use crate::worker::scratch_dir;
 const SAVED_PER_KIND: usize = 3;
 
 /// Fuzzes `args.target` for `args.seconds`; returns how many inputs failed.
-pub fn fuzz(args: &Args) -> Result<usize> {
+pub(crate) fn fuzz(args: &Args) -> Result<usize> {
     let target = args.target;
     let (seeds, built_in) = corpus::seeds(target, &args.corpus)?;
     if seeds.is_empty() {
@@ -107,7 +107,7 @@ pub fn fuzz(args: &Args) -> Result<usize> {
 
 /// Runs the input saved at `path` as the fuzzer ran it; returns 1 if it
 /// fails, after printing how.
-pub fn replay(args: &Args, path: &Path) -> Result<usize> {
+pub(crate) fn replay(args: &Args, path: &Path) -> Result<usize> {
     let input = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut worker = Worker::start(args)?;
     let failure = worker.run(&input, args)?;

@@ -16,7 +16,7 @@ const TRAILER: u8 = 2;
 
 /// `input` with its chunks rearranged, one to three times; `None` where
 /// it is not a recording whose chunks can be walked.
-pub fn restructure(rng: &mut Rng, input: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn restructure(rng: &mut Rng, input: &[u8]) -> Option<Vec<u8>> {
     let (start, chunks, trailer) = split(input)?;
     if chunks.is_empty() {
         return None;

@@ -13,7 +13,7 @@ use profiler_symbols::{Archiver, ElfSymbolizer, ElfUnwinder, SymbolizerOptions, 
 
 use crate::target::{Scratch, Target};
 
-pub const TARGET: Target = Target {
+pub(crate) const TARGET: Target = Target {
     name: "symbols",
     accepts: |bytes| bytes.starts_with(b"\x7fELF"),
     seeds: Vec::new,

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use crate::rng::Rng;
 
 /// Rearranges an input's parts; `None` where it cannot.
-pub type Restructure = fn(&mut Rng, &[u8]) -> Option<Vec<u8>>;
+pub(crate) type Restructure = fn(&mut Rng, &[u8]) -> Option<Vec<u8>>;
 
 /// One reader to fuzz.
-pub struct Target {
+pub(crate) struct Target {
     pub name: &'static str,
     /// Whether a file found in a corpus directory is an input of this
     /// target.
@@ -36,13 +36,13 @@ impl std::fmt::Debug for Target {
 }
 
 /// A worker's own directory, for inputs the readers take as files.
-pub struct Scratch {
+pub(crate) struct Scratch {
     pub dir: PathBuf,
 }
 
 impl Scratch {
     /// Writes `bytes` to the file `name` of the directory, and says where.
-    pub fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+    pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.dir.join(name);
         // The reader then sees a missing file, which it must take as well.
         let _ = std::fs::write(&path, bytes);
@@ -51,6 +51,6 @@ impl Scratch {
 }
 
 /// The repository's root, where the fixtures are.
-pub fn repository() -> &'static Path {
+pub(crate) fn repository() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }

@@ -18,7 +18,7 @@ use profiler_report::{
 };
 use profiler_symbols::{ArchivedSymbolizer, ElfSymbolizer, ElfUnwinder, SymbolizerOptions};
 
-pub fn exercise(recording: &Recording) {
+pub(crate) fn exercise(recording: &Recording) {
     if let Ok(records) = recording.records() {
         records.for_each(drop);
     }

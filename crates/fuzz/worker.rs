@@ -13,7 +13,7 @@ use rustix::process::{Resource, Rlimit, setrlimit};
 
 use crate::target::{Scratch, Target};
 
-pub fn serve(target: &Target, memory_mib: u64) -> Result<()> {
+pub(crate) fn serve(target: &Target, memory_mib: u64) -> Result<()> {
     let scratch = Scratch {
         dir: scratch_dir(std::process::id()),
     };
@@ -66,6 +66,6 @@ fn reset_peak() {
 
 /// The directory of the worker with process id `pid`, which the fuzzer
 /// removes when it had to kill the worker.
-pub fn scratch_dir(pid: u32) -> std::path::PathBuf {
+pub(crate) fn scratch_dir(pid: u32) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("profiler-fuzz-{pid}"))
 }

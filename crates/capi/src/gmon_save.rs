@@ -25,7 +25,7 @@ use crate::types::PROF_ESYS;
 
 /// The name `given` (or `gmon.out`) becomes in this process: with `.RANK`
 /// (zero-padded to the job's size) added under a launcher.
-pub fn saved_name(given: Option<&str>, job: Option<&JobInfo>) -> PathBuf {
+pub(crate) fn saved_name(given: Option<&str>, job: Option<&JobInfo>) -> PathBuf {
     let base = given.unwrap_or("gmon.out");
     match job.and_then(JobInfo::padded_rank) {
         Some(rank) => PathBuf::from(format!("{base}.{rank}")),
@@ -34,7 +34,7 @@ pub fn saved_name(given: Option<&str>, job: Option<&JobInfo>) -> PathBuf {
 }
 
 /// What goes into the file besides the counts.
-pub struct GmonEvent<'a> {
+pub(crate) struct GmonEvent<'a> {
     pub name: &'a str,
     /// Events per sample (nanoseconds for the clocks).
     pub threshold: u64,
@@ -43,7 +43,7 @@ pub struct GmonEvent<'a> {
 /// The file's bytes: each region's buckets at the addresses its module
 /// states. A scale that gives buckets a fraction of a byte's width cannot
 /// be said in gmon's bins and is refused.
-pub fn gmon_bytes(
+pub(crate) fn gmon_bytes(
     regions: &[(Region, Buckets)],
     event: &GmonEvent<'_>,
 ) -> Result<Vec<u8>, CallError> {
@@ -91,7 +91,7 @@ pub fn gmon_bytes(
 /// Writes `bytes` to `path` whole: into a new file beside it, renamed over
 /// it once complete. Anything there but a regular file is refused and
 /// left alone.
-pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), CallError> {
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), CallError> {
     if let Ok(meta) = std::fs::symlink_metadata(path)
         && !meta.file_type().is_file()
     {

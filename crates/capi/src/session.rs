@@ -185,12 +185,12 @@ impl Session {
     }
 
     /// What is sampled.
-    pub fn event(&self) -> &ProfilEvent {
+    pub(crate) fn event(&self) -> &ProfilEvent {
         &self.event
     }
 
     /// Each region with the counts its buffer holds.
-    pub fn counts(&self) -> Vec<(Region, Buckets)> {
+    pub(crate) fn counts(&self) -> Vec<(Region, Buckets)> {
         let width = self.config.width;
         (self.regions.iter())
             .map(|(region, buffer)| {

@@ -5,6 +5,9 @@
 //! Rust constants' values. The Fortran module (include/profiler.f90)
 //! binds the same functions and has the same constants.
 
+// A test fails by panicking: its helpers unwrap as its #[test]s do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::mem::{align_of, offset_of, size_of};
 use std::path::{Path, PathBuf};

@@ -101,7 +101,7 @@ const OUTCOME_NAMES: &[(Outcome, &[&str])] = &[
 
 /// A hardware cache event, resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CacheEvent {
+pub(crate) struct CacheEvent {
     /// perf's canonical name (`L1-dcache-load-misses`).
     pub name: String,
     /// `cache | op << 8 | result << 16`.
@@ -110,7 +110,7 @@ pub struct CacheEvent {
 
 /// What a name that starts like a cache event turned out to be.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CacheLookup {
+pub(crate) enum CacheLookup {
     Found(CacheEvent),
     /// A cache and an operation perf does not count on it (`iTLB-stores`):
     /// the problem, said for the user.
@@ -121,7 +121,7 @@ pub enum CacheLookup {
 /// Resolves a cache event name: `CACHE[-OP][-RESULT]`, either order after
 /// the cache, in any case. Without an operation, loads; without a result,
 /// accesses.
-pub fn lookup(name: &str) -> CacheLookup {
+pub(crate) fn lookup(name: &str) -> CacheLookup {
     for cache in CACHES {
         for alias in std::iter::once(&cache.name).chain(cache.aliases) {
             let Some(rest) = strip_word(name, alias) else {
@@ -156,7 +156,7 @@ pub fn lookup(name: &str) -> CacheLookup {
 }
 
 /// Every valid cache event, in perf list's order.
-pub fn all() -> Vec<CacheEvent> {
+pub(crate) fn all() -> Vec<CacheEvent> {
     let mut events = Vec::new();
     for cache in CACHES {
         for &op in cache.ops {
@@ -172,7 +172,7 @@ pub fn all() -> Vec<CacheEvent> {
 }
 
 /// The canonical names, for suggestions.
-pub fn names() -> Vec<String> {
+pub(crate) fn names() -> Vec<String> {
     all().into_iter().map(|e| e.name).collect()
 }
 

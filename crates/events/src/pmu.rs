@@ -187,7 +187,7 @@ impl TermValue {
 
 /// Parses `a=1,b=0x2,c` (and, where `allow_required`, `d=?`). The error is
 /// what is wrong, for the caller to place.
-pub fn parse_terms(text: &str, allow_required: bool) -> Result<Vec<Term>, String> {
+pub(crate) fn parse_terms(text: &str, allow_required: bool) -> Result<Vec<Term>, String> {
     let mut terms = Vec::new();
     for part in text.trim().split(',') {
         let part = part.trim();
@@ -228,7 +228,7 @@ pub fn parse_terms(text: &str, allow_required: bool) -> Result<Vec<Term>, String
 }
 
 /// A decimal or `0x` hexadecimal number.
-pub fn parse_number(text: &str) -> Option<u64> {
+pub(crate) fn parse_number(text: &str) -> Option<u64> {
     match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         Some(hex) if !hex.is_empty() => u64::from_str_radix(hex, 16).ok(),
         Some(_) => None,

@@ -26,19 +26,19 @@ impl Default for PapiRandom {
 }
 
 impl PapiRandom {
-    pub fn next(&mut self) -> u16 {
+    pub(crate) fn next(&mut self) -> u16 {
         self.0 = self.0.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
         self.0 as u16
     }
 
     /// RANDOM's draw: true one time in four.
-    pub fn drops_quarter(&mut self) -> bool {
+    pub(crate) fn drops_quarter(&mut self) -> bool {
         self.next() <= u16::MAX / 4
     }
 
     /// COMPRESS's draw for a bucket holding `value`: true with probability
     /// `min(value, 65536) / 65536`.
-    pub fn drops_for(&mut self, value: u64) -> bool {
+    pub(crate) fn drops_for(&mut self, value: u64) -> bool {
         u64::from(self.next()) < value
     }
 }

@@ -75,7 +75,7 @@ pub(crate) struct ChunkHeader {
 impl ChunkHeader {
     /// The header for `payload`, the chunk numbered `number` (0 for
     /// chunks other than records).
-    pub fn encode(kind: ChunkKind, number: u32, payload: &[u8]) -> [u8; CHUNK_HEADER_LEN] {
+    pub(crate) fn encode(kind: ChunkKind, number: u32, payload: &[u8]) -> [u8; CHUNK_HEADER_LEN] {
         let mut header = [0; CHUNK_HEADER_LEN];
         header[..4].copy_from_slice(CHUNK_MAGIC);
         header[4] = kind.byte();
@@ -88,7 +88,7 @@ impl ChunkHeader {
     }
 
     /// The header in `bytes`, if its magic and checksum hold.
-    pub fn decode(bytes: &[u8]) -> Option<ChunkHeader> {
+    pub(crate) fn decode(bytes: &[u8]) -> Option<ChunkHeader> {
         let bytes = bytes.get(..CHUNK_HEADER_LEN)?;
         let word = |at: usize| {
             u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
@@ -105,12 +105,12 @@ impl ChunkHeader {
     }
 
     /// Bytes of the whole chunk, header included.
-    pub fn total_len(&self) -> u64 {
+    pub(crate) fn total_len(&self) -> u64 {
         CHUNK_HEADER_LEN as u64 + u64::from(self.len)
     }
 
     /// Whether `payload` is the one this header was written for.
-    pub fn verifies(&self, payload: &[u8]) -> bool {
+    pub(crate) fn verifies(&self, payload: &[u8]) -> bool {
         payload.len() == self.len as usize && crc32fast::hash(payload) == self.checksum
     }
 }

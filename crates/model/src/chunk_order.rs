@@ -32,7 +32,7 @@ pub(crate) struct ChunkOrder {
 }
 
 impl ChunkOrder {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.missing.is_empty() && self.repeated.is_empty() && self.reordered.is_empty()
     }
 }

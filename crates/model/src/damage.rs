@@ -205,7 +205,7 @@ pub(crate) struct Recount {
 }
 
 impl Recount {
-    pub fn new(events: usize) -> Recount {
+    pub(crate) fn new(events: usize) -> Recount {
         Recount {
             stats: StatsCollector::new(events),
             modules: BTreeSet::new(),
@@ -213,7 +213,7 @@ impl Recount {
         }
     }
 
-    pub fn add_all(
+    pub(crate) fn add_all(
         &mut self,
         records: impl Iterator<Item = Result<Record, RecordingError>>,
     ) -> Result<(), RecordingError> {
@@ -248,13 +248,13 @@ impl Recount {
         }
     }
 
-    pub fn samples(&self) -> u64 {
+    pub(crate) fn samples(&self) -> u64 {
         self.stats.snapshot().total().samples
     }
 
     /// `trailer`, as written, with its totals replaced by the recount; or,
     /// when it was lost, one made from the records alone.
-    pub fn trailer(self, written: Option<Trailer>) -> Trailer {
+    pub(crate) fn trailer(self, written: Option<Trailer>) -> Trailer {
         let stats = self.stats.snapshot();
         match written {
             Some(trailer) => Trailer { stats, ..trailer },

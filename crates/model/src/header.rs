@@ -162,14 +162,16 @@ pub struct ModuleEntry {
 mod build_id_hex {
     use super::*;
 
-    pub fn serialize<S: Serializer>(id: &Option<BuildId>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(id: &Option<BuildId>, s: S) -> Result<S::Ok, S::Error> {
         match id {
             Some(id) => s.serialize_some(&id.to_string()),
             None => s.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<BuildId>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<BuildId>, D::Error> {
         let text: Option<String> = Option::deserialize(d)?;
         text.map(|t| BuildId::from_hex(&t).ok_or_else(|| serde::de::Error::custom("bad build-id")))
             .transpose()

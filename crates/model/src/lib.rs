@@ -3,7 +3,7 @@
 //! no system calls beyond reading and writing files.
 //!
 //! Data flow: the sampler turns kernel records into [`Record`]s and pushes them
-//! into a [`RecordingSink`]: the [`RecordingWriter`], which writes them in
+//! into a [`RecordingOutput`]: the [`RecordingWriter`], which writes them in
 //! checksummed chunks to any `Write` (behind the [`CallerSplicer`]
 //! where frame-pointer chains come with the top of the stack), or the
 //! [`HistogramRecorder`], which pours the samples into [`ModuleHistograms`]
@@ -60,10 +60,10 @@ mod printable;
 mod process;
 mod reader;
 mod record;
+mod recording_output;
 mod regular_file;
-mod replay;
+mod resolved_samples;
 mod scan;
-mod sink;
 mod source;
 mod splice;
 mod stats;
@@ -103,9 +103,9 @@ pub use record::{
     BuildId, CallchainEntry, Comm, CpuMode, HistogramRecord, Lost, Mmap, Record, Sample, Switch,
     TaskEvent, Throttle, UserStack,
 };
+pub use recording_output::RecordingOutput;
 pub use regular_file::{open_regular, open_regular_with_owner, read_regular};
-pub use replay::Samples;
-pub use sink::{RecordingSink, open_sink};
+pub use resolved_samples::Samples;
 pub use source::{RecordSource, SourceRecords, count_records};
 pub use splice::{CallerSplicer, has_user_chain, missing_caller, skipped_callers};
 pub use stats::{EventStats, RecordingStats};

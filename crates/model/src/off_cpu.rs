@@ -93,7 +93,7 @@ pub(crate) struct OffCpuEvents {
 
 impl OffCpuEvents {
     /// The roles of `header`'s events, if it has an off-CPU event.
-    pub fn of(header: &RecordingHeader) -> Option<OffCpuEvents> {
+    pub(crate) fn of(header: &RecordingHeader) -> Option<OffCpuEvents> {
         let events = &header.events;
         let index = |role| {
             (events.iter())
@@ -131,7 +131,7 @@ pub(crate) struct OffCpuBuilder {
 }
 
 impl OffCpuBuilder {
-    pub fn new(events: OffCpuEvents) -> OffCpuBuilder {
+    pub(crate) fn new(events: OffCpuEvents) -> OffCpuBuilder {
         OffCpuBuilder {
             events,
             threads: FxHashMap::default(),
@@ -139,7 +139,7 @@ impl OffCpuBuilder {
         }
     }
 
-    pub fn add(&mut self, record: &Record) {
+    pub(crate) fn add(&mut self, record: &Record) {
         self.last_time = self.last_time.max(record.time());
         let (pid, tid, time) = match record {
             Record::Switch(s) => (s.pid, s.tid, s.time),
@@ -161,7 +161,7 @@ impl OffCpuBuilder {
         }
     }
 
-    pub fn build(self) -> OffCpu {
+    pub(crate) fn build(self) -> OffCpu {
         let mut off_cpu = OffCpu {
             events: self.events,
             ..OffCpu::default()
@@ -260,14 +260,14 @@ fn add_off(times: &mut ThreadTimes, stretch: &OffCpuStretch) {
 
 impl OffCpu {
     /// The stretch thread `tid` spent off the CPU from `out` on.
-    pub fn stretch(&self, tid: u32, out: u64) -> Option<OffCpuStretch> {
+    pub(crate) fn stretch(&self, tid: u32, out: u64) -> Option<OffCpuStretch> {
         let stretches = self.stretches.get(&tid)?;
         let at = stretches.partition_point(|s| s.out < out);
         stretches.get(at).filter(|s| s.out == out).copied()
     }
 
     /// Every thread that switched, by process and thread.
-    pub fn threads(&self) -> &[ThreadTimes] {
+    pub(crate) fn threads(&self) -> &[ThreadTimes] {
         &self.threads
     }
 
@@ -275,7 +275,7 @@ impl OffCpu {
     /// clock event's), into `stats`, indexed like the header's events.
     /// Records lost from the rings may have been switches: they count as
     /// lost off-CPU time, with the switches that lost their other half.
-    pub fn fill_stats(&self, stats: &mut Vec<EventStats>) {
+    pub(crate) fn fill_stats(&self, stats: &mut Vec<EventStats>) {
         let lost_records = (stats.iter()).fold(0u64, |sum, e| sum.saturating_add(e.lost));
         let stretches = self.stretches.values().flatten();
         let off_cpu = EventStats {

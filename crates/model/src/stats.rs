@@ -48,7 +48,7 @@ pub(crate) struct StatsCollector {
 }
 
 impl StatsCollector {
-    pub fn new(event_count: usize) -> StatsCollector {
+    pub(crate) fn new(event_count: usize) -> StatsCollector {
         StatsCollector {
             events: vec![EventStats::default(); event_count],
             pids: FxHashSet::default(),
@@ -58,7 +58,7 @@ impl StatsCollector {
         }
     }
 
-    pub fn add(&mut self, record: &Record) {
+    pub(crate) fn add(&mut self, record: &Record) {
         match record {
             Record::Sample(s) => {
                 let e = self.event(s.event);
@@ -78,7 +78,7 @@ impl StatsCollector {
         }
     }
 
-    pub fn snapshot(&self) -> RecordingStats {
+    pub(crate) fn snapshot(&self) -> RecordingStats {
         RecordingStats {
             events: self.events.clone(),
             processes: self.pids.len() as u64,

@@ -11,8 +11,10 @@ use crate::layout::{END_MAGIC, FORMAT_VERSION, MAGIC, PREAMBLE_LEN};
 use crate::record::Record;
 use crate::stats::{RecordingStats, StatsCollector};
 
-/// Something that takes the records of a recording as they are produced: the
-/// recording writer, or a live histogram.
+/// Something that takes the records of a recording as they are produced:
+/// the [`RecordingOutput`](crate::RecordingOutput) a recording is made
+/// into, or anything else that reads records as they come (a live view, a
+/// filter in front of another sink).
 pub trait RecordSink {
     fn push(&mut self, record: &Record) -> io::Result<()>;
 

@@ -31,11 +31,11 @@ const ATTR_MAX: u64 = 4096;
 
 /// Feature bits this reader looks at.
 pub(crate) mod feature {
-    pub const EVENT_DESC: u32 = 12;
-    pub const BRANCH_STACK: u32 = 15;
-    pub const AUXTRACE: u32 = 18;
-    pub const STAT: u32 = 19;
-    pub const DIR_FORMAT: u32 = 24;
+    pub(crate) const EVENT_DESC: u32 = 12;
+    pub(crate) const BRANCH_STACK: u32 = 15;
+    pub(crate) const AUXTRACE: u32 = 18;
+    pub(crate) const STAT: u32 = 19;
+    pub(crate) const DIR_FORMAT: u32 = 24;
 }
 
 /// Where a part of the file lies.
@@ -64,7 +64,7 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    pub fn has(&self, bit: u32) -> bool {
+    pub(crate) fn has(&self, bit: u32) -> bool {
         self.features.iter().any(|&(b, _)| b == bit)
     }
 }
@@ -88,7 +88,7 @@ pub(crate) struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    pub fn bytes(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+    pub(crate) fn bytes(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
         let fits = offset.checked_add(len).is_some_and(|end| end <= self.size);
         if !fits {
             return Err(io::ErrorKind::UnexpectedEof.into());
@@ -98,7 +98,7 @@ impl Reader<'_> {
         Ok(buf)
     }
 
-    pub fn u64(&self, bytes: &[u8], at: usize) -> u64 {
+    pub(crate) fn u64(&self, bytes: &[u8], at: usize) -> u64 {
         let word: [u8; 8] = bytes[at..at + 8].try_into().unwrap_or_default();
         match self.big_endian {
             true => u64::from_be_bytes(word),
@@ -106,7 +106,7 @@ impl Reader<'_> {
         }
     }
 
-    pub fn u32(&self, bytes: &[u8], at: usize) -> u32 {
+    pub(crate) fn u32(&self, bytes: &[u8], at: usize) -> u32 {
         let word: [u8; 4] = bytes[at..at + 4].try_into().unwrap_or_default();
         match self.big_endian {
             true => u32::from_be_bytes(word),

@@ -66,7 +66,7 @@ pub(crate) struct Converter<'a> {
 
 impl Converter<'_> {
     /// The profiler's record for `record`, if it has one.
-    pub fn convert(&mut self, record: PerfFileRecord<'_>) -> io::Result<Option<Record>> {
+    pub(crate) fn convert(&mut self, record: PerfFileRecord<'_>) -> io::Result<Option<Record>> {
         let (attr_index, raw) = match record {
             PerfFileRecord::EventRecord { attr_index, record } => (attr_index, record),
             PerfFileRecord::UserRecord(user) => {

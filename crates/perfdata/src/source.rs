@@ -28,7 +28,7 @@ pub(crate) struct PerfDataSource {
 
 impl PerfDataSource {
     /// The file's header as linux-perf-data reads it, and its records.
-    pub fn open_records(&self) -> Result<PerfRecords, RecordingError> {
+    pub(crate) fn open_records(&self) -> Result<PerfRecords, RecordingError> {
         let metadata = self
             .file
             .metadata()
@@ -161,7 +161,7 @@ pub(crate) struct PositionedFile {
 }
 
 impl PositionedFile {
-    pub fn new(file: &Arc<File>) -> PositionedFile {
+    pub(crate) fn new(file: &Arc<File>) -> PositionedFile {
         PositionedFile {
             file: Arc::clone(file),
             position: 0,

@@ -173,7 +173,7 @@ pub(crate) struct Liveness {
 }
 
 impl Liveness {
-    pub fn new(attachment: &Attachment) -> Liveness {
+    pub(crate) fn new(attachment: &Attachment) -> Liveness {
         let ids: Vec<(u32, u32)> = match &attachment.threads {
             Some(threads) => threads.clone(),
             None => attachment.processes.iter().map(|&p| (p, p)).collect(),
@@ -189,7 +189,7 @@ impl Liveness {
     }
 
     /// Whether any attached task still runs.
-    pub fn any_running(&self) -> bool {
+    pub(crate) fn any_running(&self) -> bool {
         self.tasks.iter().any(|&(pid, tid, start_time)| {
             let Some(stat) = tasks::task_stat(pid, tid) else {
                 return false;

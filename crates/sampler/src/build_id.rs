@@ -16,7 +16,7 @@ impl BuildIds {
     /// The build-id of the file that process `pid` maps from `path`, read
     /// through the process's own root (it may live in another mount
     /// namespace), else as the path stands here.
-    pub fn of(&mut self, pid: u32, path: &str) -> Option<BuildId> {
+    pub(crate) fn of(&mut self, pid: u32, path: &str) -> Option<BuildId> {
         if !path.starts_with('/') || path.starts_with("//") || path.ends_with(" (deleted)") {
             return None;
         }

@@ -19,7 +19,7 @@ pub(crate) struct ResolvedCommand {
 impl ResolvedCommand {
     /// The executable's canonical path (symbolic links resolved), as the
     /// kernel will report it in the program's mapping.
-    pub fn canonical_path(&self) -> Option<String> {
+    pub(crate) fn canonical_path(&self) -> Option<String> {
         let path = Path::new(OsStr::from_bytes(self.path.to_bytes()));
         std::fs::canonicalize(path)
             .ok()
@@ -34,7 +34,7 @@ impl ResolvedCommand {
     /// counters that follow the process (`begin_new_exec` calls
     /// `perf_event_exit_task` once the process is no longer dumpable), so
     /// the recording would hold no sample of it.
-    pub fn identity_change(&self) -> Option<String> {
+    pub(crate) fn identity_change(&self) -> Option<String> {
         use std::os::unix::fs::MetadataExt;
         let path = Path::new(OsStr::from_bytes(self.path.to_bytes()));
         let metadata = std::fs::metadata(path).ok()?;

@@ -231,7 +231,7 @@ pub(crate) struct StreamEvent {
 
 impl StreamEvent {
     /// The records of `counter`, opened for event `index` at `sampling`.
-    pub fn of(sampling: Sampling, index: usize, counter: &Counter) -> StreamEvent {
+    pub(crate) fn of(sampling: Sampling, index: usize, counter: &Counter) -> StreamEvent {
         StreamEvent {
             index: index as EventIndex,
             period: match sampling {

@@ -26,7 +26,7 @@ use crate::{signals, sysinfo};
 
 /// An event with its sampling rate, as it will be opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResolvedEvent {
+pub(crate) struct ResolvedEvent {
     pub spec: EventSpec,
     pub sampling: Sampling,
     /// For a member of a group: the index of its leader among the events
@@ -63,7 +63,7 @@ pub(crate) enum Role {
 
 impl Role {
     /// The role of `events[index]`.
-    pub fn of(events: &[ResolvedEvent], index: usize) -> Role {
+    pub(crate) fn of(events: &[ResolvedEvent], index: usize) -> Role {
         if events[index].leader.is_some() {
             Role::Member
         } else if events.iter().any(|e| e.leader == Some(index)) {
@@ -363,14 +363,14 @@ fn redirect_output(counter: &Counter, leader: &Sampler) -> io::Result<()> {
 impl Rings {
     /// Waits until a buffer has data, every task has exited, a signal
     /// arrives, or `timeout` passes. Notes which rings have hung up.
-    pub fn wait(&mut self, timeout: Duration) -> Result<(), SamplerError> {
+    pub(crate) fn wait(&mut self, timeout: Duration) -> Result<(), SamplerError> {
         self.poll(timeout, None).map(drop)
     }
 
     /// Like [`Rings::wait`], and also returns when `stop` becomes readable or
     /// hangs up (its writer closed): whether it did. `stop` lets another
     /// thread wake the drainer at once instead of after `timeout`.
-    pub fn wait_or_stop(
+    pub(crate) fn wait_or_stop(
         &mut self,
         timeout: Duration,
         stop: BorrowedFd<'_>,
@@ -432,7 +432,7 @@ impl Rings {
     }
 
     /// Whether every task that could write into the rings has exited.
-    pub fn all_hung_up(&self) -> bool {
+    pub(crate) fn all_hung_up(&self) -> bool {
         self.rings.iter().all(|r| r.hung_up)
     }
 
@@ -440,7 +440,7 @@ impl Rings {
     /// batch is complete (records of different rings are not in time order
     /// until then). A switch-out sample last in its ring waits for the
     /// next drain, where its switch follows it.
-    pub fn drain(&mut self, sink: &mut dyn RecordSink) -> Result<(), SamplerError> {
+    pub(crate) fn drain(&mut self, sink: &mut dyn RecordSink) -> Result<(), SamplerError> {
         for ring in &mut self.rings {
             let config = ring.sampler.config().clone();
             while let Some(raw) = ring.sampler.next_record() {
@@ -473,7 +473,7 @@ impl Rings {
 
     /// The last drain: what every ring holds, and the switch-out samples
     /// still waiting for their switches.
-    pub fn drain_last(&mut self, sink: &mut dyn RecordSink) -> Result<(), SamplerError> {
+    pub(crate) fn drain_last(&mut self, sink: &mut dyn RecordSink) -> Result<(), SamplerError> {
         self.drain(sink)?;
         let held: Vec<Record> = (self.rings.iter_mut())
             .filter_map(|ring| ring.pairing.flush())

@@ -18,7 +18,7 @@ pub(crate) struct Descendants<'a> {
 }
 
 impl<'a> Descendants<'a> {
-    pub fn new(sink: &'a mut dyn RecordSink) -> Descendants<'a> {
+    pub(crate) fn new(sink: &'a mut dyn RecordSink) -> Descendants<'a> {
         Descendants {
             sink,
             started: BTreeSet::new(),
@@ -29,7 +29,7 @@ impl<'a> Descendants<'a> {
     /// records of different CPUs come in no set order (a process's exit
     /// can come before its fork), and the kernel drops records when a
     /// ring overflows: /proc has the last word.
-    pub fn running(&self) -> Vec<u32> {
+    pub(crate) fn running(&self) -> Vec<u32> {
         self.started
             .iter()
             .copied()

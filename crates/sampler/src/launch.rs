@@ -159,14 +159,14 @@ unsafe fn run_child(
 }
 
 impl SuspendedChild {
-    pub fn pid(&self) -> libc::pid_t {
+    pub(crate) fn pid(&self) -> libc::pid_t {
         self.pid
     }
 
     /// A descriptor that becomes readable when the child exits, where the
     /// kernel has `pidfd_open` (Linux 5.3). The child cannot have been
     /// reaped yet, so its pid is still its own.
-    pub fn exit_fd(&self) -> Option<OwnedFd> {
+    pub(crate) fn exit_fd(&self) -> Option<OwnedFd> {
         // SAFETY: pidfd_open takes a pid and flags and returns a new
         // descriptor or -1; it touches no memory of ours.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, self.pid, 0) };
@@ -177,7 +177,7 @@ impl SuspendedChild {
 
     /// Lets the child exec `command`, the one it was forked for, and waits
     /// until it has; a failed exec is said with the command's name.
-    pub fn exec(self, command: &ResolvedCommand) -> Result<RunningChild, SamplerError> {
+    pub(crate) fn exec(self, command: &ResolvedCommand) -> Result<RunningChild, SamplerError> {
         self.resume().map_err(|error| SamplerError::Exec {
             command: command.display.clone(),
             error,
@@ -187,6 +187,11 @@ impl SuspendedChild {
     /// Lets the child exec, and waits until it has (or has failed to).
     fn resume(mut self) -> io::Result<RunningChild> {
         let pid = self.pid;
+        // Some from fork until here or Drop, and each takes `self`.
+        #[allow(
+            clippy::expect_used,
+            reason = "the resume pipe is taken once, by whichever of resume and drop ends the child"
+        )]
         let mut resume = self
             .resume
             .take()
@@ -246,12 +251,12 @@ impl RunningChild {
     }
 
     /// The exit status, if the child has ended; does not block.
-    pub fn try_wait(&mut self) -> Result<Option<TargetExit>, SamplerError> {
+    pub(crate) fn try_wait(&mut self) -> Result<Option<TargetExit>, SamplerError> {
         self.wait_with(libc::WNOHANG).map_err(wait_failed)
     }
 
     /// Waits for the child to end.
-    pub fn wait(&mut self) -> Result<TargetExit, SamplerError> {
+    pub(crate) fn wait(&mut self) -> Result<TargetExit, SamplerError> {
         self.reap().map_err(wait_failed)
     }
 
@@ -259,7 +264,7 @@ impl RunningChild {
     /// not exited by itself: SIGTERM once [`TERMINATE_AFTER`] has passed,
     /// SIGKILL once [`KILL_AFTER`] has. Called as the wait goes on; each
     /// signal is sent once.
-    pub fn stop_after_interrupt(&mut self, since: Instant) {
+    pub(crate) fn stop_after_interrupt(&mut self, since: Instant) {
         let waited = since.elapsed();
         let signal = match self.stopped_with {
             None if waited >= TERMINATE_AFTER => libc::SIGTERM,

@@ -43,7 +43,7 @@ fn memlock_limit() -> Option<u64> {
 }
 
 /// `RLIMIT_NOFILE`'s soft limit: how many files this process may open.
-pub fn open_files_limit() -> Option<u64> {
+pub(crate) fn open_files_limit() -> Option<u64> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

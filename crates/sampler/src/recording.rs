@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use profiler_model::{
-    HistogramOptions, RecordingHeader, RecordingStats, StackUnwinder, Trailer, open_sink,
+    HistogramOptions, RecordingHeader, RecordingOutput, RecordingStats, StackUnwinder, Trailer,
 };
 
 use crate::error::SamplerError;
@@ -44,9 +44,9 @@ impl Recorder {
         let mut header = self.header();
         header.histogram = histogram.as_ref().map(HistogramOptions::settings);
         let splice = unwinder.filter(|_| self.copies_stack_top());
-        let mut sink = open_sink(output, header.clone(), histogram, splice)
+        let mut sink = RecordingOutput::open(output, header.clone(), histogram, splice)
             .map_err(|error| SamplerError::Output { error })?;
-        let outcome = self.run(&mut *sink)?;
+        let outcome = self.run(&mut sink)?;
         let stats = sink.stats();
         let trailer = Trailer {
             duration_ns: outcome.duration.as_nanos() as u64,

@@ -16,7 +16,7 @@ pub const DEFAULT_RING_BYTES: usize = 512 << 10;
 pub const DEFAULT_STACK_RING_BYTES: usize = 32 << 20;
 /// With frame pointers and the top of the stack copied (some 600 bytes a
 /// sample): over a second of samples at 20 kHz, for the same reason.
-pub const DEFAULT_FP_RING_BYTES: usize = 16 << 20;
+pub(crate) const DEFAULT_FP_RING_BYTES: usize = 16 << 20;
 /// The most that default ring buffers take over all CPUs together: on a
 /// machine with many CPUs each gets less.
 const DEFAULT_TOTAL_BYTES: usize = 256 << 20;

@@ -19,7 +19,7 @@ impl SwitchOutSamples {
     /// `sample`, taken in the kernel where the thread switched, placed at
     /// its user-space address: the head of the user chain, or of the stack
     /// copy.
-    pub fn place(&self, sample: &mut Sample) {
+    pub(crate) fn place(&self, sample: &mut Sample) {
         let mut user = false;
         let head = sample.callchain.iter().find_map(|&entry| match entry {
             CallchainEntry::Context(mode) => {
@@ -49,7 +49,12 @@ impl Pairing {
     /// What to write for `record`, the ring's next (in order, each whole):
     /// a switch-out sample is held back; the switch out that follows it,
     /// of its thread, gets its time and says it has it.
-    pub fn pass(&mut self, record: Record, samples: SwitchOutSamples, out: &mut Vec<Record>) {
+    pub(crate) fn pass(
+        &mut self,
+        record: Record,
+        samples: SwitchOutSamples,
+        out: &mut Vec<Record>,
+    ) {
         match record {
             Record::Sample(mut sample) if sample.event == samples.event => {
                 samples.place(&mut sample);
@@ -73,7 +78,7 @@ impl Pairing {
     }
 
     /// The sample held, if any: the recording ends before its switch.
-    pub fn flush(&mut self) -> Option<Record> {
+    pub(crate) fn flush(&mut self) -> Option<Record> {
         self.held.take().map(Record::Sample)
     }
 }

@@ -23,18 +23,18 @@ pub fn max_sample_rate() -> Option<u64> {
 }
 
 /// `kernel.perf_event_paranoid`: who may profile what.
-pub fn paranoid_level() -> Option<i64> {
+pub(crate) fn paranoid_level() -> Option<i64> {
     read_number("/proc/sys/kernel/perf_event_paranoid")
 }
 
 /// `kernel.perf_event_mlock_kb`: ring-buffer memory each user may lock per CPU.
-pub fn mlock_kb() -> Option<u64> {
+pub(crate) fn mlock_kb() -> Option<u64> {
     read_number("/proc/sys/kernel/perf_event_mlock_kb")
 }
 
 /// Whether the kernel exposes a CPU performance-monitoring unit (a real
 /// hardware cycle counter). Virtual machines often do not.
-pub fn has_cpu_pmu() -> bool {
+pub(crate) fn has_cpu_pmu() -> bool {
     let Ok(devices) = fs::read_dir(SYSFS_PMUS) else {
         return false;
     };
@@ -45,19 +45,19 @@ pub fn has_cpu_pmu() -> bool {
 
 /// `kernel.perf_cpu_time_max_percent`: the share of CPU time sampling
 /// interrupts may take before the kernel lowers the maximum sample rate.
-pub fn cpu_time_max_percent() -> Option<u64> {
+pub(crate) fn cpu_time_max_percent() -> Option<u64> {
     read_number("/proc/sys/kernel/perf_cpu_time_max_percent")
 }
 
 /// The kernel release (`uname -r`).
-pub fn kernel_release() -> Option<String> {
+pub(crate) fn kernel_release() -> Option<String> {
     fs::read_to_string("/proc/sys/kernel/osrelease")
         .ok()
         .map(|s| s.trim().to_owned())
 }
 
 /// The CPU's model name, as /proc/cpuinfo gives it.
-pub fn cpu_model() -> Option<String> {
+pub(crate) fn cpu_model() -> Option<String> {
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").ok()?;
     cpu_model_of(&cpuinfo)
 }
@@ -81,7 +81,7 @@ fn cpu_model_of(cpuinfo: &str) -> Option<String> {
 }
 
 /// The event sources this kernel exposes, by name.
-pub fn event_sources() -> Vec<EventSource> {
+pub(crate) fn event_sources() -> Vec<EventSource> {
     let Ok(devices) = fs::read_dir(SYSFS_PMUS) else {
         return Vec::new();
     };
@@ -122,7 +122,7 @@ pub fn release_freed_memory() {
 }
 
 /// The CPUs that are online now.
-pub fn online_cpus() -> io::Result<Vec<usize>> {
+pub(crate) fn online_cpus() -> io::Result<Vec<usize>> {
     match fs::read_to_string("/sys/devices/system/cpu/online") {
         Ok(text) => parse_cpu_list(&text).map_err(|_| {
             io::Error::new(

@@ -108,7 +108,7 @@ impl Attachment {
     /// The threads to open counters on now, sorted: every current thread of
     /// each process, or the chosen threads that still run. An error naming
     /// the first target when none is left.
-    pub fn tasks_now(&self) -> Result<Vec<libc::pid_t>, SamplerError> {
+    pub(crate) fn tasks_now(&self) -> Result<Vec<libc::pid_t>, SamplerError> {
         let mut tasks: Vec<libc::pid_t> = match &self.threads {
             None => self
                 .processes
@@ -132,7 +132,7 @@ impl Attachment {
     }
 
     /// The error for a target that is no longer there.
-    pub fn gone(&self) -> SamplerError {
+    pub(crate) fn gone(&self) -> SamplerError {
         match &self.threads {
             Some(threads) => SamplerError::NoSuchThread {
                 tid: threads.first().map_or(0, |&(_, tid)| tid),
@@ -159,7 +159,7 @@ pub(crate) enum ResolvedTarget {
 impl ResolvedTarget {
     /// Checks `target`; what it takes to mean other than what was written
     /// (a thread's id given to `-p`) is said in `notices`.
-    pub fn resolve(
+    pub(crate) fn resolve(
         target: &Target,
         notices: &mut Vec<String>,
     ) -> Result<ResolvedTarget, SamplerError> {
@@ -242,7 +242,7 @@ impl ResolvedTarget {
     }
 
     /// What the header names as the recorded command.
-    pub fn command_line(&self) -> Vec<String> {
+    pub(crate) fn command_line(&self) -> Vec<String> {
         match self {
             ResolvedTarget::Launch(command)
             | ResolvedTarget::SystemWide {
@@ -274,7 +274,7 @@ impl ResolvedTarget {
     }
 
     /// The program's executable, when the target has one.
-    pub fn program(&self) -> Option<String> {
+    pub(crate) fn program(&self) -> Option<String> {
         match self {
             ResolvedTarget::Launch(command)
             | ResolvedTarget::SystemWide {
@@ -289,7 +289,7 @@ impl ResolvedTarget {
     /// The user the profiled processes run as: a launched command runs as
     /// the profiler's real user; attached processes as their owner, when
     /// they have one owner. `None` for whole CPUs.
-    pub fn user(&self) -> Option<u32> {
+    pub(crate) fn user(&self) -> Option<u32> {
         match self {
             ResolvedTarget::Launch(_) => tasks::owner(std::process::id()),
             ResolvedTarget::Attach(attachment) => {

@@ -58,7 +58,7 @@ pub(crate) struct TaskStat {
 
 impl TaskStat {
     /// Whether the task has ended (a zombie waiting for its parent, or dead).
-    pub fn has_ended(&self) -> bool {
+    pub(crate) fn has_ended(&self) -> bool {
         matches!(self.state, 'Z' | 'X' | 'x')
     }
 }
@@ -145,7 +145,7 @@ pub(crate) struct WaitingThread {
 
 #[cfg(test)]
 impl WaitingThread {
-    pub fn start() -> WaitingThread {
+    pub(crate) fn start() -> WaitingThread {
         let (tid_sender, tid) = std::sync::mpsc::channel();
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let handle = std::thread::spawn(move || {
@@ -160,7 +160,7 @@ impl WaitingThread {
     }
 
     /// Ends the thread, and waits until it has ended.
-    pub fn end(self) {
+    pub(crate) fn end(self) {
         drop(self.stop);
         self.handle.join().unwrap();
     }

@@ -6,6 +6,8 @@
 //! The live tests are declared with `live_test!`: where the kernel refuses
 //! to count they skip outside CI, saying why, and fail under CI=true.
 
+// A test fails by panicking: its helpers unwrap as its #[test]s do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 // Pages, the thread's CPU clock and its id come from libc.
 #![allow(unsafe_code)]
 

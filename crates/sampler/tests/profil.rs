@@ -4,6 +4,8 @@
 //! The live tests are declared with `live_test!`: where the kernel refuses
 //! to sample they skip outside CI, saying why, and fail under CI=true.
 
+// A test fails by panicking: its helpers unwrap as its #[test]s do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 // The thread's CPU clock comes from libc.
 #![allow(unsafe_code)]
 

@@ -148,7 +148,7 @@ pub(crate) struct FunctionNames {
 }
 
 impl FunctionNames {
-    pub fn new(full_signatures: bool) -> FunctionNames {
+    pub(crate) fn new(full_signatures: bool) -> FunctionNames {
         FunctionNames {
             full_signatures,
             names: FxHashMap::default(),
@@ -171,7 +171,7 @@ pub(crate) struct FrameFinder<'a, 'n> {
 impl<'a, 'n> FrameFinder<'a, 'n> {
     /// A finder over `dwarf`; each thread that symbolizes needs its own.
     /// Names read from `transient` are not kept in `names`.
-    pub fn new(
+    pub(crate) fn new(
         dwarf: Arc<Dwarf<'a>>,
         names: &'n mut FunctionNames,
         transient: Range<usize>,
@@ -188,7 +188,7 @@ impl<'a, 'n> FrameFinder<'a, 'n> {
     /// The inline chain at `address`, innermost first, each frame with its
     /// function (demangled) and source line (for outer frames, the line of
     /// the call). Empty when the debug info does not cover the address.
-    pub fn frames(&mut self, address: u64) -> Vec<Frame> {
+    pub(crate) fn frames(&mut self, address: u64) -> Vec<Frame> {
         let mut chain = Vec::new();
         // No range (its end exclusive) covers the last address, and
         // addr2line's lookup adds one to the address.

@@ -70,7 +70,7 @@ impl UnitIndex {
     /// file), or are too many bytes to leave some out. `release` hands back
     /// the file pages read so far; `read_info` reads bytes of `.debug_info`
     /// at an offset without mapping its pages (see [`unit_bounds`]).
-    pub fn new(
+    pub(crate) fn new(
         dwarf: &Dwarf<'_>,
         addresses: &[Svma],
         threads: usize,
@@ -132,7 +132,7 @@ impl UnitIndex {
 
     /// The inline chain of each of `addresses` (those the index was made
     /// for), read on at most `threads` threads, a group of units at a time.
-    pub fn frames(
+    pub(crate) fn frames(
         &self,
         sections: &Sections<'_>,
         endian: RunTimeEndian,

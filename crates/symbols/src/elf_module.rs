@@ -54,7 +54,7 @@ pub(crate) struct ModuleFiles {
 impl ModuleFiles {
     /// Opens the file at `path`, and its separate debug file if it needs
     /// one and one is found in `debug_dirs` (or the usual places).
-    pub fn open(path: &Path, debug_dirs: &[PathBuf]) -> Result<ModuleFiles, SymbolsError> {
+    pub(crate) fn open(path: &Path, debug_dirs: &[PathBuf]) -> Result<ModuleFiles, SymbolsError> {
         let display = path.display().to_string();
         let read_error = |error| SymbolsError::Read {
             path: display.clone(),
@@ -78,7 +78,7 @@ impl ModuleFiles {
 
     /// Hands back the pages of the files read so far: they are read again
     /// from the page cache when next needed.
-    pub fn release_pages(&self) {
+    pub(crate) fn release_pages(&self) {
         self.bytes.release_pages();
         if let Some(debug) = &self.debug {
             debug.bytes.release_pages();
@@ -87,14 +87,14 @@ impl ModuleFiles {
 
     /// Starts reading `part` from the file where it is mapped, for
     /// [`ModuleFiles::read_at`] to come.
-    pub fn prefetch(&self, part: &[u8]) {
+    pub(crate) fn prefetch(&self, part: &[u8]) {
         self.mapped().for_each(|bytes| bytes.prefetch(part));
     }
 
     /// Copies into `buf` the bytes at `offset` in `part`, a slice of these
     /// files or of memory: read from the file where it is mapped, which
     /// maps no page. `None` past the end of `part`.
-    pub fn read_at(&self, part: &[u8], offset: usize, buf: &mut [u8]) -> Option<()> {
+    pub(crate) fn read_at(&self, part: &[u8], offset: usize, buf: &mut [u8]) -> Option<()> {
         (self
             .mapped()
             .find_map(|bytes| bytes.read_at(part, offset, buf)))
@@ -110,7 +110,7 @@ impl ModuleFiles {
     }
 
     /// A module held in memory (the vdso).
-    pub fn in_memory(name: &str, data: Vec<u8>) -> ModuleFiles {
+    pub(crate) fn in_memory(name: &str, data: Vec<u8>) -> ModuleFiles {
         let bytes = image::in_memory(data);
         let build_id = Image::parse(&bytes).ok().and_then(|image| image.build_id());
         ModuleFiles {
@@ -155,7 +155,7 @@ struct Lookup<'s> {
 }
 
 impl<'a> ElfModule<'a> {
-    pub fn parse(files: &'a ModuleFiles) -> Result<ElfModule<'a>, SymbolsError> {
+    pub(crate) fn parse(files: &'a ModuleFiles) -> Result<ElfModule<'a>, SymbolsError> {
         let parse = |path: &str, bytes: &'a Bytes| {
             Image::parse(bytes).map_err(|error| SymbolsError::Parse {
                 path: path.to_owned(),
@@ -177,7 +177,7 @@ impl<'a> ElfModule<'a> {
     }
 
     /// What was passed over while naming, each in one line.
-    pub fn notes(&self) -> Vec<String> {
+    pub(crate) fn notes(&self) -> Vec<String> {
         self.notes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -185,12 +185,12 @@ impl<'a> ElfModule<'a> {
     }
 
     /// The function holding `address`.
-    pub fn function(&self, address: Svma) -> Option<&Function<'a>> {
+    pub(crate) fn function(&self, address: Svma) -> Option<&Function<'a>> {
         self.functions().find(address.0)
     }
 
     /// Where the functions called one of `names` lie, in file offsets.
-    pub fn functions_named(&self, names: &[&str]) -> Vec<Range<FileOffset>> {
+    pub(crate) fn functions_named(&self, names: &[&str]) -> Vec<Range<FileOffset>> {
         (self.functions().named(names))
             .filter_map(|f| self.image.layout.file_range(Svma(f.start), Svma(f.end)))
             .map(|(start, len)| start..FileOffset(start.0.saturating_add(len)))
@@ -198,12 +198,12 @@ impl<'a> ElfModule<'a> {
     }
 
     /// The stated address of each file offset.
-    pub fn svmas(&self, offsets: &[FileOffset]) -> Vec<Option<Svma>> {
+    pub(crate) fn svmas(&self, offsets: &[FileOffset]) -> Vec<Option<Svma>> {
         offsets.iter().map(|&o| self.image.layout.svma(o)).collect()
     }
 
     /// Names every address (sorted addresses make the DWARF lookups cheaper).
-    pub fn resolve(
+    pub(crate) fn resolve(
         &self,
         addresses: &[Svma],
         detail: Detail,

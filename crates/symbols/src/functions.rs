@@ -62,7 +62,7 @@ impl<'data> FunctionTable<'data> {
     /// (a file stripped of `.symtab` keeps it in its debug file).
     /// `release` hands back the file pages read so far: each table's, once
     /// read (the names are read again only for code that is sampled).
-    pub fn new(
+    pub(crate) fn new(
         image: &Image<'data>,
         debug: Option<&Image<'data>>,
         release: &dyn Fn(),
@@ -134,12 +134,15 @@ impl<'data> FunctionTable<'data> {
     }
 
     /// The functions called one of `names`.
-    pub fn named<'a>(&'a self, names: &'a [&str]) -> impl Iterator<Item = &'a Function<'data>> {
+    pub(crate) fn named<'a>(
+        &'a self,
+        names: &'a [&str],
+    ) -> impl Iterator<Item = &'a Function<'data>> {
         (self.functions.iter()).filter(|f| f.name.as_deref().is_some_and(|n| names.contains(&n)))
     }
 
     /// The function containing `address`.
-    pub fn find(&self, address: u64) -> Option<&Function<'data>> {
+    pub(crate) fn find(&self, address: u64) -> Option<&Function<'data>> {
         let after = self.functions.partition_point(|f| f.start <= address);
         self.functions[..after]
             .iter()

@@ -31,7 +31,7 @@ impl Deref for Bytes {
 impl Bytes {
     /// Hands back the pages of a mapped file read so far, to keep a large
     /// module's memory to what is being read now.
-    pub fn release_pages(&self) {
+    pub(crate) fn release_pages(&self) {
         if let Bytes::Mapped { map, .. } = self {
             release(map);
         }
@@ -41,7 +41,7 @@ impl Bytes {
     /// page cache where it is mapped, for positioned reads to come: without,
     /// each such read of a file not yet cached waits for its own page.
     /// Maps no page.
-    pub fn prefetch(&self, part: &[u8]) {
+    pub(crate) fn prefetch(&self, part: &[u8]) {
         if let (Bytes::Mapped { map, .. }, Some(at)) = (self, self.offset_of(part)) {
             let _ = map.advise_range(memmap2::Advice::WillNeed, at, part.len());
         }
@@ -51,7 +51,7 @@ impl Bytes {
     /// bytes: from the file where they are mapped, which maps no page (a
     /// page faulted in maps its neighbours too, 64 kB in all); `None` past
     /// the end, or where `part` is not of these bytes.
-    pub fn read_at(&self, part: &[u8], offset: usize, buf: &mut [u8]) -> Option<()> {
+    pub(crate) fn read_at(&self, part: &[u8], offset: usize, buf: &mut [u8]) -> Option<()> {
         let at = self.offset_of(part)?;
         let bytes = part.get(offset..offset.checked_add(buf.len())?)?;
         match self {
@@ -100,7 +100,7 @@ pub(crate) struct Image<'data> {
 }
 
 impl<'data> Image<'data> {
-    pub fn parse(bytes: &'data Bytes) -> object::Result<Image<'data>> {
+    pub(crate) fn parse(bytes: &'data Bytes) -> object::Result<Image<'data>> {
         let object = object::File::parse(&**bytes)?;
         let segments: Vec<Segment> = object
             .segments()
@@ -120,7 +120,7 @@ impl<'data> Image<'data> {
         })
     }
 
-    pub fn build_id(&self) -> Option<BuildId> {
+    pub(crate) fn build_id(&self) -> Option<BuildId> {
         self.object
             .build_id()
             .ok()
@@ -131,7 +131,7 @@ impl<'data> Image<'data> {
 
 impl Layout {
     /// The stated address of the byte at `offset` in the file.
-    pub fn svma(&self, offset: FileOffset) -> Option<Svma> {
+    pub(crate) fn svma(&self, offset: FileOffset) -> Option<Svma> {
         self.segments
             .iter()
             .find(|s| offset.0 >= s.file_offset && offset.0 - s.file_offset < s.file_size)
@@ -140,7 +140,7 @@ impl Layout {
     }
 
     /// The file offset of the byte stated at `svma`, if a segment holds it.
-    pub fn file_offset(&self, svma: Svma) -> Option<FileOffset> {
+    pub(crate) fn file_offset(&self, svma: Svma) -> Option<FileOffset> {
         self.segments
             .iter()
             .find(|s| svma.0 >= s.svma && svma.0 - s.svma < s.file_size)
@@ -151,7 +151,7 @@ impl Layout {
     /// Where the code stated at `start..end` lies in the file: the file
     /// offset of `start` and how many bytes from there one segment holds,
     /// `end - start` at most.
-    pub fn file_range(&self, start: Svma, end: Svma) -> Option<(FileOffset, u64)> {
+    pub(crate) fn file_range(&self, start: Svma, end: Svma) -> Option<(FileOffset, u64)> {
         self.segments
             .iter()
             .find(|s| start.0 >= s.svma && start.0 - s.svma < s.file_size)
@@ -162,7 +162,7 @@ impl Layout {
             })
     }
 
-    pub fn relative(&self, svma: Svma) -> RelativeAddress {
+    pub(crate) fn relative(&self, svma: Svma) -> RelativeAddress {
         RelativeAddress(svma.0.wrapping_sub(self.base))
     }
 }

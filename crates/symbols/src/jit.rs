@@ -38,7 +38,7 @@ impl PerfMap {
     /// The map of process `pid`, if it wrote one that `believed` (given
     /// the file's owner) accepts, with the entries that hold any of the
     /// sorted `addresses`.
-    pub fn load(pid: u32, addresses: &[Avma], believed: impl Fn(u32) -> bool) -> Loaded {
+    pub(crate) fn load(pid: u32, addresses: &[Avma], believed: impl Fn(u32) -> bool) -> Loaded {
         let path = format!("/tmp/perf-{pid}.map");
         let (file, owner) = match open_regular_with_owner(Path::new(&path)) {
             Ok(opened) => opened,
@@ -122,7 +122,7 @@ impl PerfMap {
     }
 
     /// The JIT'd function containing `address`: its start and name.
-    pub fn function(&self, address: Avma) -> Option<(Avma, &str)> {
+    pub(crate) fn function(&self, address: Avma) -> Option<(Avma, &str)> {
         let after = self.entries.partition_point(|e| e.0 <= address);
         let (start, end, name) = self.entries.get(after.checked_sub(1)?)?;
         (address < *end).then_some((*start, name.as_str()))

@@ -68,7 +68,7 @@ impl Kallsyms {
     }
 
     /// The function containing `address`: the last symbol at or below it.
-    pub fn name(&self, address: u64) -> Option<&str> {
+    pub(crate) fn name(&self, address: u64) -> Option<&str> {
         let after = self.symbols.partition_point(|(a, _)| *a <= address);
         self.symbols
             .get(after.checked_sub(1)?)

@@ -27,8 +27,8 @@
 //! loaded, and handed back once read (see `image`); a file truncated while
 //! it is read ends the process with SIGBUS, as it would perf or gdb.
 
-mod archive;
-mod archived;
+mod archived_symbolizer;
+mod archiver;
 mod build_id_cache;
 mod debug_file;
 mod demangle;
@@ -53,8 +53,8 @@ mod threads;
 mod unwind;
 mod vdso;
 
-pub use archive::{Archived, Archiver};
-pub use archived::ArchivedSymbolizer;
+pub use archived_symbolizer::ArchivedSymbolizer;
+pub use archiver::{Archived, Archiver};
 pub use demangle::{CppDemangler, demangle, demangle_with};
 pub use error::SymbolsError;
 pub use regions::file_offsets;

@@ -10,6 +10,9 @@
 //! which is compared with what the libraries give where they are the
 //! builds it was written from; `PROFILER_BLESS=1` rewrites it.
 
+// A test fails by panicking: its helpers unwrap as its #[test]s do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -59,6 +59,7 @@
 
 mod annotate_view;
 mod app;
+mod browse;
 mod code;
 mod draw;
 mod error;
@@ -69,7 +70,6 @@ mod measure;
 mod names;
 mod numbers;
 mod printable;
-mod replay;
 mod screen;
 mod snapshot;
 mod table;
@@ -79,12 +79,12 @@ mod terminal;
 #[cfg(test)]
 mod tests;
 
+pub use browse::{BrowseOptions, browse};
 pub use code::Code;
 pub use error::TuiError;
 pub use live::{TopOptions, TopOutcome, top_screen, top_snapshots};
 #[doc(hidden)]
 pub use measure::refresh_times;
 pub use printable::printable;
-pub use replay::{BrowseOptions, browse};
 pub use table::SortKey;
 pub use terminal::colors_allowed;

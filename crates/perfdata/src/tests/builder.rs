@@ -2,22 +2,22 @@
 //! (little-endian): the header, one attribute per event, the records, the
 //! feature table and its sections.
 
-pub const SAMPLE_IP: u64 = 1;
-pub const SAMPLE_TID: u64 = 2;
-pub const SAMPLE_TIME: u64 = 4;
-pub const SAMPLE_CALLCHAIN: u64 = 32;
-pub const SAMPLE_PERIOD: u64 = 256;
+pub(super) const SAMPLE_IP: u64 = 1;
+pub(super) const SAMPLE_TID: u64 = 2;
+pub(super) const SAMPLE_TIME: u64 = 4;
+pub(super) const SAMPLE_CALLCHAIN: u64 = 32;
+pub(super) const SAMPLE_PERIOD: u64 = 256;
 const ATTR_LEN: usize = 128;
 const FLAG_FREQ: u64 = 1 << 10;
 const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
 /// A COMM record's `misc` bit for a name taken at exec.
 const MISC_COMM_EXEC: u16 = 1 << 13;
 
-pub const PERF_CONTEXT_USER: u64 = u64::MAX - 511;
+pub(super) const PERF_CONTEXT_USER: u64 = u64::MAX - 511;
 
 /// A perf.data file to be built.
 #[derive(Clone, Debug, Default)]
-pub struct PerfFile {
+pub(super) struct PerfFile {
     pub sample_type: u64,
     /// Sampling by frequency (Hz) rather than every N events.
     pub frequency: Option<u64>,
@@ -28,21 +28,21 @@ pub struct PerfFile {
 
 /// Where the parts of a built file lie.
 #[derive(Clone, Copy, Debug)]
-pub struct Built {
+pub(super) struct Built {
     pub data_offset: usize,
     pub data_size: usize,
     pub feature_table: usize,
 }
 
 impl PerfFile {
-    pub fn new() -> PerfFile {
+    pub(super) fn new() -> PerfFile {
         PerfFile {
             sample_type: SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_PERIOD,
             ..PerfFile::default()
         }
     }
 
-    pub fn build(&self) -> (Vec<u8>, Built) {
+    pub(super) fn build(&self) -> (Vec<u8>, Built) {
         let mut out = vec![0u8; 104];
         let attrs_offset = out.len();
         let attr_size = ATTR_LEN + 16;
@@ -109,7 +109,14 @@ impl PerfFile {
 
     /// A sample at `ip` in process `pid`, with `callchain` when the file's
     /// samples have one.
-    pub fn sample(&self, time: u64, pid: u32, ip: u64, period: u64, callchain: &[u64]) -> Vec<u8> {
+    pub(super) fn sample(
+        &self,
+        time: u64,
+        pid: u32,
+        ip: u64,
+        period: u64,
+        callchain: &[u64],
+    ) -> Vec<u8> {
         let mut body = Vec::new();
         put64(&mut body, ip);
         put32(&mut body, pid);
@@ -126,7 +133,7 @@ impl PerfFile {
     }
 
     /// An executable MMAP2 of `path` at `start` in process `pid`.
-    pub fn mmap2(&self, time: u64, pid: u32, start: u64, len: u64, path: &str) -> Vec<u8> {
+    pub(super) fn mmap2(&self, time: u64, pid: u32, start: u64, len: u64, path: &str) -> Vec<u8> {
         let mut body = Vec::new();
         put32(&mut body, pid);
         put32(&mut body, pid);
@@ -143,7 +150,13 @@ impl PerfFile {
 
     /// An MMAP2 record carrying a build-id of `claimed` bytes, as perf
     /// 5.12 and later write them: its first bytes are `build_id`'s.
-    pub fn mmap2_build_id(&self, pid: u32, path: &str, build_id: &[u8], claimed: u8) -> Vec<u8> {
+    pub(super) fn mmap2_build_id(
+        &self,
+        pid: u32,
+        path: &str,
+        build_id: &[u8],
+        claimed: u8,
+    ) -> Vec<u8> {
         let mut body = Vec::new();
         put32(&mut body, pid);
         put32(&mut body, pid);
@@ -162,12 +175,12 @@ impl PerfFile {
         record(10, 2 | 1 << 14, &body)
     }
 
-    pub fn comm(&self, time: u64, pid: u32, name: &str) -> Vec<u8> {
+    pub(super) fn comm(&self, time: u64, pid: u32, name: &str) -> Vec<u8> {
         self.comm_record(time, pid, name, 0)
     }
 
     /// The COMM record of process `pid` executing a program named `name`.
-    pub fn exec(&self, time: u64, pid: u32, name: &str) -> Vec<u8> {
+    pub(super) fn exec(&self, time: u64, pid: u32, name: &str) -> Vec<u8> {
         self.comm_record(time, pid, name, MISC_COMM_EXEC)
     }
 
@@ -189,7 +202,7 @@ impl PerfFile {
 }
 
 /// A record of `kind`, its header sized for `body`.
-pub fn record(kind: u32, misc: u16, body: &[u8]) -> Vec<u8> {
+pub(super) fn record(kind: u32, misc: u16, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     put32(&mut out, kind);
     out.extend_from_slice(&misc.to_le_bytes());
@@ -198,12 +211,12 @@ pub fn record(kind: u32, misc: u16, body: &[u8]) -> Vec<u8> {
     out
 }
 
-pub fn finished_round() -> Vec<u8> {
+pub(super) fn finished_round() -> Vec<u8> {
     record(68, 0, &[])
 }
 
 /// An AUXTRACE record that says `payload` bytes of trace follow it.
-pub fn auxtrace(payload: u64) -> Vec<u8> {
+pub(super) fn auxtrace(payload: u64) -> Vec<u8> {
     let mut body = Vec::new();
     put64(&mut body, payload);
     body.extend_from_slice(&[0; 32]);
@@ -211,7 +224,7 @@ pub fn auxtrace(payload: u64) -> Vec<u8> {
 }
 
 /// A `perf_header_string` list, as CMDLINE holds.
-pub fn string_list(strings: &[&str]) -> Vec<u8> {
+pub(super) fn string_list(strings: &[&str]) -> Vec<u8> {
     let mut out = Vec::new();
     put32(&mut out, strings.len() as u32);
     for s in strings {
@@ -223,11 +236,11 @@ pub fn string_list(strings: &[&str]) -> Vec<u8> {
     out
 }
 
-pub fn put64(out: &mut Vec<u8>, value: u64) {
+pub(super) fn put64(out: &mut Vec<u8>, value: u64) {
     out.extend_from_slice(&value.to_le_bytes());
 }
 
-pub fn put32(out: &mut Vec<u8>, value: u32) {
+pub(super) fn put32(out: &mut Vec<u8>, value: u32) {
     out.extend_from_slice(&value.to_le_bytes());
 }
 

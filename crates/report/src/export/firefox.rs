@@ -27,7 +27,7 @@ use fxprof_processed_profile::{
 use profiler_model::{EventRole, Recording};
 
 use crate::error::ReportError;
-use crate::export::replay::{Replay, ReplayThread, shown_event};
+use crate::export::thread_timelines::{Replay, ReplayThread, shown_event};
 use crate::read::events::sample_period;
 use crate::read::naming::ModuleKey;
 use crate::read::stacks::StackProfile;

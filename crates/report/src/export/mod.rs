@@ -6,5 +6,5 @@ pub(crate) mod flamegraph;
 pub(crate) mod folded;
 pub(crate) mod gmon;
 pub(crate) mod pprof;
-pub(crate) mod replay;
 pub(crate) mod speedscope;
+pub(crate) mod thread_timelines;

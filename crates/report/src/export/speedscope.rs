@@ -12,7 +12,7 @@ use profiler_model::Recording;
 use serde::Serialize;
 
 use crate::error::ReportError;
-use crate::export::replay::{Replay, shown_event};
+use crate::export::thread_timelines::{Replay, shown_event};
 use crate::read::naming::FunctionId;
 use crate::read::stacks::StackProfile;
 use crate::views::folded::INLINED_SUFFIX;

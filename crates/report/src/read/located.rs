@@ -50,7 +50,7 @@ pub(crate) struct Located {
 }
 
 impl Located {
-    pub fn new(
+    pub(crate) fn new(
         by_stack: &[FxHashMap<ThreadStack, Weight>],
         names: &Names,
         mappings: FxHashMap<u32, Vec<MappedRange>>,
@@ -97,7 +97,12 @@ impl Located {
     /// The mapping `location` lay in, in process `pid` of `rank`, and its
     /// address there; `None` where the process's mappings do not hold it
     /// (a histogram recording keeps no processes).
-    pub fn address(&self, rank: u32, pid: u32, location: Location) -> Option<(&MappedRange, Avma)> {
+    pub(crate) fn address(
+        &self,
+        rank: u32,
+        pid: u32,
+        location: Location,
+    ) -> Option<(&MappedRange, Avma)> {
         let Location::Module { module, offset } = location else {
             return None;
         };

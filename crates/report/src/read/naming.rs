@@ -32,7 +32,7 @@ pub enum Places {
 
 /// The module a function belongs to, or a pseudo-module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ModuleKey {
+pub(crate) enum ModuleKey {
     Module(ModuleId),
     Kernel,
     Unmapped,
@@ -42,7 +42,7 @@ pub enum ModuleKey {
 /// whether it is a frame of code inlined into another function (which has
 /// no code of its own there) or the function holding the code.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct FunctionKey {
+pub(crate) struct FunctionKey {
     pub module: ModuleKey,
     pub name: String,
     pub inlined: bool,
@@ -78,11 +78,11 @@ pub(crate) struct FunctionDetail {
 pub(crate) struct FunctionId(u32);
 
 impl FunctionId {
-    pub fn new(index: usize) -> FunctionId {
+    pub(crate) fn new(index: usize) -> FunctionId {
         FunctionId(index as u32)
     }
 
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
 }
@@ -117,7 +117,7 @@ pub(crate) struct Names {
 impl Names {
     /// The functions of `location` as frames, innermost first: the
     /// function alone, or the chain of inlined calls leading to the code.
-    pub fn frames(&self, location: &Location) -> &[FunctionId] {
+    pub(crate) fn frames(&self, location: &Location) -> &[FunctionId] {
         match &self.of_location[location] {
             Frames::Holder(id) => std::slice::from_ref(id),
             Frames::Inlined(chain) => chain,
@@ -126,18 +126,18 @@ impl Names {
 
     /// The source line of each of [`Names::frames`], where lines were
     /// asked for (0 where unknown).
-    pub fn lines(&self, location: &Location) -> Option<&[u32]> {
+    pub(crate) fn lines(&self, location: &Location) -> Option<&[u32]> {
         self.lines.get(location).map(|lines| &lines[..])
     }
 
     /// Every function, indexed by the ids [`Names::frames`] returns.
-    pub fn functions(&self) -> &[FunctionKey] {
+    pub(crate) fn functions(&self) -> &[FunctionKey] {
         &self.functions
     }
 
     /// What is known of each function besides its name, indexed like
     /// [`Names::functions`].
-    pub fn details(&self) -> &[FunctionDetail] {
+    pub(crate) fn details(&self) -> &[FunctionDetail] {
         &self.details
     }
 

@@ -40,7 +40,7 @@ pub(crate) struct FrameLists {
 
 impl FrameLists {
     /// The id of `frames`, which are copied only the first time.
-    pub fn id(&mut self, frames: &[Location]) -> u32 {
+    pub(crate) fn id(&mut self, frames: &[Location]) -> u32 {
         if let Some(&id) = self.ids.get(frames) {
             return id;
         }
@@ -50,7 +50,7 @@ impl FrameLists {
     }
 
     /// The lists, indexed by id.
-    pub fn into_lists(self) -> Vec<Box<[Location]>> {
+    pub(crate) fn into_lists(self) -> Vec<Box<[Location]>> {
         let mut lists: Vec<(Box<[Location]>, u32)> = self.ids.into_iter().collect();
         lists.sort_unstable_by_key(|(_, id)| *id);
         lists.into_iter().map(|(frames, _)| frames).collect()
@@ -58,7 +58,7 @@ impl FrameLists {
 }
 
 impl StackId {
-    pub fn new(
+    pub(crate) fn new(
         (pid, tid, command, state): StackTask,
         frames: &[Location],
         lists: &mut FrameLists,
@@ -81,7 +81,7 @@ impl StackId {
     /// The same stack in a tally whose commands and frame lists the
     /// ones of this stack's tally were given the ids `commands` and
     /// `lists` of.
-    pub fn renumbered(self, commands: &[CommandId], lists: &[u32]) -> StackId {
+    pub(crate) fn renumbered(self, commands: &[CommandId], lists: &[u32]) -> StackId {
         StackId {
             command: commands[self.command.index()],
             callers: match self.callers {
@@ -113,13 +113,13 @@ impl StackId {
     }
 
     /// The stack's thread, command and state.
-    pub fn task(&self) -> StackTask {
+    pub(crate) fn task(&self) -> StackTask {
         (self.pid, self.tid, self.command, self.state)
     }
 
     /// The stack's frames once named: its leaf's (`leaf` names a
     /// location), then its callers' (`lists`, each list named, by id).
-    pub fn named<'a>(
+    pub(crate) fn named<'a>(
         &self,
         leaf: impl Fn(&Location) -> &'a [FunctionId],
         lists: &[Box<[FunctionId]>],
@@ -132,7 +132,7 @@ impl StackId {
         [leaf, callers].concat()
     }
 
-    pub fn stack(self, lists: &[Box<[Location]>]) -> ThreadStack {
+    pub(crate) fn stack(self, lists: &[Box<[Location]>]) -> ThreadStack {
         let callers = match self.callers {
             NO_CALLERS => &[][..],
             id => &lists[id as usize][..],
@@ -170,11 +170,11 @@ impl Default for StackWeights {
 
 impl StackWeights {
     /// The weight of `stack`, zero if new.
-    pub fn entry(&mut self, stack: StackId) -> &mut Weight {
+    pub(crate) fn entry(&mut self, stack: StackId) -> &mut Weight {
         self.shards[stack.shard()].entry(stack).or_default()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(FxHashMap::len).sum()
     }
 
@@ -206,7 +206,7 @@ pub(crate) enum Stacks {
 
 impl Stacks {
     /// Whether no event has a stack.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         match self {
             Stacks::Counted { by_id, .. } => by_id.iter().all(|w| w.len() == 0),
             Stacks::Whole(by_stack) => by_stack.iter().all(FxHashMap::is_empty),
@@ -214,7 +214,7 @@ impl Stacks {
     }
 
     /// Every location of the stacks (some more than once).
-    pub fn locations(&self) -> Box<dyn Iterator<Item = &Location> + '_> {
+    pub(crate) fn locations(&self) -> Box<dyn Iterator<Item = &Location> + '_> {
         match self {
             Stacks::Counted { by_id, lists } => {
                 let leaves = by_id.iter().flat_map(StackWeights::ids);
@@ -231,7 +231,7 @@ impl Stacks {
 
     /// Renumbers the modules of every location: module `m` becomes
     /// `modules[m]` (several may become one).
-    pub fn renumber_modules(&mut self, modules: &[ModuleId]) {
+    pub(crate) fn renumber_modules(&mut self, modules: &[ModuleId]) {
         match self {
             Stacks::Counted { by_id, lists } => {
                 for weights in by_id.iter_mut() {
@@ -261,7 +261,7 @@ impl Stacks {
     }
 
     /// Each event's stacks whole.
-    pub fn into_whole(self) -> Vec<FxHashMap<ThreadStack, Weight>> {
+    pub(crate) fn into_whole(self) -> Vec<FxHashMap<ThreadStack, Weight>> {
         match self {
             Stacks::Counted { by_id, lists } => (by_id.into_iter())
                 .map(|stacks| {

@@ -29,11 +29,11 @@ use crate::read::weight::{Weight, total};
 pub(crate) struct PlaceId(u32);
 
 impl PlaceId {
-    pub fn new(index: usize) -> PlaceId {
+    pub(crate) fn new(index: usize) -> PlaceId {
         PlaceId(index as u32)
     }
 
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
 }

@@ -9,11 +9,11 @@ use profiler_model::Location;
 pub(crate) struct CommandId(u32);
 
 impl CommandId {
-    pub fn new(index: usize) -> CommandId {
+    pub(crate) fn new(index: usize) -> CommandId {
         CommandId(index as u32)
     }
 
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
 }

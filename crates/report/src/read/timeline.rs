@@ -42,7 +42,7 @@ pub(crate) struct Timeline {
 impl Timeline {
     /// A timeline of `events` events, with room for the samples the
     /// recording's trailer counted.
-    pub fn new(recording: &Recording, events: usize) -> Timeline {
+    pub(crate) fn new(recording: &Recording, events: usize) -> Timeline {
         let stats = &recording.trailer.stats.events;
         // The trailer is the file's word: room for more than a recording
         // of ordinary length holds is made as the samples come.
@@ -101,7 +101,10 @@ impl Timeline {
 
     /// The weight of each stack per event, as [`SampleCounts::by_stack`]
     /// has it; the stacks are listed by id from now on.
-    pub fn finish(&mut self, lists: &[Box<[Location]>]) -> Vec<FxHashMap<ThreadStack, Weight>> {
+    pub(crate) fn finish(
+        &mut self,
+        lists: &[Box<[Location]>],
+    ) -> Vec<FxHashMap<ThreadStack, Weight>> {
         self.ids = FxHashMap::default();
         self.stacks = (std::mem::take(&mut self.keys).into_iter())
             .map(|key| key.stack(lists))

@@ -26,7 +26,7 @@ pub(crate) struct StackWalker<'a> {
 }
 
 impl<'a> StackWalker<'a> {
-    pub fn new(model: &'a ProcessModel, unwinder: &'a dyn StackUnwinder) -> StackWalker<'a> {
+    pub(crate) fn new(model: &'a ProcessModel, unwinder: &'a dyn StackUnwinder) -> StackWalker<'a> {
         StackWalker {
             model,
             unwinder,
@@ -37,7 +37,7 @@ impl<'a> StackWalker<'a> {
     }
 
     /// The sample's stack, leaf first.
-    pub fn frames(&mut self, sample: &Sample) -> Vec<Location> {
+    pub(crate) fn frames(&mut self, sample: &Sample) -> Vec<Location> {
         let mut frames = Vec::new();
         self.frames_into(sample, &mut frames);
         frames
@@ -45,7 +45,7 @@ impl<'a> StackWalker<'a> {
 
     /// The sample's stack, leaf first, in `frames` (emptied first): one
     /// buffer serves every sample.
-    pub fn frames_into(&mut self, sample: &Sample, frames: &mut Vec<Location>) {
+    pub(crate) fn frames_into(&mut self, sample: &Sample, frames: &mut Vec<Location>) {
         frames.clear();
         let mut spliced;
         let mut callchain = &sample.callchain;

@@ -20,7 +20,7 @@ pub(crate) struct Attribution {
 }
 
 impl Attribution {
-    pub fn new(functions: &[FunctionKey], inline: bool) -> Attribution {
+    pub(crate) fn new(functions: &[FunctionKey], inline: bool) -> Attribution {
         // With `--inline`, an inlined `burn` and an out-of-line `burn` are
         // one row: the first id of the module and name stands for both.
         let mut first: FxHashMap<(ModuleKey, &str), FunctionId> = FxHashMap::default();
@@ -40,7 +40,7 @@ impl Attribution {
     }
 
     /// The row whose self weight a stack (leaf first) adds to.
-    pub fn leaf(&self, frames: &[FunctionId]) -> Option<FunctionId> {
+    pub(crate) fn leaf(&self, frames: &[FunctionId]) -> Option<FunctionId> {
         match self.inline {
             true => frames.first().and_then(|&f| self.row_of[f.index()]),
             false => frames.iter().find_map(|&f| self.row_of[f.index()]),
@@ -48,13 +48,16 @@ impl Attribution {
     }
 
     /// The rows on a stack, leaf first, a row as often as it recurs.
-    pub fn rows<'a>(&'a self, frames: &'a [FunctionId]) -> impl Iterator<Item = FunctionId> + 'a {
+    pub(crate) fn rows<'a>(
+        &'a self,
+        frames: &'a [FunctionId],
+    ) -> impl Iterator<Item = FunctionId> + 'a {
         frames.iter().filter_map(|&f| self.row_of[f.index()])
     }
 
     /// With holder attribution, the inlined frames before the leaf's row:
     /// the functions inlined into it, innermost first. Empty with `--inline`.
-    pub fn inlined_frames<'a>(&self, frames: &'a [FunctionId]) -> &'a [FunctionId] {
+    pub(crate) fn inlined_frames<'a>(&self, frames: &'a [FunctionId]) -> &'a [FunctionId] {
         if self.inline {
             return &[];
         }
@@ -79,7 +82,7 @@ pub(crate) struct InlineTally {
 
 impl InlineTally {
     /// Adds a sample whose code came from `inlined` (innermost first).
-    pub fn add(&mut self, inlined: &[FunctionId], weight: Weight) {
+    pub(crate) fn add(&mut self, inlined: &[FunctionId], weight: Weight) {
         let (Some(&innermost), Some(&direct)) = (inlined.first(), inlined.last()) else {
             return;
         };

@@ -60,7 +60,7 @@ pub(crate) struct TaskKeys {
 }
 
 impl TaskKeys {
-    pub fn new(sort: &[SortKey]) -> TaskKeys {
+    pub(crate) fn new(sort: &[SortKey]) -> TaskKeys {
         TaskKeys {
             rank: sort.contains(&SortKey::Rank),
             command: sort.contains(&SortKey::Command),
@@ -70,7 +70,7 @@ impl TaskKeys {
     }
 
     /// Only the command name.
-    pub fn commands() -> TaskKeys {
+    pub(crate) fn commands() -> TaskKeys {
         TaskKeys {
             rank: false,
             command: true,
@@ -78,7 +78,7 @@ impl TaskKeys {
         }
     }
 
-    pub fn of(self, stack: &NamedStack) -> TaskKey {
+    pub(crate) fn of(self, stack: &NamedStack) -> TaskKey {
         (
             self.rank.then_some(stack.rank),
             self.command.then_some(stack.command),

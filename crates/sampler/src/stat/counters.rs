@@ -61,7 +61,7 @@ fn counted(events: &[StatEvent]) -> impl Iterator<Item = (usize, &StatEvent)> {
 impl<'a> Counters<'a> {
     /// No counters yet, for `events`; `per_thread` keeps each thread's
     /// counts apart.
-    pub fn new(events: &'a [StatEvent], per_thread: bool) -> Counters<'a> {
+    pub(super) fn new(events: &'a [StatEvent], per_thread: bool) -> Counters<'a> {
         Counters {
             events,
             rows: &[],
@@ -81,7 +81,7 @@ impl<'a> Counters<'a> {
     }
 
     /// One counter per event on the suspended command, enabled at its exec.
-    pub fn open_command(&mut self, pid: libc::pid_t) -> Result<(), SamplerError> {
+    pub(super) fn open_command(&mut self, pid: libc::pid_t) -> Result<(), SamplerError> {
         for (index, event) in counted(self.events) {
             let counter = counter_builder(&event.spec)
                 .observe_pid(pid)
@@ -98,7 +98,11 @@ impl<'a> Counters<'a> {
     /// One counter per event per thread; a thread that exits before its
     /// counters are opened is left out. The count ends when `processes`
     /// have ended, or without them when the threads have.
-    pub fn open_tasks(&mut self, tasks: &'a [Task], processes: &[u32]) -> Result<(), SamplerError> {
+    pub(super) fn open_tasks(
+        &mut self,
+        tasks: &'a [Task],
+        processes: &[u32],
+    ) -> Result<(), SamplerError> {
         if self.per_thread {
             self.rows = tasks;
         }
@@ -149,7 +153,7 @@ impl<'a> Counters<'a> {
     }
 
     /// One counter per event per CPU, counting every task there.
-    pub fn open_cpus(&mut self, cpus: &[usize]) -> Result<(), SamplerError> {
+    pub(super) fn open_cpus(&mut self, cpus: &[usize]) -> Result<(), SamplerError> {
         let scope = OpenScope {
             cpu_wide: true,
             process: None,
@@ -167,7 +171,7 @@ impl<'a> Counters<'a> {
         Ok(())
     }
 
-    pub fn enable(&mut self) -> Result<(), SamplerError> {
+    pub(super) fn enable(&mut self) -> Result<(), SamplerError> {
         for slot in &mut self.slots {
             slot.counter
                 .enable()
@@ -182,7 +186,7 @@ impl<'a> Counters<'a> {
     /// Whether a counted task may still run: a thread that has not
     /// ended, or a process with a thread that has not (threads started
     /// after counting began included). Always true for CPUs and commands.
-    pub fn any_task_alive(&self) -> bool {
+    pub(super) fn any_task_alive(&self) -> bool {
         if self.watched.is_empty() {
             return true;
         }
@@ -199,7 +203,7 @@ impl<'a> Counters<'a> {
 
     /// Reads every counter: the totals, or with `interval` what was counted
     /// since the last interval.
-    pub fn read(
+    pub(super) fn read(
         &mut self,
         elapsed: Duration,
         span: Duration,

@@ -56,7 +56,11 @@ pub(crate) fn shown_event(stacks: &StackProfile) -> Option<usize> {
 }
 
 impl<'a> Replay<'a> {
-    pub fn new(recording: &'a Recording, stacks: &'a StackProfile, event: usize) -> Replay<'a> {
+    pub(crate) fn new(
+        recording: &'a Recording,
+        stacks: &'a StackProfile,
+        event: usize,
+    ) -> Replay<'a> {
         let named = &stacks.events[event];
         let mut ids: BTreeMap<(u32, u32), usize> = BTreeMap::new();
         for stack in named {
@@ -107,7 +111,7 @@ impl<'a> Replay<'a> {
     /// [`StackOptions::timeline`](crate::StackOptions::timeline), and
     /// histogram recordings, replay each distinct stack once with its whole
     /// weight, at time 0.
-    pub fn samples(&self) -> Box<dyn Iterator<Item = Replayed> + '_> {
+    pub(crate) fn samples(&self) -> Box<dyn Iterator<Item = Replayed> + '_> {
         let named = &self.stacks.events[self.event];
         let timeline = &self.stacks.timeline[self.event];
         if timeline.is_empty() {
