@@ -152,6 +152,9 @@ impl Recorder {
         }
         let max_rate = sysinfo::max_sample_rate();
         let mut notices = Vec::new();
+        // What is to be sampled first: a process that does not exist is
+        // named as such, whatever the kernel says of the events.
+        let target = ResolvedTarget::resolve(&config.target, &mut notices)?;
         let kernel = kernel_space(&config, &mut notices);
         let mut fallback = None;
         let events = if config.events.is_empty() {
@@ -197,7 +200,6 @@ impl Recorder {
             }
             _ => None,
         };
-        let target = ResolvedTarget::resolve(&config.target, &mut notices)?;
         let online = online_cpus()?.len();
         let rings = match &target {
             ResolvedTarget::SystemWide { cpus, .. } => cpus.len(),
