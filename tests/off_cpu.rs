@@ -36,7 +36,9 @@ fn offcpu() -> &'static (PathBuf, HashMap<String, u64>) {
         let output = record(
             &dir,
             "offcpu.data",
-            &["--off-cpu", "-g", "-e", "cpu-clock"],
+            // The clock in user space: an on-CPU sample in the kernel under
+            // nap (entering its sleep) would carry nap's stack with CPU time.
+            &["--off-cpu", "-g", "-e", "cpu-clock:u"],
             &[program.to_str().unwrap()],
         );
         (dir, measured(&output.stdout))
