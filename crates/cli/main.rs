@@ -48,6 +48,7 @@ mod perf_options;
 mod placement;
 mod progress;
 mod record;
+mod record_args;
 mod record_histogram;
 mod record_output;
 mod report;
