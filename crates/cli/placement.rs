@@ -127,8 +127,8 @@ fn place_at(path: &Path, follow: bool) -> io::Result<Destination> {
         Some(FileType::Fifo | FileType::Socket) if others && found.dir.is_shared() => {
             Err(another_users(
                 stat,
-                "FIFO or socket, in a directory other users can write,",
-                "written to",
+                "FIFO or socket",
+                "written to in a directory other users can write",
             ))
         }
         _ => Ok(Destination::InPlace(found)),
