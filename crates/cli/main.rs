@@ -97,9 +97,11 @@ fn main() -> ExitCode {
     );
     // A signal that comes as `record` ends, once its recording is written,
     // is noted and passed over, not left to end the profiler before it
-    // passes the command's status on.
-    let _interrupts =
-        matches!(cli.command, Command::Record(_)).then(profiler_sampler::catch_interrupts);
+    // passes the command's status on: the handlers stay until the process
+    // exits, past the end of `main`.
+    if matches!(cli.command, Command::Record(_)) {
+        std::mem::forget(profiler_sampler::catch_interrupts());
+    }
     let result = match cli.command {
         Command::Record(args) => record::run(
             args,
