@@ -151,11 +151,18 @@ fn render_event(
             thread.name, thread.pid, thread.tid, thread.samples
         )?;
     }
-    writeln!(
-        out,
-        "# Samples:  {} (lost {}, throttled {})",
-        stats.samples, stats.lost, stats.throttled
-    )?;
+    match &event.selected {
+        Some((admitted, filter)) => writeln!(
+            out,
+            "# Samples:  {admitted} of {}, those of {filter} (lost {}, throttled {})",
+            stats.samples, stats.lost, stats.throttled
+        )?,
+        None => writeln!(
+            out,
+            "# Samples:  {} (lost {}, throttled {})",
+            stats.samples, stats.lost, stats.throttled
+        )?,
+    }
     for advice in loss_advice(stats) {
         writeln!(out, "# Warning:  {advice}")?;
     }

@@ -86,6 +86,9 @@ pub struct FlatProfile {
 pub struct EventProfile {
     pub description: EventDescription,
     pub stats: EventStats,
+    /// With `--pid`, `--tid` or `--time`: the samples they admitted, and
+    /// what they asked for.
+    pub selected: Option<(u64, String)>,
     /// With `split_threads`: the thread these rows are of.
     pub thread: Option<ThreadRow>,
     /// For recordings with call graphs: samples whose stack reached a root
@@ -214,6 +217,10 @@ pub fn flat_profile(
                 .map(|&member| events[member].name.clone())
                 .collect();
             profile.call_stacks = recording.header.call_graph.map(|_| (rooted, with_stacks));
+            profile.selected = (!stacks.filter.is_empty()).then(|| {
+                let admitted = stacks.events[index].iter().map(|s| s.weight.samples);
+                (total(admitted), stacks.filter.describe())
+            });
             profile.thread = thread.map(|(pid, tid)| ThreadRow {
                 pid,
                 tid,
@@ -405,6 +412,7 @@ impl<'a> Counter<'a> {
         EventProfile {
             description,
             stats,
+            selected: None,
             thread: None,
             call_stacks: None,
             functions: self.function_rows(&leaves, members, total),
