@@ -200,12 +200,10 @@ fn main() {
     // At the highest rate: each command's program CPU, and the switches.
     let mut programs: Vec<(&str, f64)> = Vec::new();
     let mut top_messages = 0;
-    let mut top_args = Vec::new();
     for rate in RATES {
         let work_ns = ((1e9 / rate as f64) - cost * 1e9).max(0.0) as u64;
         let messages = (PROGRAM_SECONDS * rate as f64) as u64;
         let args = vec![messages.to_string(), work_ns.to_string()];
-        top_args.clone_from(&args);
         top_messages = messages;
         let mut figures: Vec<Figures> = configurations.iter().map(|_| Figures::default()).collect();
         for _ in 0..runs {
