@@ -70,37 +70,17 @@ fn configurations() -> Vec<Configuration> {
         // the switch records alone, and a sample at each switch out alone.
         Configuration {
             name: "perf record --switch-events",
-            recorder: vec![
-                "perf",
-                "record",
-                "-q",
-                "-B",
-                "-e",
-                "cpu-clock",
-                "-F",
-                "4000",
-                "--switch-events",
-                "-o",
-                "records.perf",
-            ],
+            recorder: perf_beside_clock(&["--switch-events", "-o", "records.perf"]),
             data: "records.perf",
         },
         Configuration {
             name: "perf record -e context-switches -c 1",
-            recorder: vec![
-                "perf",
-                "record",
-                "-q",
-                "-B",
-                "-e",
-                "cpu-clock",
-                "-F",
-                "4000",
+            recorder: perf_beside_clock(&[
                 "-e",
                 "context-switches/period=1/",
                 "-o",
                 "samples.perf",
-            ],
+            ]),
             data: "samples.perf",
         },
         Configuration {
@@ -121,6 +101,22 @@ fn configurations() -> Vec<Configuration> {
             data: "switch.perf",
         },
     ]
+}
+
+/// `perf record` sampling `cpu-clock` as ours do, with `flags`.
+fn perf_beside_clock(flags: &[&'static str]) -> Vec<&'static str> {
+    let mut command = vec![
+        "perf",
+        "record",
+        "-q",
+        "-B",
+        "-e",
+        "cpu-clock",
+        "-F",
+        "4000",
+    ];
+    command.extend_from_slice(flags);
+    command
 }
 
 /// What one configuration measured at one rate.
