@@ -353,9 +353,10 @@ fn breakdown(programs: &[(&str, f64)], switches: u64) -> String {
         write!(
             text,
             " Apart, measured with perf: the two switch records cost {records:.1} µs a switch, \
-             the sample as the thread leaves {sample:.1} µs. `--off-cpu` needs all three: the switch out says whether the thread was \
-             preempted, the switch back in when it came back, and the sample where it left \
-             from; the kernel writes switch records in pairs or not at all."
+             the sample as the thread leaves {sample:.1} µs. `--off-cpu` needs all three: the \
+             switch out says whether the thread was preempted, the switch back in when it came \
+             back, and the sample where it left from; the kernel writes switch records in pairs \
+             or not at all."
         )
         .unwrap();
     }
