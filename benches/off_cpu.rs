@@ -66,6 +66,23 @@ fn configurations() -> Vec<Configuration> {
             recorder: ours(&["--off-cpu", "-g", "-o", "stacks.data"]),
             data: "stacks.data",
         },
+        // What each of the kernel's records costs the program, apart:
+        // the switch records alone, and a sample at each switch out alone.
+        Configuration {
+            name: "perf record --switch-events",
+            recorder: perf_beside_clock(&["--switch-events", "-o", "records.perf"]),
+            data: "records.perf",
+        },
+        Configuration {
+            name: "perf record -e context-switches -c 1",
+            recorder: perf_beside_clock(&[
+                "-e",
+                "context-switches/period=1/",
+                "-o",
+                "samples.perf",
+            ]),
+            data: "samples.perf",
+        },
         Configuration {
             name: "perf record -e sched:sched_switch -g",
             // -B: perf 6.1's build-id pass after such a recording aborts
@@ -86,10 +103,29 @@ fn configurations() -> Vec<Configuration> {
     ]
 }
 
+/// `perf record` sampling `cpu-clock` as ours do, with `flags`.
+fn perf_beside_clock(flags: &[&'static str]) -> Vec<&'static str> {
+    let mut command = vec![
+        "perf",
+        "record",
+        "-q",
+        "-B",
+        "-e",
+        "cpu-clock",
+        "-F",
+        "4000",
+    ];
+    command.extend_from_slice(flags);
+    command
+}
+
 /// What one configuration measured at one rate.
 #[derive(Default)]
 struct Figures {
     runs: Vec<common::Measured>,
+    /// The program's own CPU seconds in each run, the kernel's work in
+    /// its switches included, the recorder's left out.
+    program: Vec<f64>,
     /// The recording's size of the last run, bytes.
     bytes: u64,
 }
@@ -138,35 +174,45 @@ fn main() {
          The rate is switches per second of the program's own CPU time, {PROGRAM_SECONDS} s of \
          it per run. Every profiler run also samples `cpu-clock` at 4000 Hz; perf records the \
          `sched:sched_switch` tracepoint with stacks alone (root only; with `-B`, as perf 6.1 \
-         aborts in its build-id pass after such a recording on this kernel). CPU is the whole \
-         command's, the recorder's own included.\n",
+         aborts in its build-id pass after such a recording on this kernel). Two more perf \
+         runs take apart what the kernel writes per switch: its switch records alone \
+         (`--switch-events`: one as the thread leaves the CPU, one as it comes back) and a \
+         sample as it leaves alone (`context-switches`, period 1). CPU is the whole \
+         command's, the recorder's own included; the program's CPU is its own (measured by \
+         GNU time inside the recorder), which includes what the kernel does for the recorder \
+         as the program switches, and leaves the recorder's process out.\n",
         cost * 1e6
     )
     .unwrap();
     writeln!(
         page,
-        "| switches/s | command | wall s | CPU s | CPU × bare | recording MB | bytes per switch |\n\
-         | --- | --- | --- | --- | --- | --- | --- |"
+        "| switches/s | command | wall s | CPU s | CPU × bare | program CPU s | program × bare \
+         | recording MB | bytes per switch |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     )
     .unwrap();
     // At the highest rate: each command's CPU against the bare program's.
     let mut ratios: Vec<(&str, f64)> = Vec::new();
-    let mut top_args = Vec::new();
+    // At the highest rate: each command's program CPU, and the switches.
+    let mut programs: Vec<(&str, f64)> = Vec::new();
+    let mut top_messages = 0;
     for rate in RATES {
         let work_ns = ((1e9 / rate as f64) - cost * 1e9).max(0.0) as u64;
         let messages = (PROGRAM_SECONDS * rate as f64) as u64;
         let args = vec![messages.to_string(), work_ns.to_string()];
-        top_args.clone_from(&args);
+        top_messages = messages;
         let mut figures: Vec<Figures> = configurations.iter().map(|_| Figures::default()).collect();
         for _ in 0..runs {
             for (configuration, figures) in configurations.iter().zip(&mut figures) {
-                if let Some(measured) = run(&dir, configuration, profiler, program, &args) {
+                if let Some((measured, own)) = run(&dir, configuration, profiler, program, &args) {
                     figures.runs.push(measured);
+                    figures.program.push(own);
                     figures.bytes = size(&dir.join(configuration.data));
                 }
             }
         }
         let bare = common::medians(&figures[0].runs);
+        let bare_program = common::median(figures[0].program.clone());
         let plain = figures[1].bytes;
         for (configuration, figures) in configurations.iter().zip(&figures) {
             if figures.runs.is_empty() {
@@ -189,22 +235,25 @@ fn main() {
                     (format!("{:.2}", figures.bytes as f64 / 1e6), per)
                 }
             };
+            let own = common::median(figures.program.clone());
             if rate == RATES[RATES.len() - 1] {
                 ratios.push((configuration.name, m.cpu / bare.cpu));
+                programs.push((configuration.name, own));
             }
             writeln!(
                 page,
-                "| {rate} | {} | {:.2} | {:.2} | {:.3} | {recording} | {per_switch} |",
+                "| {rate} | {} | {:.2} | {:.2} | {:.3} | {own:.2} | {:.3} | {recording} | \
+                 {per_switch} |",
                 configuration.name,
                 m.wall,
                 m.cpu,
-                m.cpu / bare.cpu
+                m.cpu / bare.cpu,
+                own / bare_program
             )
             .unwrap();
         }
     }
     let ratio = |name: &str| ratios.iter().find(|(n, _)| *n == name).map(|(_, r)| *r);
-    let own = own_cpu(&dir, &configurations, profiler, program, &top_args);
     if let Some(ours) = ratio("profiler record --off-cpu") {
         let perf = ratio("perf record -e sched:sched_switch -g")
             .map_or(String::new(), |r| format!("; perf's, with stacks, {r:.2}×"));
@@ -217,21 +266,7 @@ fn main() {
         )
         .unwrap();
     }
-    if !own.is_empty() {
-        let own: Vec<String> = (own.iter())
-            .map(|(name, seconds)| format!("{seconds:.2} s with `{name}`"))
-            .collect();
-        writeln!(
-            page,
-            "\nOf that CPU, the recorder's own process (one more run of each at {} switches a \
-             second, under `perf stat -i -e task-clock`, which leaves out the program) used {}; \
-             the rest of the excess over the bare program is the kernel's, writing the records \
-             in the program's own time as it switches.",
-            RATES[RATES.len() - 1],
-            own.join(" and ")
-        )
-        .unwrap();
-    }
+    writeln!(page, "{}", breakdown(&programs, top_messages)).unwrap();
     writeln!(
         page,
         "\nBytes per switch are what `--off-cpu` adds to the recording of the same program \
@@ -245,81 +280,85 @@ fn main() {
     common::write_section("off-cpu", &page);
 }
 
-/// One run of `configuration`, the program given `args`.
+/// One run of `configuration`, the program given `args`: the whole
+/// command's figures, and the program's own CPU seconds.
 fn run(
     dir: &Path,
     configuration: &Configuration,
     profiler: &str,
     program: &str,
     args: &[String],
-) -> Option<common::Measured> {
+) -> Option<(common::Measured, f64)> {
     let _ = std::fs::remove_file(dir.join(configuration.data));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let Some((&recorder, flags)) = configuration.recorder.split_first() else {
-        return common::measure(program, &args, None);
+        return common::measure(program, &args, None).map(|m| (m, m.cpu));
     };
     let recorder = match recorder {
         "profiler" => profiler,
         other => other,
     };
+    // GNU time inside the recorder: the program's CPU alone.
+    let times = dir.join("program.time");
+    let _ = std::fs::remove_file(&times);
     let mut command: Vec<&str> = flags.to_vec();
-    command.push("--");
+    command.extend([
+        "--",
+        "/usr/bin/time",
+        "-f",
+        "%U %S",
+        "-o",
+        "program.time",
+        "--",
+    ]);
     command.push(program);
     command.extend(args);
     let previous = std::env::current_dir().ok()?;
     std::env::set_current_dir(dir).ok()?;
     let measured = common::measure(recorder, &command, None);
     std::env::set_current_dir(previous).ok()?;
-    measured
+    let text = std::fs::read_to_string(&times).ok()?;
+    let own: Vec<f64> = (text.lines().last()?.split_whitespace())
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    Some((measured?, own.iter().sum()))
 }
 
 fn size(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
-/// The CPU seconds of the recorder's own process, its program left out,
-/// for each `--off-cpu` configuration, the program given `args`: one run
-/// each under `perf stat -i` (no perf: none).
-fn own_cpu(
-    dir: &Path,
-    configurations: &[Configuration],
-    profiler: &str,
-    program: &str,
-    args: &[String],
-) -> Vec<(&'static str, f64)> {
-    let mut own = Vec::new();
-    for configuration in configurations {
-        let Some((&"profiler", flags)) = configuration.recorder.split_first() else {
-            continue;
-        };
-        if !flags.contains(&"--off-cpu") {
-            continue;
-        }
-        let stat = dir.join("own.stat");
-        let status = std::process::Command::new("perf")
-            .args(["stat", "-i", "-x", ",", "-e", "task-clock", "-o"])
-            .arg(&stat)
-            .args(["--", profiler])
-            .args(flags)
-            .args(["--", program])
-            .args(args)
-            .current_dir(dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
-        let text = std::fs::read_to_string(&stat).unwrap_or_default();
-        let msec = (text.lines())
-            .find(|l| l.contains("task-clock"))
-            .and_then(|l| l.split(',').next()?.parse::<f64>().ok());
-        match (status, msec) {
-            (Ok(status), Some(msec)) if status.success() => {
-                own.push((
-                    configuration.name.trim_start_matches("profiler "),
-                    msec / 1e3,
-                ));
-            }
-            _ => {}
-        }
+/// Where the CPU that `--off-cpu` adds goes, at the highest rate, from
+/// the program's own CPU in each configuration (`programs`) over
+/// `switches`: what the kernel's records cost the program per switch,
+/// against the recording without `--off-cpu`.
+fn breakdown(programs: &[(&str, f64)], switches: u64) -> String {
+    let own = |name: &str| programs.iter().find(|(n, _)| *n == name).map(|(_, s)| *s);
+    let (Some(plain), Some(off)) = (own("profiler record"), own("profiler record --off-cpu"))
+    else {
+        return String::new();
+    };
+    let per_switch = |seconds: f64| seconds / switches as f64 * 1e6;
+    let mut text = format!(
+        "\nThe program's own CPU, against `profiler record` without `--off-cpu`: `--off-cpu` \
+         costs it {:.1} µs a switch, all of it the kernel's, in the scheduler's switch path as \
+         it writes the three records (`profiler record -g --kernel` of the program places the \
+         added time in `finish_task_switch`, where interrupts come back on after the switch); \
+         the recorder's own process takes the rest of the whole command's CPU.",
+        per_switch(off - plain)
+    );
+    let records = own("perf record --switch-events").map(|s| per_switch(s - plain));
+    let sample = own("perf record -e context-switches -c 1").map(|s| per_switch(s - plain));
+    if let (Some(records), Some(sample)) = (records, sample) {
+        write!(
+            text,
+            " Apart, measured with perf: the two switch records cost {records:.1} µs a switch, \
+             the sample as the thread leaves {sample:.1} µs. `--off-cpu` needs all three: the \
+             switch out says whether the thread was preempted, the switch back in when it came \
+             back, and the sample where it left from; the kernel writes switch records in pairs \
+             or not at all."
+        )
+        .unwrap();
     }
-    own
+    text
 }
