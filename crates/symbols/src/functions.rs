@@ -304,7 +304,7 @@ mod tests {
 
     /// What the table found when the unnamed functions were sorted in
     /// with the named ones from the start.
-    fn found_in_whole<'t>(table: &'t FunctionTable<'_>, address: u64) -> Option<(u64, u64)> {
+    fn found_in_whole(table: &FunctionTable<'_>, address: u64) -> Option<(u64, u64)> {
         let mut whole: Vec<&Function<'_>> = table.functions.iter().collect();
         whole.extend(table.unnamed());
         whole.sort_by_key(|f| f.start);
