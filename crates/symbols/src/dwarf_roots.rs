@@ -129,15 +129,17 @@ pub(crate) fn bare_unit<'a>(
 }
 
 /// Adds the ranges the root entry of `unit` states (`DW_AT_ranges`, or
-/// `DW_AT_low_pc` with `DW_AT_high_pc`), read as addr2line reads them;
-/// `None` where addr2line would fail.
+/// `DW_AT_low_pc` with `DW_AT_high_pc`), read as addr2line reads them, and
+/// says whether it states `DW_AT_ranges` (then addr2line takes the unit's
+/// ranges from there or from its line program, never from
+/// `.debug_aranges`); `None` where addr2line would fail.
 pub(crate) fn root_ranges(
     unit: gimli::UnitRef<'_, Slice<'_>>,
     found: &mut Vec<(u64, u64)>,
-) -> Option<()> {
+) -> Option<bool> {
     let mut entries = unit.entries_raw(None).ok()?;
     let Some(abbrev) = entries.read_abbreviation().ok()? else {
-        return Some(());
+        return Some(false);
     };
     let (mut low, mut high, mut size, mut list) = (None, None, None, None);
     for spec in abbrev.attributes() {
@@ -162,12 +164,13 @@ pub(crate) fn root_ranges(
         while let Some(range) = list.next().ok()? {
             found.push((range.begin, range.end));
         }
+        return Some(true);
     } else if let (Some(begin), Some(end)) = (low, high) {
         found.push((begin, end));
     } else if let (Some(begin), Some(size)) = (low, size) {
         found.push((begin, begin.wrapping_add(size)));
     }
-    Some(())
+    Some(false)
 }
 
 /// Adds the address ranges of the sequences of `unit`'s line program: what
