@@ -23,7 +23,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
 /// Sampling rates compared.
-const RATES: [u64; 3] = [1000, 4000, 20000];
+const RATES: [u64; 4] = [1000, 4000, 10000, 20000];
 /// Rounds of the split fixture (about 0.14 s of CPU each).
 const ROUNDS: &str = "10";
 
