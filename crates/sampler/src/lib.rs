@@ -47,9 +47,9 @@
 //! `unsafe` is allowed only in the modules marked below, for what `libc`
 //! and the kernel offer no safe interface to: `fork`/`exec`, signal
 //! handlers, `poll`, `gettid`, `pidfd_open`, resource limits and usage,
-//! `sysconf`, `futex`, scheduling policies, `mmap` of ring buffers, `fcntl` and ioctls on event
-//! fds, and requests handed to the profiles' drain thread by address. Each
-//! block says why it is sound.
+//! `sysconf`, `futex`, scheduling policies, `mmap` of ring buffers, `fcntl`
+//! and ioctls on event fds, and requests handed to the profiles' drain
+//! thread by address. Each block says why it is sound.
 
 #[allow(unsafe_code)]
 mod attach;
