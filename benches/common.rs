@@ -125,24 +125,37 @@ pub(crate) fn profiler_counts(output: &Output) -> (u64, u64) {
     (number("samples"), number("lost,"))
 }
 
-/// Samples from `perf record`'s last line, lost samples from its report header.
-pub(crate) fn perf_counts(output: &Output, data: &Path) -> (u64, u64) {
-    let text = String::from_utf8_lossy(&output.stderr);
-    let samples = text
-        .rsplit_once(" samples)")
-        .and_then(|(before, _)| before.rsplit('(').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    let report = output_of(
-        Command::new("perf")
-            .args(["report", "--stdio", "--sort", "dso", "-i"])
-            .arg(data),
-    );
-    let lost = report
-        .lines()
-        .find_map(|l| l.strip_prefix("# Total Lost Samples: "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0);
+/// Samples and lost samples of a perf.data, counted from its records
+/// (`PERF_RECORD_SAMPLE`; `PERF_RECORD_LOST` and `PERF_RECORD_LOST_SAMPLES`),
+/// as `perf report` counts them: read here rather than by `perf report`,
+/// which aborts on some kernels' mapping records (perf 6.1.192 on Linux
+/// 6.18: "assertion failed at util/build-id.c:1010").
+pub(crate) fn perf_counts(_output: &Output, data: &Path) -> (u64, u64) {
+    const SAMPLE: u32 = 9;
+    const LOST: u32 = 2;
+    const LOST_SAMPLES: u32 = 13;
+    let bytes = std::fs::read(data).unwrap();
+    assert_eq!(&bytes[..8], b"PERFILE2", "{}", data.display());
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+    // The header: magic, size, attr_size, attrs (offset, size), data
+    // (offset, size).
+    let (start, size) = (word(40) as usize, word(48) as usize);
+    let (mut samples, mut lost, mut at) = (0, 0, start);
+    while at + 8 <= start + size {
+        let kind = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let length = u16::from_le_bytes(bytes[at + 6..at + 8].try_into().unwrap()) as usize;
+        match kind {
+            SAMPLE => samples += 1,
+            // id, then the count.
+            LOST => lost += word(at + 16),
+            LOST_SAMPLES => lost += word(at + 8),
+            _ => {}
+        }
+        if length == 0 {
+            break;
+        }
+        at += length;
+    }
     (samples, lost)
 }
 

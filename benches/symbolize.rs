@@ -6,8 +6,9 @@
 //! million samples flat, fewer with call graphs), each profiler recording
 //! the same workload. Written to the symbolization section of BENCHMARKS.md.
 //!
-//! `cargo bench --bench symbolize [-- RUNS]` (default 3 runs per figure,
-//! interleaved, medians). The addr2line crate's tool is installed into
+//! `cargo bench --bench symbolize [-- RUNS] [addresses]` (default 3 runs per
+//! figure, interleaved, medians; `addresses`: the tools alone, printed
+//! rather than written). The addr2line crate's tool is installed into
 //! target/bench-tools on first use (`cargo install addr2line --features
 //! bin`); without a network its rows are left out.
 
@@ -69,6 +70,11 @@ fn main() {
     )
     .unwrap();
     symbolizers(&mut page, &big, &all, &dir, runs);
+    // `-- addresses`: the tools alone, printed rather than written.
+    if std::env::args().any(|a| a == "addresses") {
+        print!("{page}");
+        return;
+    }
     if perf {
         reports(&mut page, &big, &dir, runs);
     } else {

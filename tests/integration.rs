@@ -50,6 +50,7 @@ mod reading;
 mod record_report;
 mod renderers;
 mod salvage;
+mod scheduling;
 mod script;
 mod shared_dirs;
 mod shell;

@@ -12,7 +12,8 @@ use clap::parser::ValueSource;
 use profiler_model::{CallGraph, EventRole, Recording, RecordingHeader, RecordingStats, Sampling};
 use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phrase};
 use profiler_sampler::{
-    EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd, TargetExit,
+    DrainPriority, EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd,
+    TargetExit,
 };
 use profiler_symbols::ElfUnwinder;
 
@@ -132,6 +133,14 @@ pub(crate) fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode
         ranked.problem(&summary(stats, outcome, &wrote));
     }
     print_event_counts(&recorded.header, stats, &ranked);
+    if outcome.drain_priority == DrainPriority::NotAllowed
+        && total.lost as f64 > total.samples.saturating_add(total.lost) as f64 * 0.01
+    {
+        ranked.problem(
+            "the recorder may have waited for a CPU behind the command's threads: as root or \
+             with CAP_SYS_NICE it drains at real-time priority",
+        );
+    }
     let written = match finished {
         Finished::Whole { path } => path,
         Finished::Incomplete => {
@@ -372,6 +381,7 @@ mod tests {
             interrupted_by,
             ring_bytes: 0,
             notices: Vec::new(),
+            drain_priority: Default::default(),
         }
     }
 

@@ -47,9 +47,9 @@
 //! `unsafe` is allowed only in the modules marked below, for what `libc`
 //! and the kernel offer no safe interface to: `fork`/`exec`, signal
 //! handlers, `poll`, `gettid`, `pidfd_open`, resource limits and usage,
-//! `sysconf`, `futex`, `mmap` of ring buffers, `fcntl` and ioctls on event
-//! fds, and requests handed to the profiles' drain thread by address. Each
-//! block says why it is sound.
+//! `sysconf`, `futex`, scheduling policies, `mmap` of ring buffers, `fcntl`
+//! and ioctls on event fds, and requests handed to the profiles' drain
+//! thread by address. Each block says why it is sound.
 
 #[allow(unsafe_code)]
 mod attach;
@@ -65,6 +65,8 @@ mod counters;
 mod counting;
 mod descendants;
 mod doctor;
+#[allow(unsafe_code)]
+mod drain_priority;
 mod error;
 #[allow(unsafe_code)]
 mod launch;
@@ -101,7 +103,8 @@ pub use privileges::read as read_privileges;
 pub use profil::{Profil, ProfilConfig, ProfilEvent, ProfilOutcome, ProfilRegion};
 pub use recorder::{
     DEFAULT_FP_STACK_BYTES, DEFAULT_FREQUENCY, DEFAULT_RING_BYTES, DEFAULT_STACK_BYTES,
-    DEFAULT_STACK_RING_BYTES, EventRequest, MAX_STACK_BYTES, RecordConfig, RecordOutcome, Recorder,
+    DEFAULT_STACK_RING_BYTES, DrainPriority, EventRequest, MAX_STACK_BYTES, RecordConfig,
+    RecordOutcome, Recorder,
 };
 pub use recording::Recorded;
 pub use signals::{

@@ -20,6 +20,8 @@ use crate::call_stacks::CallStacks;
 use crate::command::ResolvedCommand;
 use crate::counters::{self, ResolvedEvent, RingPlan, Rings, Role};
 use crate::descendants::Descendants;
+pub use crate::drain_priority::DrainPriority;
+use crate::drain_priority::RaisedPriority;
 use crate::error::SamplerError;
 use crate::launch::{self, RunningChild};
 use crate::privileges;
@@ -105,6 +107,8 @@ pub struct RecordOutcome {
     /// One-line notices of what the user may not expect, e.g. processes
     /// the command left running when the recording stopped.
     pub notices: Vec<String>,
+    /// What became of the draining thread's scheduling priority.
+    pub drain_priority: DrainPriority,
 }
 
 impl RecordOutcome {
@@ -300,6 +304,7 @@ impl Recorder {
             let cut = ring_size::cut_notice(self.ring_bytes, outcome.ring_bytes, None, self.rings);
             outcome.notices.insert(0, cut);
         }
+        outcome.notices.extend(outcome.drain_priority.describe());
         Ok(outcome)
     }
 
@@ -374,6 +379,7 @@ impl Recorder {
         }
         push_all(sink, &records)?;
         let deadline = self.duration.map(|duration| started + duration);
+        let priority = RaisedPriority::raise();
         let (interrupted_by, ended) =
             record_until(&mut rings, sink, deadline, || liveness.any_running())?;
         let end = match ended {
@@ -386,6 +392,7 @@ impl Recorder {
             interrupted_by,
             ring_bytes: rings.bytes_per_ring,
             notices: Vec::new(),
+            drain_priority: priority.outcome(),
         })
     }
 
@@ -413,6 +420,7 @@ impl Recorder {
         push_all(sink, &snapshot::every_process(self.kernel))?;
         let Some(command) = command else {
             let deadline = self.duration.map(|duration| started + duration);
+            let priority = RaisedPriority::raise();
             let (interrupted_by, _) = record_until(&mut rings, sink, deadline, || true)?;
             return Ok(RecordOutcome {
                 end: TargetEnd::Stopped,
@@ -420,6 +428,7 @@ impl Recorder {
                 interrupted_by,
                 ring_bytes: rings.bytes_per_ring,
                 notices: Vec::new(),
+                drain_priority: priority.outcome(),
             });
         };
         let suspended = launch::fork(command)?;
@@ -466,6 +475,9 @@ fn follow_command(
     };
     // The last moment to start nothing.
     not_interrupted()?;
+    // Raised once the command is forked, which then starts as the
+    // profiler was, and before it runs.
+    let priority = RaisedPriority::raise();
     let mut child = suspended.exec(command)?;
     let followed = follow(&mut rings, &mut child, exit_fd.as_ref(), sink, until);
     let exit = child.wait()?;
@@ -477,6 +489,7 @@ fn follow_command(
         interrupted_by,
         ring_bytes: rings.bytes_per_ring,
         notices: Vec::new(),
+        drain_priority: priority.outcome(),
     })
 }
 
