@@ -430,7 +430,7 @@ live_test!(
 live_test!(
     folded_stacks_agree_with_perf_script_collapsed_by_inferno,
     || {
-        if !profiler_testing::tool("perf") {
+        if !profiler_testing::perf_reads_its_own() {
             return;
         }
         let dir = scratch("stacks-perf");

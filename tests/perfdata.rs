@@ -172,7 +172,7 @@ fn assert_shares_agree(what: &str, ours: &BTreeMap<String, f64>, perf: &BTreeMap
 // from perf's chains: our recorder splices the caller back in, perf's
 // does not, so only self shares compare like for like.)
 live_test!(perfs_recordings_report_the_shares_perf_reports, || {
-    if !profiler_testing::tool("perf") {
+    if !profiler_testing::perf_reads_its_own() {
         return;
     }
     let dir = scratch("perfdata-shares");
@@ -238,7 +238,7 @@ fn perfs_name_for_a_plt_stub_is_read_by_address() {
 // was recorded is named from that copy, as perf report names it; without
 // the copy, the rebuilt file is said to have changed.
 live_test!(perfs_build_id_cache_names_a_rebuilt_program, || {
-    if !profiler_testing::tool("perf") {
+    if !profiler_testing::perf_reads_its_own() {
         return;
     }
     let dir = scratch("perfdata-build-id-cache");
@@ -297,7 +297,7 @@ live_test!(perfs_build_id_cache_names_a_rebuilt_program, || {
 // perf's stack copies go through our unwinder: `recurse-nofp` has no
 // frame pointers, and its samples still reach `main` through `descend`.
 live_test!(perfs_stack_copies_are_unwound, || {
-    if !profiler_testing::tool("perf") {
+    if !profiler_testing::perf_reads_its_own() {
         return;
     }
     let dir = scratch("perfdata-dwarf");
@@ -324,7 +324,7 @@ live_test!(perfs_stack_copies_are_unwound, || {
 // Every view reads a perf.data file: flame graph, annotate, hist and the
 // exports, and a compressed one (`perf record -z`) as well.
 live_test!(every_view_reads_perf_data, || {
-    if !profiler_testing::tool("perf") {
+    if !profiler_testing::perf_reads_its_own() {
         return;
     }
     let dir = scratch("perfdata-views");
@@ -381,7 +381,7 @@ fn word(bytes: &[u8], at: usize) -> u64 {
 live_test!(
     unfinished_crafted_and_other_perf_files_are_refused_in_one_line,
     || {
-        if !profiler_testing::tool("perf") {
+        if !profiler_testing::perf_reads_its_own() {
             return;
         }
         let dir = scratch("perfdata-refused");

@@ -329,7 +329,7 @@ live_test!(
 // one with frame-pointer chains. pprof reads their samples as report does,
 // and names the program perf ran as the profile's.
 live_test!(pprof_of_perf_data_agrees_with_report, || {
-    if !profiler_testing::tool("perf") || !profiler_testing::tool("go") {
+    if !profiler_testing::perf_reads_its_own() || !profiler_testing::tool("go") {
         return;
     }
     let dir = scratch("pprof-perfdata");

@@ -467,7 +467,7 @@ live_test!(a_loop_of_short_processes_is_split_by_command, || {
     );
     // perf, on another run of the same loop in user space, splits it alike:
     // grep, then sed, then sh.
-    if profiler_testing::tool("perf") {
+    if profiler_testing::perf_reads_its_own() {
         let perf = |args: &[&str]| {
             let output = std::process::Command::new("perf")
                 .current_dir(&dir)

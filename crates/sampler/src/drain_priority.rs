@@ -34,20 +34,6 @@ pub enum DrainPriority {
     Unchanged,
 }
 
-impl DrainPriority {
-    /// The one line that says what was done, where something was.
-    pub fn describe(self) -> Option<String> {
-        match self {
-            DrainPriority::RealTime { priority } => Some(format!(
-                "the recorder drained its buffers at real-time priority (SCHED_FIFO {priority}), \
-                 so as not to wait behind the command's threads; the command ran at its own \
-                 priority"
-            )),
-            DrainPriority::NotAllowed | DrainPriority::Unchanged => None,
-        }
-    }
-}
-
 /// The calling thread raised to real-time priority, put back as it was
 /// when dropped.
 pub(crate) struct RaisedPriority {
@@ -144,15 +130,5 @@ mod tests {
         })
         .join()
         .unwrap();
-    }
-
-    #[test]
-    fn only_a_raise_is_said() {
-        assert!(
-            (DrainPriority::RealTime { priority: 1 }.describe())
-                .is_some_and(|line| line.contains("SCHED_FIFO 1") && !line.contains('\n'))
-        );
-        assert_eq!(DrainPriority::NotAllowed.describe(), None);
-        assert_eq!(DrainPriority::Unchanged.describe(), None);
     }
 }

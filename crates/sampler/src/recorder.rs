@@ -304,7 +304,6 @@ impl Recorder {
             let cut = ring_size::cut_notice(self.ring_bytes, outcome.ring_bytes, None, self.rings);
             outcome.notices.insert(0, cut);
         }
-        outcome.notices.extend(outcome.drain_priority.describe());
         Ok(outcome)
     }
 
