@@ -141,6 +141,11 @@ impl<'data> FunctionTable<'data> {
         (self.functions.iter()).filter(|f| f.name.as_deref().is_some_and(|n| names.contains(&n)))
     }
 
+    /// How many functions it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.functions.len()
+    }
+
     /// The function containing `address`.
     pub(crate) fn find(&self, address: u64) -> Option<&Function<'data>> {
         let after = self.functions.partition_point(|f| f.start <= address);
