@@ -255,6 +255,50 @@ mod tests {
     }
 
     #[test]
+    fn names_and_places_stay_bounded_over_many_distinct_addresses() {
+        use profiler_model::{FileOffset, Module, NoSymbols};
+        let mut names = Names::default();
+        names.add_modules(&[Module {
+            path: "/bin/app".into(),
+            build_id: None,
+            pid: None,
+        }]);
+        let mut tally = Tally::new(1);
+        let per_delivery = 8000;
+        for round in 0..(4 * CACHED_PLACES / per_delivery) {
+            let mut delivery = Delivery {
+                lost: vec![0],
+                throttled: vec![0],
+                ..Delivery::default()
+            };
+            for i in 0..per_delivery {
+                let key = HitKey {
+                    event: 0,
+                    pid: 7,
+                    command: 0,
+                    location: Location::Module {
+                        module: 0,
+                        offset: FileOffset((round * per_delivery + i) as u64),
+                    },
+                };
+                delivery.hits.insert(
+                    key,
+                    Weight {
+                        samples: 1,
+                        period: 1,
+                    },
+                );
+            }
+            tally.add(delivery, &mut names, &NoSymbols, true);
+            assert!(names.named_places() <= CACHED_PLACES + per_delivery);
+            assert!(tally.places.len() <= MAX_PLACES + per_delivery);
+        }
+        // Every sample is still in the totals.
+        let all = (4 * CACHED_PLACES / per_delivery * per_delivery) as u64;
+        assert_eq!(tally.totals[0].samples, all);
+    }
+
+    #[test]
     fn decay_keeps_seven_eighths_and_drops_zeros() {
         let mut tally = Tally::new(1);
         let key = |function| RowKey {
