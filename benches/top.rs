@@ -2,7 +2,7 @@
 //! machine it watches. It samples every CPU at 4 kHz for MINUTES (default
 //! 30) with its snapshots going to a file, beside `perf top -a` doing the
 //! same, while a niced copy of the `split` fixture keeps at least one CPU
-//! busy; at 1, 10 and 30 minutes (those within MINUTES) it reads each
+//! busy and a shell loop starts and ends processes; at 1, 10 and 30 minutes (those within MINUTES) it reads each
 //! one's CPU time and resident memory from /proc. First it times the
 //! screen's refresh over 5,000 distinct functions (in process, on
 //! ratatui's test backend). Writes the `top` and `top-refresh` sections
@@ -87,7 +87,8 @@ fn main() {
         "Written by `cargo bench --bench top {minutes}` on {}. `profiler top -a -F 4000 --stdio` \
          (its snapshots to a file) and `perf top -a -F 4000 -e cpu-clock:u --stdio` ran side \
          by side for {minutes} minutes, with a `nice -n 19` copy of the `split` fixture keeping \
-         a CPU busy; the machine was shared with other builds and tests the whole time, so \
+         a CPU busy and a shell loop starting and ending some twenty processes a second \
+         (`{CHURN}`); the machine was shared with other builds and tests the whole time, so \
          there was more to sample than that. CPU is each tool's own (user and system, from \
          /proc) over the stretch up to each point, as a share of one CPU; memory is resident \
          memory then (the peak so far in parentheses).\n",
@@ -100,6 +101,14 @@ fn main() {
         .arg(&split)
         .arg("100000000")
         .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Processes that start and exit all the while: each maps its program
+    // and libraries, and the tools must let them go when it exits.
+    let mut churn = Command::new("sh")
+        .args(["-c", CHURN])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let log = std::fs::File::create(dir.join("top.log")).unwrap();
@@ -153,8 +162,10 @@ fn main() {
             .status();
         let _ = watcher.child.wait();
     }
-    let _ = load.kill();
-    let _ = load.wait();
+    for child in [&mut load, &mut churn] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     table(&mut page, &points, &watchers);
     let log = std::fs::read_to_string(dir.join("top.log")).unwrap_or_default();
     if let Some(rate) = sample_rate(&log) {
@@ -167,6 +178,10 @@ fn main() {
     }
     common::write_section("top", &page);
 }
+
+/// Some twenty short-lived processes a second: a program, a shell and a
+/// coreutil, each exiting at once.
+const CHURN: &str = "while :; do /bin/true; sh -c 'ls / >/dev/null'; sleep 0.1; done";
 
 fn perf_available() -> bool {
     Command::new("perf")

@@ -184,6 +184,17 @@ impl<'a> ElfModule<'a> {
             .clone()
     }
 
+    /// How many functions its table holds (reading it if not yet read).
+    pub(crate) fn function_count(&self) -> usize {
+        self.functions().len()
+    }
+
+    /// The notes gathered so far, taken: a module kept between calls
+    /// gives each note once.
+    pub(crate) fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
     /// The function holding `address`.
     pub(crate) fn function(&self, address: Svma) -> Option<&Function<'a>> {
         self.functions().find(address.0)

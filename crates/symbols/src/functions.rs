@@ -156,6 +156,11 @@ impl<'data> FunctionTable<'data> {
         (self.functions.iter()).filter(|f| f.name.as_deref().is_some_and(|n| names.contains(&n)))
     }
 
+    /// How many functions it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.functions.len()
+    }
+
     /// The function containing `address`: as found among the named
     /// functions and the unnamed ones sorted together, the named first
     /// where both start at one address. Where a named function holds the

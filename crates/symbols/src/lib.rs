@@ -43,6 +43,7 @@ mod functions;
 mod image;
 mod jit;
 mod jitdump;
+mod kept_modules;
 mod kernel;
 mod plt;
 mod regions;

@@ -18,6 +18,7 @@ use crate::elf_module::{ElfModule, ModuleFiles, Naming};
 use crate::error::SymbolsError;
 use crate::jit::PerfMap;
 use crate::jitdump::{DumpRead, JitDumps, JitFunction, line_of};
+use crate::kept_modules::{KeptModules, ParsedModule};
 use crate::kernel::Kallsyms;
 use crate::vdso::own_vdso;
 
@@ -71,6 +72,8 @@ pub struct ElfSymbolizer {
     kallsyms: OnceLock<Result<Kallsyms, String>>,
     /// Each process's jitdump file, read once.
     jit_dumps: JitDumps,
+    /// Modules kept parsed for naming functions again.
+    kept: KeptModules,
 }
 
 impl ElfSymbolizer {
@@ -79,6 +82,7 @@ impl ElfSymbolizer {
             options,
             kallsyms: OnceLock::new(),
             jit_dumps: JitDumps::default(),
+            kept: KeptModules::default(),
         }
     }
 
@@ -151,6 +155,9 @@ impl ElfSymbolizer {
             let dump = self.jit_dumps.get(&self.options.mapped_files, pid);
             return jit_symbols(pid, dump, offsets, self.options.process_user);
         }
+        if detail == Detail::Functions && KeptModules::keeps(module) {
+            return self.symbolize_kept(module, offsets);
+        }
         let files = match self.open(module) {
             Ok(files) => files,
             Err(Unopened::NoFile(_)) => return unnamed(offsets, None),
@@ -160,6 +167,35 @@ impl ElfSymbolizer {
             Ok(symbols) => symbols,
             Err(error) => unnamed(offsets, Some(error)),
         }
+    }
+
+    /// How many modules are kept parsed.
+    #[cfg(test)]
+    pub(crate) fn kept_modules(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// The functions of `offsets`, from `module` as kept parsed (parsed
+    /// now if it is not).
+    fn symbolize_kept(&self, module: &Module, offsets: &[FileOffset]) -> ModuleSymbols {
+        let parse = || {
+            let files = match self.open(module) {
+                Ok(files) => files,
+                Err(Unopened::NoFile(_)) => return Ok(None),
+                Err(Unopened::Failed(error)) => return Err(error),
+            };
+            ParsedModule::try_new(files, |files| parse_recorded(module, files)).map(Some)
+        };
+        let parsed = match self.kept.get(module, parse) {
+            Ok(Some(parsed)) => parsed,
+            Ok(None) => return unnamed(offsets, None),
+            Err(error) => return unnamed(offsets, Some(error)),
+        };
+        parsed.with_dependent(|_, elf| {
+            let mut symbols = name_offsets(elf, offsets, Detail::Functions, &self.options);
+            symbols.notes = elf.take_notes();
+            symbols
+        })
     }
 }
 
@@ -233,6 +269,16 @@ fn symbolize_offsets(
     options: &SymbolizerOptions,
 ) -> Result<ModuleSymbols, SymbolsError> {
     let elf = parse_recorded(module, files)?;
+    Ok(name_offsets(&elf, offsets, detail, options))
+}
+
+/// What `elf` says of `offsets`.
+fn name_offsets(
+    elf: &ElfModule<'_>,
+    offsets: &[FileOffset],
+    detail: Detail,
+    options: &SymbolizerOptions,
+) -> ModuleSymbols {
     let svmas = elf.svmas(offsets);
     let known: Vec<Svma> = svmas.iter().flatten().copied().collect();
     // Offsets the file does not load leave gaps to fill; most often none.
@@ -251,11 +297,11 @@ fn symbolize_offsets(
                 .collect()
         }
     };
-    Ok(ModuleSymbols {
+    ModuleSymbols {
         problem: None,
         addresses,
         notes,
-    })
+    }
 }
 
 /// JIT code: the offsets of anonymous memory are its addresses, named by

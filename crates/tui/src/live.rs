@@ -182,8 +182,11 @@ pub fn top_snapshots(
 /// A snapshot of each event.
 fn write_snapshots(screen: &mut Screen<'_>, rows: usize, out: &mut dyn Write) -> io::Result<()> {
     for event in 0..screen.app.events {
-        screen.app.event = event;
-        screen.rebuild();
+        // The refresh built the table of the event shown last.
+        if event != screen.app.event {
+            screen.app.event = event;
+            screen.rebuild();
+        }
         let counts = (
             screen.tally.lost.get(event).copied().unwrap_or(0),
             screen.tally.throttled.get(event).copied().unwrap_or(0),

@@ -16,10 +16,10 @@ use crate::printable::printable;
 /// A function, an index into [`Names::functions`].
 pub(crate) type FunctionId = u32;
 
-/// How many places the cache holds before it starts again: a bound on its
-/// memory over hours of whole-CPU sampling (a place evicted is only named
-/// again, the counts stay).
-const CACHED_PLACES: usize = 1 << 16;
+/// How many places the cache holds before those no count holds any more
+/// are let go: a bound on its memory over hours of whole-CPU sampling (a
+/// place let go is only named again, the counts stay).
+pub(crate) const CACHED_PLACES: usize = 1 << 16;
 
 /// How many functions are known before those no count refers to any
 /// more are let go (see [`Names::keep`]).
@@ -87,6 +87,17 @@ impl Names {
         }
     }
 
+    /// How many places are named.
+    pub(crate) fn named_places(&self) -> usize {
+        self.places.len()
+    }
+
+    /// Keeps the names of the places `keep` holds true for.
+    pub(crate) fn keep_places(&mut self, keep: impl Fn(&Location) -> bool) {
+        self.places.retain(|place, _| keep(place));
+        self.places.shrink_to(CACHED_PLACES);
+    }
+
     /// The name of `place`, if it has been named.
     pub(crate) fn get(&self, place: &Location) -> Option<Named> {
         self.places.get(place).copied()
@@ -114,9 +125,6 @@ impl Names {
                 Location::Kernel { address } => kernel.push(address),
                 Location::Unmapped => unmapped = true,
             }
-        }
-        if self.places.len() > CACHED_PLACES {
-            self.places.clear();
         }
         let now = Instant::now();
         let mut named_any = false;

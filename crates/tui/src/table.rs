@@ -68,12 +68,17 @@ pub(crate) struct Table {
     pub total: Weight,
 }
 
-/// A row being summed: its weight, and per command and process what ran it.
-#[derive(Default)]
+/// A row being summed: its weight, and what ran it.
 struct Group {
+    key: GroupKey,
     weight: Weight,
-    commands: FxHashMap<CommandId, u64>,
-    pids: FxHashMap<u32, u64>,
+    /// The process that ran it, while only one has.
+    pid: Option<u32>,
+    several_pids: bool,
+    /// The command with the most samples here (the lowest id of those
+    /// with as many), and how many commands ran it.
+    command: Option<(u64, Reverse<CommandId>)>,
+    commands: usize,
     function: Option<FunctionId>,
     module: Option<Arc<str>>,
 }
@@ -95,7 +100,12 @@ pub(crate) fn build_table(input: &TableInput<'_>) -> Table {
     let command_name = |id: CommandId| {
         (input.commands.get(id as usize).cloned()).unwrap_or_else(|| Arc::from("-"))
     };
-    let mut groups: FxHashMap<GroupKey, Group> = FxHashMap::default();
+    // One map of groups and one of samples per group and command, rather
+    // than maps in each group: a refresh over thousands of rows allocates
+    // little.
+    let mut index: FxHashMap<GroupKey, usize> = FxHashMap::default();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_command: FxHashMap<(usize, CommandId), u64> = FxHashMap::default();
     for (row, weight) in input
         .tally
         .rows
@@ -108,13 +118,34 @@ pub(crate) fn build_table(input: &TableInput<'_>) -> Table {
             SortKey::Command => GroupKey::Command(command_name(row.command)),
             SortKey::Pid => GroupKey::Pid(row.pid),
         };
-        let group = groups.entry(key).or_default();
+        let at = *index.entry(key.clone()).or_insert_with(|| {
+            groups.push(Group {
+                key,
+                weight: Weight::default(),
+                pid: Some(row.pid),
+                several_pids: false,
+                command: None,
+                commands: 0,
+                function: None,
+                module: None,
+            });
+            groups.len() - 1
+        });
+        let group = &mut groups[at];
         group.weight.add(*weight);
-        *group.commands.entry(row.command).or_default() += weight.samples;
-        *group.pids.entry(row.pid).or_default() += weight.samples;
-        if input.key == SortKey::Symbol {
+        group.several_pids |= group.pid != Some(row.pid);
+        *by_command.entry((at, row.command)).or_default() += weight.samples;
+        if input.key == SortKey::Symbol && group.function.is_none() {
             group.function = Some(row.function);
             group.module = Some(names.module_of(row.function));
+        }
+    }
+    for ((at, command), samples) in by_command {
+        let group = &mut groups[at];
+        group.commands += 1;
+        let this = (samples, Reverse(command));
+        if group.command.is_none_or(|top| this > top) {
+            group.command = Some(this);
         }
     }
     let total = input.tally.totals.get(input.event as usize).copied();
@@ -126,20 +157,16 @@ pub(crate) fn build_table(input: &TableInput<'_>) -> Table {
     let filter = input.filter.to_lowercase();
     let mut rows: Vec<Row> = groups
         .into_iter()
-        .map(|(key, group)| {
-            let top = |counts: &FxHashMap<_, u64>| {
-                counts
-                    .iter()
-                    .max_by_key(|(id, n)| (**n, Reverse(**id)))
-                    .map(|(id, _)| *id)
-            };
-            let command = top(&group.commands).map_or_else(|| Arc::from("-"), command_name);
-            let name = match &key {
+        .map(|group| {
+            let key = &group.key;
+            let command =
+                (group.command).map_or_else(|| Arc::from("-"), |(_, id)| command_name(id.0));
+            let name = match key {
                 GroupKey::Function(f) => names.functions[*f as usize].name.clone(),
                 GroupKey::Module(m) | GroupKey::Command(m) => m.clone(),
                 GroupKey::Pid(_) => command.clone(),
             };
-            let module = match (&key, group.module) {
+            let module = match (key, group.module) {
                 (GroupKey::Module(m), _) => m.clone(),
                 (_, Some(module)) => module,
                 _ => Arc::from(""),
@@ -148,8 +175,8 @@ pub(crate) fn build_table(input: &TableInput<'_>) -> Table {
                 name,
                 module,
                 command,
-                other_commands: group.commands.len().saturating_sub(1),
-                pid: (group.pids.len() == 1).then(|| top(&group.pids)).flatten(),
+                other_commands: group.commands.saturating_sub(1),
+                pid: group.pid.filter(|_| !group.several_pids),
                 percent: share(group.weight),
                 weight: group.weight,
                 function: group.function,

@@ -12,13 +12,14 @@ use rustc_hash::FxHashMap;
 use profiler_model::Location;
 
 use crate::intake::{CommandId, Delivery, HitKey, Weight};
-use crate::names::{FunctionId, MAX_FUNCTIONS, Names};
+use crate::names::{CACHED_PLACES, FunctionId, MAX_FUNCTIONS, Names};
 use profiler_model::Symbolizer;
 
 /// The most rows (event, process, command, function) kept.
 pub(crate) const MAX_ROWS: usize = 1 << 15;
-/// The most sampled places kept.
-pub(crate) const MAX_PLACES: usize = 1 << 16;
+/// The most sampled places kept (half of the places whose names are kept,
+/// so that those of the places counted always fit).
+pub(crate) const MAX_PLACES: usize = CACHED_PLACES / 2;
 /// The most caller edges kept.
 pub(crate) const MAX_EDGES: usize = 1 << 15;
 
@@ -80,6 +81,7 @@ impl Tally {
         let edge_places = delivery.edges.keys().flat_map(|e| [&e.callee, &e.caller]);
         // Waiting places are bounded too: past the ceiling, all are named.
         let all = name_all || hits.len() > MAX_PLACES;
+        self.forget_names(names);
         names.name(places.chain(edge_places), symbolizer, all);
         for (key, weight) in hits {
             let Some(named) = names.get(&key.location) else {
@@ -120,6 +122,18 @@ impl Tally {
         }
         self.bound();
         (names.functions.len() > MAX_FUNCTIONS).then(|| self.forget_functions(names))
+    }
+
+    /// Past the ceiling of names kept, lets go of those of places no count
+    /// holds (those of places counted stay: naming them again is what
+    /// costs).
+    fn forget_names(&self, names: &mut Names) {
+        if names.named_places() <= CACHED_PLACES {
+            return;
+        }
+        let counted: rustc_hash::FxHashSet<Location> =
+            self.places.keys().map(|&(_, place)| place).collect();
+        names.keep_places(|place| counted.contains(place));
     }
 
     /// Lets `names` go of the functions no row or edge counts any more;
@@ -238,6 +252,50 @@ mod tests {
         let mut small: FxHashMap<u32, u64> = (0..10).map(|i| (i, 1)).collect();
         halve(&mut small, 50, |n| *n);
         assert_eq!(small.len(), 10);
+    }
+
+    #[test]
+    fn names_and_places_stay_bounded_over_many_distinct_addresses() {
+        use profiler_model::{FileOffset, Module, NoSymbols};
+        let mut names = Names::default();
+        names.add_modules(&[Module {
+            path: "/bin/app".into(),
+            build_id: None,
+            pid: None,
+        }]);
+        let mut tally = Tally::new(1);
+        let per_delivery = 8000;
+        for round in 0..(4 * CACHED_PLACES / per_delivery) {
+            let mut delivery = Delivery {
+                lost: vec![0],
+                throttled: vec![0],
+                ..Delivery::default()
+            };
+            for i in 0..per_delivery {
+                let key = HitKey {
+                    event: 0,
+                    pid: 7,
+                    command: 0,
+                    location: Location::Module {
+                        module: 0,
+                        offset: FileOffset((round * per_delivery + i) as u64),
+                    },
+                };
+                delivery.hits.insert(
+                    key,
+                    Weight {
+                        samples: 1,
+                        period: 1,
+                    },
+                );
+            }
+            tally.add(delivery, &mut names, &NoSymbols, true);
+            assert!(names.named_places() <= CACHED_PLACES + per_delivery);
+            assert!(tally.places.len() <= MAX_PLACES + per_delivery);
+        }
+        // Every sample is still in the totals.
+        let all = (4 * CACHED_PLACES / per_delivery * per_delivery) as u64;
+        assert_eq!(tally.totals[0].samples, all);
     }
 
     #[test]
