@@ -168,7 +168,7 @@ fn a_recording_of_an_older_format_is_named_as_such() {
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr(&output).contains(
-            "old.data uses recording format version 1, but this profiler reads version 2"
+            "old.data uses recording format version 1, but this profiler reads versions 2 to 3"
         ),
         "{}",
         stderr(&output)
