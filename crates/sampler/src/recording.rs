@@ -51,7 +51,7 @@ impl Recorder {
         let splice = unwinder.filter(|_| self.copies_stack_top());
         let mut sink =
             RecordingOutput::open(output, header.clone(), histogram, splice, compression_level)
-            .map_err(|error| SamplerError::Output { error })?;
+                .map_err(|error| SamplerError::Output { error })?;
         let outcome = self.run(&mut sink)?;
         let stats = sink.stats();
         let trailer = Trailer {
