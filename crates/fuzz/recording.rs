@@ -301,6 +301,15 @@ mod tests {
             std::fs::write(&path, &changed).unwrap();
             let mended = profiler_model::Recording::open(&path).unwrap();
             assert_eq!(mended.damage, None);
+            // In the compressed seed the change lands in a zstd frame,
+            // whose decompression then fails in one error.
+            if seed[8] == 3 {
+                let errors: Vec<String> = (mended.records().unwrap())
+                    .filter_map(|r| r.err().map(|e| e.to_string()))
+                    .collect();
+                assert_eq!(errors.len(), 1, "{errors:?}");
+                assert!(errors[0].contains("compressed chunk"), "{errors:?}");
+            }
         }
         let _ = std::fs::remove_dir_all(&scratch.dir);
     }
