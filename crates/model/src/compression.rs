@@ -158,7 +158,7 @@ mod tests {
         let packed = &chunk[CHUNK_HEADER_LEN..];
         assert!(header.verifies(packed));
         assert!(packed.len() * 10 < records.len(), "{} bytes", packed.len());
-        assert_eq!(declared_samples(&packed), Some(123));
+        assert_eq!(declared_samples(packed), Some(123));
         let mut out = vec![7; 3];
         let len = Unpacker::new().unpack(packed, &mut out).unwrap();
         assert_eq!(&out[..len], &records[..]);
