@@ -335,11 +335,13 @@ fn a_recording_whose_compressed_chunk_inflates_to_gigabytes_is_refused_in_one_li
         crc.sum()
     };
     // The one chunk of records, replaced: it claims 16 MiB of records (as
-    // much as a chunk may hold) and the 20 samples the trailer counts, and
-    // its frame holds 1.8 GB; its checksums hold.
+    // much as a chunk may hold), the 20 samples the trailer counts and the
+    // process's two records, and its frame holds 1.8 GB; its checksums
+    // hold.
     for claim in [16u32 << 20, u32::MAX] {
         let mut payload = claim.to_le_bytes().to_vec();
         payload.extend_from_slice(&20u32.to_le_bytes());
+        payload.extend_from_slice(&2u32.to_le_bytes());
         payload.extend_from_slice(&zstd_bomb());
         let mut out = bytes[..records_start].to_vec();
         let chunk_start = out.len();

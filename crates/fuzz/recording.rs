@@ -292,7 +292,8 @@ mod tests {
             // written, not skipped as damage.
             let mut changed = seed.clone();
             let chunk = changed.windows(4).position(|w| w == b"CHNK").unwrap();
-            let at = chunk + CHUNK_HEADER_LEN + 10;
+            // Past the 12 bytes a compressed chunk's frame follows.
+            let at = chunk + CHUNK_HEADER_LEN + 14;
             changed[at] ^= 0x01;
             std::fs::write(&path, &changed).unwrap();
             let damaged = profiler_model::Recording::open(&path).unwrap();

@@ -7,14 +7,16 @@
 //! offset 0   records length D    u32 little-endian: the bytes the frame
 //!                                decompresses to, at most 16 MiB
 //!        4   samples             u32: the samples among the records
-//!        8   zstd frame          the rest of the payload
+//!        8   others              u32: the records other than samples
+//!       12   zstd frame          the rest of the payload
 //! ```
 //!
-//! A reader trusts neither number: it refuses a length over the limit before
-//! decompressing, decompresses into exactly D bytes, and takes the chunk as
-//! corrupt if the frame holds more or less. The sample count only stands in
-//! for counting the records when the file is opened, so that opening does
-//! not decompress every chunk once more.
+//! A reader trusts none of the numbers with memory: it refuses a length
+//! over the limit before decompressing, decompresses into exactly D bytes,
+//! and takes the chunk as corrupt if the frame holds more or less. The
+//! counts spare decompressing: the sample count stands in for counting the
+//! records when the file is opened, and a pass over the records other than
+//! samples steps over a chunk that holds none without reading it.
 
 use zstd_safe::{CCtx, DCtx};
 
@@ -31,7 +33,7 @@ pub const MAX_COMPRESSION_LEVEL: u8 = 22;
 /// writer cuts chunks at 4 MiB within a batch, so only such records pass it.
 pub(crate) const MAX_RECORDS_LEN: usize = 16 << 20;
 /// Bytes before the frame.
-const PREFIX_LEN: usize = 8;
+pub(crate) const PREFIX_LEN: usize = 12;
 
 /// Compresses chunks, one context reused for all.
 pub(crate) struct Packer {
@@ -52,14 +54,20 @@ impl Packer {
     }
 
     /// The compressed chunk numbered `number`, header and all, of
-    /// `records`, which hold `samples` samples; `None` where compressing
-    /// does not pay or the records are too many, and the chunk is written
-    /// plain.
-    pub(crate) fn pack(&mut self, records: &[u8], samples: u64, number: u32) -> Option<&[u8]> {
+    /// `records`, which hold `counts.0` samples and `counts.1` other
+    /// records; `None` where compressing does not pay or the records are
+    /// too many, and the chunk is written plain.
+    pub(crate) fn pack(
+        &mut self,
+        records: &[u8],
+        counts: (u64, u64),
+        number: u32,
+    ) -> Option<&[u8]> {
         if records.len() > MAX_RECORDS_LEN {
             return None;
         }
-        let samples = u32::try_from(samples).ok()?;
+        let samples = u32::try_from(counts.0).ok()?;
+        let others = u32::try_from(counts.1).ok()?;
         let frame_start = CHUNK_HEADER_LEN + PREFIX_LEN;
         let bound = zstd_safe::compress_bound(records.len());
         self.packed.resize(frame_start + bound, 0);
@@ -72,7 +80,8 @@ impl Packer {
         let chunk = &mut self.packed[..frame_start + len];
         let (header, payload) = chunk.split_at_mut(CHUNK_HEADER_LEN);
         payload[..4].copy_from_slice(&(records.len() as u32).to_le_bytes());
-        payload[4..PREFIX_LEN].copy_from_slice(&samples.to_le_bytes());
+        payload[4..8].copy_from_slice(&samples.to_le_bytes());
+        payload[8..PREFIX_LEN].copy_from_slice(&others.to_le_bytes());
         header.copy_from_slice(&ChunkHeader::encode(
             ChunkKind::ZstdRecords,
             number,
@@ -85,16 +94,23 @@ impl Packer {
 /// The samples a compressed chunk's payload says it holds; `None` if its
 /// prefix is missing or claims more records than a chunk may hold.
 pub(crate) fn declared_samples(payload: &[u8]) -> Option<u64> {
-    let (len, samples) = prefix(payload)?;
+    let (len, samples, _) = prefix(payload)?;
     (len <= MAX_RECORDS_LEN).then_some(u64::from(samples))
 }
 
-fn prefix(payload: &[u8]) -> Option<(usize, u32)> {
+/// Whether a compressed chunk whose payload starts with `prefix` says it
+/// holds samples only.
+pub(crate) fn holds_samples_only(prefix: &[u8]) -> bool {
+    self::prefix(prefix).is_some_and(|(.., others)| others == 0)
+}
+
+/// The records' length, samples and other records a payload declares.
+fn prefix(payload: &[u8]) -> Option<(usize, u32, u32)> {
     let prefix = payload.first_chunk::<PREFIX_LEN>()?;
     let word = |at: usize| {
         u32::from_le_bytes([prefix[at], prefix[at + 1], prefix[at + 2], prefix[at + 3]])
     };
-    Some((word(0) as usize, word(4)))
+    Some((word(0) as usize, word(4), word(8)))
 }
 
 /// Decompresses chunks, one context reused for all.
@@ -117,7 +133,7 @@ impl Unpacker {
         payload: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<usize, &'static str> {
-        let (len, _) = prefix(payload).ok_or("a compressed chunk is too short for its prefix")?;
+        let (len, ..) = prefix(payload).ok_or("a compressed chunk is too short for its prefix")?;
         if len > MAX_RECORDS_LEN {
             return Err("a compressed chunk claims more than 16 MiB of records");
         }
@@ -152,13 +168,16 @@ mod tests {
     fn a_packed_chunk_unpacks_to_its_records_and_says_its_samples() {
         let records = records();
         let mut packer = Packer::new(DEFAULT_COMPRESSION_LEVEL).unwrap();
-        let chunk = packer.pack(&records, 123, 9).unwrap().to_vec();
+        let chunk = packer.pack(&records, (123, 0), 9).unwrap().to_vec();
         let header = ChunkHeader::decode(&chunk).unwrap();
         assert_eq!((header.kind, header.number), (ChunkKind::ZstdRecords, 9));
         let packed = &chunk[CHUNK_HEADER_LEN..];
         assert!(header.verifies(packed));
         assert!(packed.len() * 10 < records.len(), "{} bytes", packed.len());
         assert_eq!(declared_samples(packed), Some(123));
+        assert!(holds_samples_only(packed));
+        let with_others = packer.pack(&records, (1, 2), 9).unwrap();
+        assert!(!holds_samples_only(&with_others[CHUNK_HEADER_LEN..]));
         let mut out = vec![7; 3];
         let len = Unpacker::new().unpack(packed, &mut out).unwrap();
         assert_eq!(&out[..len], &records[..]);
@@ -177,15 +196,19 @@ mod tests {
                 state as u8
             })
             .collect();
-        assert!(packer.pack(&noise, 1, 1).is_none());
-        assert!(packer.pack(&vec![0; MAX_RECORDS_LEN + 1], 1, 1).is_none());
+        assert!(packer.pack(&noise, (1, 0), 1).is_none());
+        assert!(
+            packer
+                .pack(&vec![0; MAX_RECORDS_LEN + 1], (1, 0), 1)
+                .is_none()
+        );
     }
 
     #[test]
     fn a_lying_prefix_or_a_bad_frame_is_refused_without_growing_past_the_limit() {
         let records = records();
         let mut packer = Packer::new(1).unwrap();
-        let packed = packer.pack(&records, 1, 1).unwrap()[CHUNK_HEADER_LEN..].to_vec();
+        let packed = packer.pack(&records, (1, 0), 1).unwrap()[CHUNK_HEADER_LEN..].to_vec();
         let mut unpacker = Unpacker::new();
         let mut out = Vec::new();
         let with_len = |len: u32| {

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::chunk::{CHUNK_HEADER_LEN, ChunkHeader, ChunkKind};
 use crate::chunk_order::{ChunkOrder, check_chunks};
 use crate::codec::{self, FRAME_HEADER_LEN};
-use crate::compression::Unpacker;
+use crate::compression::{PREFIX_LEN, Unpacker, holds_samples_only};
 use crate::damage::{Damage, Recount};
 use crate::error::RecordingError;
 use crate::header::{RecordingHeader, Trailer};
@@ -518,6 +518,18 @@ impl Records {
             .ok_or_else(|| changed(&self.path, self.position))?;
         let payload_offset = self.position + CHUNK_HEADER_LEN as u64;
         let len = header.len as usize;
+        if header.kind == ChunkKind::ZstdRecords && self.skip_samples {
+            // A chunk of samples alone holds nothing for this pass: it is
+            // not read, let alone decompressed.
+            let mut prefix = [0; PREFIX_LEN];
+            if len >= PREFIX_LEN {
+                self.read_at(&mut prefix, payload_offset)?;
+            }
+            if holds_samples_only(&prefix[..len.min(PREFIX_LEN)]) {
+                self.position += header.total_len();
+                return Ok(());
+            }
+        }
         if header.kind == ChunkKind::ZstdRecords {
             let (mut raw, mut unpacker) =
                 (self.compressed.take()).unwrap_or_else(|| (Vec::new(), Unpacker::new()));
@@ -1051,6 +1063,23 @@ mod tests {
             let error = results[0].as_ref().unwrap_err().to_string();
             assert!(error.contains(&format!("byte {payload}")), "{error}");
             assert!(error.contains("compressed chunk"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_pass_over_side_band_records_finds_them_whether_or_not_it_reads_every_chunk() {
+        for level in LEVELS {
+            // The mapping in the first chunk, then chunks of samples alone,
+            // which compressed are stepped over unread.
+            let path = path("side-band");
+            std::fs::write(&path, recording_bytes(30, 3, level)).unwrap();
+            let recording = Recording::open(&path).unwrap();
+            let side_band: Vec<Record> = (recording.side_band_records().unwrap())
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(side_band.len(), 1, "level {level}");
+            assert!(matches!(side_band[0], Record::Mmap(_)), "level {level}");
+            assert_eq!(samples(&recording).len(), 30, "level {level}");
         }
     }
 }

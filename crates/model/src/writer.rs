@@ -77,8 +77,8 @@ pub struct RecordingWriter<W: Write> {
     modules: BTreeSet<ModuleEntry>,
     /// Records chunks written so far.
     chunks: u64,
-    /// Samples in the chunk being filled.
-    chunk_samples: u64,
+    /// Samples and other records in the chunk being filled.
+    chunk_counts: (u64, u64),
     /// Compresses the chunks; `None` writes them plain.
     packer: Option<Packer>,
 }
@@ -122,7 +122,7 @@ impl<W: Write> RecordingWriter<W> {
             stats: StatsCollector::new(header.events.len()),
             modules: BTreeSet::new(),
             chunks: 0,
-            chunk_samples: 0,
+            chunk_counts: (0, 0),
             packer,
         })
     }
@@ -177,7 +177,7 @@ impl<W: Write> RecordingWriter<W> {
         let number = chunk_number(self.chunks);
         let records = &self.chunk[CHUNK_HEADER_LEN..];
         let packed =
-            (self.packer.as_mut()).and_then(|p| p.pack(records, self.chunk_samples, number));
+            (self.packer.as_mut()).and_then(|p| p.pack(records, self.chunk_counts, number));
         let written = match packed {
             Some(chunk) => chunk,
             None => {
@@ -191,7 +191,7 @@ impl<W: Write> RecordingWriter<W> {
         self.position += written.len() as u64;
         self.chunk.truncate(CHUNK_HEADER_LEN);
         self.chunk_started = None;
-        self.chunk_samples = 0;
+        self.chunk_counts = (0, 0);
         Ok(())
     }
 }
@@ -224,7 +224,10 @@ impl<W: Write> RecordSink for RecordingWriter<W> {
             });
         }
         self.chunk_started.get_or_insert_with(Instant::now);
-        self.chunk_samples += u64::from(matches!(record, Record::Sample(_)));
+        match record {
+            Record::Sample(_) => self.chunk_counts.0 += 1,
+            _ => self.chunk_counts.1 += 1,
+        }
         codec::encode(record, &mut self.chunk);
         if self.chunk.len() >= self.limits.most_bytes {
             self.write_chunk()?;
