@@ -1,7 +1,10 @@
 //! What recording costs beyond the program's own work, against `perf
 //! record` in the same run: the recorder's own CPU at 10 kHz, samples lost
-//! with dwarf stacks at 10 kHz, and the size and memory of histogram
-//! recordings of a 10-second and a 60-second run; written to BENCHMARKS.md.
+//! with dwarf stacks at 10 kHz, the size of recordings without stacks, with
+//! `-g` and with dwarf stacks at each compression level against perf.data,
+//! the time `report` takes on compressed and plain recordings, and the size
+//! and memory of histogram recordings of a 10-second and a 60-second run;
+//! written to BENCHMARKS.md.
 //!
 //! `cargo bench --bench recording [-- RUNS]` (default 3 runs per figure).
 //! Runs of the two tools are interleaved; figures are medians.
@@ -25,6 +28,11 @@ use std::process::{Command, Output, Stdio};
 const OWN_CPU_ROUNDS: &str = "250";
 /// About 1.1 s, for counting lost samples.
 const DWARF_ROUNDS: &str = "10";
+/// About 1.1 s, for recording sizes at 10 kHz.
+const SIZE_ROUNDS: &str = "10";
+/// About 2.2 s, for report times at 20 kHz (some 45k samples, a typical
+/// recording's size).
+const REPORT_ROUNDS: &str = "20";
 /// About 10 s and 60 s, for histogram recordings.
 const SHORT_ROUNDS: &str = "90";
 const LONG_ROUNDS: &str = "545";
@@ -79,7 +87,8 @@ fn main() {
         page,
         "Written by `cargo bench --bench recording` on {}. Medians of {runs} interleaved runs \
          unless said otherwise. Both tools sample `cpu-clock` in user space \
-         (`perf record -e cpu-clock:u`).{}\n",
+         (`perf record -e cpu-clock:u`). The machine was shared with other builds and \
+         tests while it ran: ratios between rows of one table are what count.{}\n",
         common::machine(),
         if perf_available {
             ""
@@ -90,6 +99,8 @@ fn main() {
     .unwrap();
     own_cpu(&mut page, &dir, split, tools, runs);
     dwarf_losses(&mut page, &dir, split, tools, runs);
+    sizes(&mut page, &dir, split, tools, runs);
+    report_times(&mut page, &dir, split, runs);
     histograms(&mut page, &dir, split, perf_available);
     common::write_section("recording", &page);
 }
@@ -115,14 +126,26 @@ fn own_cpu(page: &mut String, dir: &Path, split: &str, tools: &[Tool], runs: usi
     )
     .unwrap();
     let script = "\"$0\" \"$1\" >/dev/null; times";
-    let mut measures: Vec<Vec<(f64, f64, u64)>> = vec![Vec::new(); tools.len()];
+    // The profiler compresses by default; plain, it does not.
+    let mut variants: Vec<(Tool, &[&str], &str)> = vec![
+        (Tool::Profiler, &[], "profiler record (compressed, level 1)"),
+        (
+            Tool::Profiler,
+            &["--compression-level=0"],
+            "profiler record --compression-level=0",
+        ),
+    ];
+    if tools.contains(&Tool::Perf) {
+        variants.push((Tool::Perf, &[], "perf record"));
+    }
+    let mut measures: Vec<Vec<(f64, f64, u64)>> = vec![Vec::new(); variants.len()];
     for _ in 0..runs {
-        for (tool, measures) in tools.iter().zip(&mut measures) {
+        for ((tool, flags, _), measures) in variants.iter().zip(&mut measures) {
             let data = match tool {
                 Tool::Profiler => "own.data",
                 Tool::Perf => "own.perf",
             };
-            let mut command = tool.command(dir, data, &["-F", "10000"]);
+            let mut command = tool.command(dir, data, &[&["-F", "10000"], *flags].concat());
             command.args(["bash", "-c", script, split, OWN_CPU_ROUNDS]);
             let before = common::children_cpu_seconds();
             let output = checked(&mut command);
@@ -132,7 +155,7 @@ fn own_cpu(page: &mut String, dir: &Path, split: &str, tools: &[Tool], runs: usi
             measures.push((workload, total - workload, samples));
         }
     }
-    for (tool, measures) in tools.iter().zip(&measures) {
+    for ((_, _, what), measures) in variants.iter().zip(&measures) {
         let workload = common::median(measures.iter().map(|m| m.0).collect());
         let own = common::median(measures.iter().map(|m| m.1).collect());
         let share = common::median(measures.iter().map(|m| m.1 / m.0).collect());
@@ -140,8 +163,7 @@ fn own_cpu(page: &mut String, dir: &Path, split: &str, tools: &[Tool], runs: usi
         samples.sort();
         writeln!(
             page,
-            "| {} | {workload:.2} | {own:.3} | {:.2}% | {} |",
-            name(*tool),
+            "| {what} | {workload:.2} | {own:.3} | {:.2}% | {} |",
             share * 100.0,
             samples[samples.len() / 2]
         )
@@ -195,6 +217,154 @@ fn dwarf_losses(page: &mut String, dir: &Path, split: &str, tools: &[Tool], runs
             lost_share(worst) * 100.0
         )
         .unwrap();
+    }
+    writeln!(page).unwrap();
+}
+
+/// The stacks each size is measured with, and their flags.
+const STACKS: [(&str, &[&str]); 3] = [
+    ("none", &[]),
+    ("-g", &["-g"]),
+    ("dwarf", &["--call-graph", "dwarf"]),
+];
+
+/// The profiler's compression levels measured: plain, the default, and two
+/// more.
+const LEVELS: [&str; 4] = ["0", "1", "3", "9"];
+
+/// Bytes per sample of each recording against perf.data's for the same
+/// workload: sample counts differ from run to run, so sizes are compared
+/// per sample.
+fn sizes(page: &mut String, dir: &Path, split: &str, tools: &[Tool], runs: usize) {
+    writeln!(page, "### Recording sizes\n").unwrap();
+    writeln!(
+        page,
+        "Workload: `split {SIZE_ROUNDS}` at 10 kHz, without stacks, with `-g` and with \
+         `--call-graph dwarf` (each tool's default stack copy). The profiler's recordings at \
+         `--compression-level` 0 (plain), 1 (the default, `-z`), 3 and 9; perf.data as \
+         `perf record` writes it by default (uncompressed). Bytes per sample, medians; the \
+         target: at most 0.25× perf.data's.\n"
+    )
+    .unwrap();
+    writeln!(
+        page,
+        "| stacks | command | samples | bytes | bytes per sample | × perf.data |\n\
+         | --- | --- | --- | --- | --- | --- |"
+    )
+    .unwrap();
+    for (stacks, flags) in STACKS {
+        // (what, samples, bytes) of each run, each command.
+        let mut commands: Vec<(String, Vec<(u64, u64)>)> = Vec::new();
+        for _ in 0..runs {
+            let mut at = 0;
+            for tool in tools {
+                let levels: &[&str] = match tool {
+                    Tool::Profiler => &LEVELS,
+                    Tool::Perf => &[""],
+                };
+                for level in levels {
+                    let data = format!("size.{}", if level.is_empty() { "perf" } else { level });
+                    let mut all = vec!["-F", "10000"];
+                    all.extend(flags);
+                    let option = format!("--compression-level={level}");
+                    if !level.is_empty() {
+                        all.push(&option);
+                    }
+                    let mut command = tool.command(dir, &data, &all);
+                    command.args([split, SIZE_ROUNDS]);
+                    let output = checked(&mut command);
+                    let samples = counts(*tool, dir, &data, &output).0;
+                    let bytes = std::fs::metadata(dir.join(&data)).map_or(0, |m| m.len());
+                    if commands.len() <= at {
+                        let what = match tool {
+                            Tool::Profiler => format!("profiler record {option}"),
+                            Tool::Perf => "perf record".to_owned(),
+                        };
+                        commands.push((what, Vec::new()));
+                    }
+                    commands[at].1.push((samples, bytes));
+                    at += 1;
+                }
+            }
+        }
+        let per_sample = |runs: &[(u64, u64)]| {
+            common::median(
+                runs.iter()
+                    .map(|&(s, b)| b as f64 / s.max(1) as f64)
+                    .collect(),
+            )
+        };
+        let perf = commands
+            .iter()
+            .find(|(what, _)| what.starts_with("perf"))
+            .map(|(_, runs)| per_sample(runs));
+        for (what, runs) in &commands {
+            let median = |f: fn(&(u64, u64)) -> u64| {
+                common::median(runs.iter().map(|r| f(r) as f64).collect())
+            };
+            let each = per_sample(runs);
+            let ratio = perf.map_or(String::new(), |p| format!("{:.3}", each / p));
+            writeln!(
+                page,
+                "| {stacks} | {what} | {:.0} | {:.0} | {each:.1} | {ratio} |",
+                median(|r| r.0),
+                median(|r| r.1),
+            )
+            .unwrap();
+        }
+    }
+    writeln!(page).unwrap();
+}
+
+/// `report` on the same recording written compressed and plain: the time
+/// decompressing adds.
+fn report_times(page: &mut String, dir: &Path, split: &str, runs: usize) {
+    writeln!(page, "### Report on compressed and plain recordings\n").unwrap();
+    writeln!(
+        page,
+        "Workload: `split {REPORT_ROUNDS}` at 20 kHz, recorded at the default level and with \
+         `--compression-level=0`; `profiler report` of each to /dev/null, medians of {} runs \
+         interleaved. The target: no slower on the compressed recording.\n",
+        runs * 3
+    )
+    .unwrap();
+    writeln!(
+        page,
+        "| stacks | recording | samples | bytes | wall s | CPU s |\n| --- | --- | --- | --- | --- | --- |"
+    )
+    .unwrap();
+    let profiler = util::profiler();
+    let program = profiler.get_program().to_str().unwrap().to_owned();
+    for (stacks, flags) in &STACKS[..2] {
+        let mut recordings = Vec::new();
+        for (what, level) in [("compressed (level 1)", "1"), ("plain (level 0)", "0")] {
+            let data = format!("report.{level}");
+            let option = format!("--compression-level={level}");
+            let mut all = vec!["-F", "20000", &option];
+            all.extend(*flags);
+            let mut command = Tool::Profiler.command(dir, &data, &all);
+            command.args([split, REPORT_ROUNDS]);
+            let output = checked(&mut command);
+            let samples = common::profiler_counts(&output).0;
+            let path = dir.join(&data).to_str().unwrap().to_owned();
+            let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+            recordings.push((what, path, samples, bytes, Vec::new()));
+        }
+        for _ in 0..runs * 3 {
+            for (_, path, _, _, measures) in &mut recordings {
+                let args = ["report", "-i", path.as_str()];
+                measures.push(common::measure(&program, &args, None).unwrap());
+            }
+        }
+        for (what, _, samples, bytes, measures) in &recordings {
+            let m = common::medians(measures);
+            writeln!(
+                page,
+                "| {stacks} | {what} | {samples} | {bytes} | {:.3} | {:.3} |",
+                m.wall, m.cpu
+            )
+            .unwrap();
+        }
     }
     writeln!(page).unwrap();
 }

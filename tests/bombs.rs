@@ -2,7 +2,7 @@
 //! they hold: a JIT map of 8 GiB, a debug section that inflates to 2 GiB,
 //! a `.debug_info` of zeros, a source file of 4 GiB, a histogram recording
 //! claiming 768 MiB of buckets, a perf.data whose zstd records inflate to
-//! gigabytes. Each is read within 1 GiB of address space, and where
+//! gigabytes, a recording whose compressed chunk inflates to gigabytes. Each is read within 1 GiB of address space, and where
 //! something was left unread, one line says what.
 
 use std::io::Write;
@@ -270,11 +270,9 @@ fn perf_data(records: &[u8]) -> Vec<u8> {
     out
 }
 
-#[test]
-fn a_perf_data_whose_zstd_records_inflate_to_gigabytes_is_refused_in_one_line() {
-    let dir = scratch("bombs-perf-data-zstd");
-    // A zstd frame of RLE blocks: 14,000 of 128 KiB of the byte 8, which
-    // reads as records of 2,056 bytes; 1.8 GB in all.
+/// A zstd frame of RLE blocks: 14,000 of 128 KiB of the byte 8, 1.8 GB in
+/// all, in 56 KB.
+fn zstd_bomb() -> Vec<u8> {
     let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
     let blocks = 14_000;
     for i in 0..blocks {
@@ -282,6 +280,14 @@ fn a_perf_data_whose_zstd_records_inflate_to_gigabytes_is_refused_in_one_line() 
         frame.extend_from_slice(&header.to_le_bytes()[..3]);
         frame.push(8);
     }
+    frame
+}
+
+#[test]
+fn a_perf_data_whose_zstd_records_inflate_to_gigabytes_is_refused_in_one_line() {
+    let dir = scratch("bombs-perf-data-zstd");
+    // The byte 8 reads as records of 2,056 bytes.
+    let frame = zstd_bomb();
     let mut record = Vec::new();
     record.extend_from_slice(&81u32.to_le_bytes());
     record.extend_from_slice(&0u16.to_le_bytes());
@@ -305,5 +311,71 @@ fn a_perf_data_whose_zstd_records_inflate_to_gigabytes_is_refused_in_one_line() 
             message.contains("256 MiB") || message.contains("times their size"),
             "{message}"
         );
+    }
+}
+
+#[test]
+fn a_recording_whose_compressed_chunk_inflates_to_gigabytes_is_refused_in_one_line() {
+    let dir = scratch("bombs-recording-zstd");
+    let binary = fixture("split");
+    sampled_in(&dir.join("whole.data"), &binary, "burn_60");
+    let bytes = std::fs::read(dir.join("whole.data")).unwrap();
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let records_start = 20 + word(12);
+    let footer = bytes.len() - 24;
+    let trailer = word(footer)..footer;
+    assert_eq!(
+        bytes[records_start + 4],
+        4,
+        "a compressed chunk comes first"
+    );
+    let crc = |bytes: &[u8]| {
+        let mut crc = flate2::Crc::new();
+        crc.update(bytes);
+        crc.sum()
+    };
+    // The one chunk of records, replaced: it claims 16 MiB of records (as
+    // much as a chunk may hold), the 20 samples the trailer counts and the
+    // process's two records, and its frame holds 1.8 GB; its checksums
+    // hold.
+    for claim in [16u32 << 20, u32::MAX] {
+        let mut payload = claim.to_le_bytes().to_vec();
+        payload.extend_from_slice(&20u32.to_le_bytes());
+        payload.extend_from_slice(&2u32.to_le_bytes());
+        payload.extend_from_slice(&zstd_bomb());
+        let mut out = bytes[..records_start].to_vec();
+        let chunk_start = out.len();
+        out.extend_from_slice(b"CHNK\x04\x01\0\0");
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&crc(&payload).to_le_bytes());
+        let own = crc(&out[chunk_start..]);
+        out.extend_from_slice(&own.to_le_bytes());
+        out.extend_from_slice(&payload);
+        let trailer_start = out.len();
+        out.extend_from_slice(&bytes[trailer.clone()]);
+        out.extend_from_slice(&(trailer_start as u64).to_le_bytes());
+        out.extend_from_slice(&(trailer.len() as u64).to_le_bytes());
+        out.extend_from_slice(b"PROFEND1");
+        assert!(out.len() < 64 << 10);
+        std::fs::write(dir.join("bomb.data"), &out).unwrap();
+        for view in [
+            &["report"][..],
+            &["script"],
+            &["flamegraph", "-o", "bomb.svg"],
+        ] {
+            let args = [view, &["-i", "bomb.data"]].concat();
+            let output = run_bounded(&dir, &args, 1024);
+            let message = stderr(&output);
+            assert_eq!(output.status.code(), Some(1), "{args:?}: {message}");
+            assert_eq!(message.lines().count(), 1, "{args:?}: {message}");
+            assert!(
+                message.contains(&format!(
+                    "bomb.data is corrupt at byte {}",
+                    chunk_start + 20
+                )),
+                "{message}"
+            );
+            assert!(message.contains("compressed chunk"), "{message}");
+        }
     }
 }

@@ -105,12 +105,14 @@ live_test!(
             &[split.to_str().unwrap(), "1"],
         );
         let old = std::fs::read(dir.join("old.data")).unwrap();
-        for limit in Limit::all(&dir, 256 * 1024) {
+        // A compressed recording of `split 40` takes about 90 KB, written a
+        // chunk of some 20 KB a second: the limit stops it after a few.
+        for limit in Limit::all(&dir, 48 * 1024) {
             let place = limit.dir();
             std::fs::write(place.join("old.data"), &old).unwrap();
             let _ = std::fs::remove_file(dir.join("done"));
             let script = format!(
-                "{} 20; echo done > {}; exit 3",
+                "{} 40; echo done > {}; exit 3",
                 split.display(),
                 dir.join("done").display()
             );

@@ -299,23 +299,49 @@ live_test!(perf_record_spellings_record_with_perfs_meaning, || {
         header("max.data")
     );
 
-    for (name, option) in [("z", "-z"), ("z3", "--compression-level=3")] {
-        let output = record(
-            &dir,
-            &format!("{name}.data"),
-            &["-e", "cpu-clock", option],
-            &["true"],
-        );
-        let message = stderr(&output);
-        let notes = message
-            .lines()
-            .filter(|l| l.contains("not compressed"))
-            .count();
-        assert_eq!(notes, 1, "{option}: {message}");
-    }
-
+    // -z is level 1, as the default is; --compression-level=0 writes the
+    // records plain, in format 2; a level past zstd's 22 is refused.
     let split = fixture("split");
     let split = split.to_str().unwrap();
+    let mut sizes = Vec::new();
+    for (name, option, version) in [
+        ("z", "-z", 3),
+        ("z3", "--compression-level=3", 3),
+        ("z0", "--compression-level=0", 2),
+    ] {
+        let data = format!("{name}.data");
+        let output = record(
+            &dir,
+            &data,
+            &["-e", "cpu-clock", "-F", "4000", option],
+            &[split, "2"],
+        );
+        assert!(!stderr(&output).contains("compress"), "{}", stderr(&output));
+        let bytes = std::fs::read(dir.join(&data)).unwrap();
+        assert_eq!(bytes[8..12], u32::to_le_bytes(version), "{option}");
+        assert!(header(&data).contains("cpu-clock, 4000 Hz"), "{option}");
+        let report = run_ok(&dir, &["report", "-i", &data]).stdout;
+        assert!(
+            String::from_utf8_lossy(&report).contains("burn_60"),
+            "{option}"
+        );
+        // Per sample, as the runs' sample counts differ.
+        let text = stderr(&output);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let at = words.iter().position(|w| *w == "samples").unwrap();
+        let samples: u64 = words[at - 1].parse().unwrap();
+        sizes.push(bytes.len() as f64 / samples.max(1) as f64);
+    }
+    assert!(sizes[0] * 3.0 < sizes[2], "bytes per sample: {sizes:?}");
+    assert!(sizes[1] * 3.0 < sizes[2], "bytes per sample: {sizes:?}");
+    let output = run(&dir, &["record", "--compression-level=23", "--", "true"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--compression-level"),
+        "{}",
+        stderr(&output)
+    );
+
     for (name, options, stacks) in [
         (
             "dwarf",

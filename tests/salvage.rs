@@ -168,7 +168,7 @@ fn a_recording_of_an_older_format_is_named_as_such() {
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr(&output).contains(
-            "old.data uses recording format version 1, but this profiler reads version 2"
+            "old.data uses recording format version 1, but this profiler reads versions 2 to 3"
         ),
         "{}",
         stderr(&output)
@@ -194,7 +194,8 @@ live_test!(a_recording_killed_mid_run_is_read_from_its_leftover, || {
             .unwrap()
             .map(|e| e.unwrap().path())
             .find(|p| p.to_string_lossy().ends_with(".tmp"))?;
-        (std::fs::metadata(&file).ok()?.len() > 200_000).then_some(file)
+        // Compressed, a second's chunk of samples is some 20 KB.
+        (std::fs::metadata(&file).ok()?.len() > 40_000).then_some(file)
     });
     let children = format!("/proc/{0}/task/{0}/children", child.id());
     let command = std::fs::read_to_string(children).unwrap_or_default();

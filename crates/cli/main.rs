@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! profiler record -e cpu-clock -o app.data -- ./app
-//!     RecordArgs -> RecordConfig -> Recorder::new(..)?.record(file, None, unwinder)
+//!     RecordArgs -> RecordConfig -> Recorder::new(..)?.record(file, None, unwinder, level)
 //!         -> summary on stderr
 //! profiler stat -p 1234 --duration 2
 //!     StatArgs -> StatConfig { target: Target::Processes([1234]), .. } -> Stat::run -> counts

@@ -9,7 +9,10 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::ArgMatches;
 use clap::parser::ValueSource;
-use profiler_model::{CallGraph, EventRole, Recording, RecordingHeader, RecordingStats, Sampling};
+use profiler_model::{
+    CallGraph, DEFAULT_COMPRESSION_LEVEL, EventRole, Recording, RecordingHeader, RecordingStats,
+    Sampling,
+};
 use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phrase};
 use profiler_sampler::{
     DrainPriority, EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd,
@@ -97,19 +100,11 @@ pub(crate) fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode
     for notice in recorder.notices() {
         ranked.notice(notice);
     }
-    if let Some(level) = args.compression_level {
-        say!(
-            "profiler: -z{}: recordings are not compressed; written as they are",
-            match level {
-                1 => String::new(),
-                level => format!("={level}"),
-            }
-        );
-    }
     // While recording, the unwind tables of the files on this machine find
     // the callers that frame-pointer chains skip (the vdso's too).
     let unwinder = ElfUnwinder::new(&symbols::options(&no_symbol_args(), true));
-    let recorded = recorder.record(file, histogram, Some(&unwinder))?;
+    let level = args.compression_level.unwrap_or(DEFAULT_COMPRESSION_LEVEL);
+    let recorded = recorder.record(file, histogram, Some(&unwinder), level)?;
     // The interrupt that ended the recording is dealt with: one that comes
     // now is for what follows.
     profiler_sampler::clear_interrupt();

@@ -19,8 +19,8 @@ where this user may sample the kernel (root, CAP_PERFMON, or kernel.perf_event_p
 less), and user space only otherwise, saying so; --user-only (perf's --all-user) keeps to user \
 space, --kernel insists on the kernel.
 
-perf record's -F max, -z (recordings are not compressed), --call-graph=dwarf,8192 and -a with \
-a command after -- are taken with perf's meaning; --user-regs and --user-callchains are refused.
+perf record's -F max, -z and --compression-level=N, --call-graph=dwarf,8192 and -a with a \
+command after -- are taken with perf's meaning; --user-regs and --user-callchains are refused.
 
 -p and -t attach to running processes or threads and record until --duration is up, Ctrl-C, \
 or they all exit; they are left running. -a and -C sample every process on the CPUs: until a \
@@ -133,14 +133,17 @@ pub(crate) struct RecordArgs {
     #[arg(long)]
     pub kernel: bool,
 
-    /// perf's record compression (-z): accepted; recordings are not compressed
+    /// Compress the recording's chunks with zstd at LEVEL, 1 (fastest) to 22 (smallest); 0
+    /// writes them plain, in the format older versions read. -z alone is level 1, as in perf
+    /// [default: 1]
     #[arg(
         short = 'z',
         long = "compression-level",
         value_name = "LEVEL",
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = "1"
+        default_missing_value = "1",
+        value_parser = clap::value_parser!(u8).range(0..=22)
     )]
     pub compression_level: Option<u8>,
 

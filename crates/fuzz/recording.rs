@@ -7,13 +7,16 @@
 //! Chunks and the header carry CRCs, so nearly every mutation would only
 //! reach the check that skips a damaged chunk: half the inputs have their
 //! checksums mended after mutation, so that the records behind them are
-//! decoded.
+//! decoded. The sampled seed comes plain, so that mutations reach the
+//! records themselves, and compressed, as `record` writes it, so that they
+//! reach the decompression of chunks and the sizes their payloads claim.
 
 use profiler_histogram::{BucketWidth, Buckets};
 use profiler_model::{
-    Avma, BuildId, CallGraph, CallchainEntry, Comm, CpuMode, EventDescription, EventIndex,
-    FileOffset, HistogramRecord, HistogramSettings, HostInfo, Lost, Mmap, Record, RecordSink,
-    RecordingHeader, RecordingWriter, Sample, Sampling, TaskEvent, Throttle, Trailer, UserStack,
+    Avma, BuildId, CallGraph, CallchainEntry, ChunkLimits, Comm, CpuMode,
+    DEFAULT_COMPRESSION_LEVEL, EventDescription, EventIndex, FileOffset, HistogramRecord,
+    HistogramSettings, HostInfo, Lost, Mmap, Record, RecordSink, RecordingHeader, RecordingWriter,
+    Sample, Sampling, TaskEvent, Throttle, Trailer, UserStack,
 };
 
 use crate::target::{Scratch, Target};
@@ -27,6 +30,8 @@ pub(crate) const TARGET: Target = Target {
         b"PROFILER",
         b"PROFEND1",
         b"CHNK",
+        // A zstd frame's magic.
+        b"\x28\xb5\x2f\xfd",
         b"\"events\":[",
         b"\"call_graph\":",
         b"\"histogram\":",
@@ -91,7 +96,7 @@ fn mend_checksums(bytes: &mut [u8]) {
 }
 
 fn seeds() -> Vec<Vec<u8>> {
-    vec![sampled(), histograms()]
+    vec![sampled(0), sampled(DEFAULT_COMPRESSION_LEVEL), histograms()]
 }
 
 fn header(events: Vec<EventDescription>) -> RecordingHeader {
@@ -127,7 +132,8 @@ fn event(name: &str, config: u64, leader: Option<EventIndex>) -> EventDescriptio
 
 /// Two processes (a fork), a group of two events, samples in user and
 /// kernel space with call chains, stack copies and the member's counts.
-fn sampled() -> Vec<u8> {
+/// The sampled seed, its chunks compressed at `level` (0: plain).
+fn sampled(level: u8) -> Vec<u8> {
     let events = vec![event("cpu-clock", 0, None), event("task-clock", 1, Some(0))];
     let mut records = vec![
         Record::Comm(Comm {
@@ -214,7 +220,7 @@ fn sampled() -> Vec<u8> {
         tid: 11,
         ptid: 10,
     }));
-    write(&header(events), &records)
+    write(&header(events), &records, level)
 }
 
 /// A histogram-mode recording: buckets of two widths, no samples.
@@ -240,12 +246,16 @@ fn histograms() -> Vec<u8> {
                 .unwrap_or_else(|| Buckets::new(BucketWidth::Bits16, 0)),
         })
     });
-    write(&header, &records)
+    write(&header, &records, 0)
 }
 
-fn write(header: &RecordingHeader, records: &[Record]) -> Vec<u8> {
+fn write(header: &RecordingHeader, records: &[Record], level: u8) -> Vec<u8> {
+    let limits = ChunkLimits {
+        compression_level: level,
+        ..ChunkLimits::default()
+    };
     let write = || {
-        let mut writer = RecordingWriter::new(Vec::new(), header)?;
+        let mut writer = RecordingWriter::with_limits(Vec::new(), header, limits)?;
         for (i, record) in records.iter().enumerate() {
             writer.push(record)?;
             // Several chunks, so that chunks can be lost and spliced.
@@ -268,7 +278,11 @@ mod tests {
             dir: std::env::temp_dir().join(format!("fuzz-recording-{}", std::process::id())),
         };
         std::fs::create_dir_all(&scratch.dir).unwrap();
-        for seed in seeds() {
+        let seeds = seeds();
+        // The compressed seed is format 3, the others format 2.
+        let versions: Vec<u8> = seeds.iter().map(|seed| seed[8]).collect();
+        assert_eq!(versions, [2, 3, 2]);
+        for seed in seeds {
             let path = scratch.write("seed.data", &seed);
             let recording = profiler_model::Recording::open(&path).unwrap();
             assert_eq!(recording.damage, None);
@@ -278,7 +292,8 @@ mod tests {
             // written, not skipped as damage.
             let mut changed = seed.clone();
             let chunk = changed.windows(4).position(|w| w == b"CHNK").unwrap();
-            let at = chunk + CHUNK_HEADER_LEN + 10;
+            // Past the 12 bytes a compressed chunk's frame follows.
+            let at = chunk + CHUNK_HEADER_LEN + 14;
             changed[at] ^= 0x01;
             std::fs::write(&path, &changed).unwrap();
             let damaged = profiler_model::Recording::open(&path).unwrap();
@@ -287,6 +302,15 @@ mod tests {
             std::fs::write(&path, &changed).unwrap();
             let mended = profiler_model::Recording::open(&path).unwrap();
             assert_eq!(mended.damage, None);
+            // In the compressed seed the change lands in a zstd frame,
+            // whose decompression then fails in one error.
+            if seed[8] == 3 {
+                let errors: Vec<String> = (mended.records().unwrap())
+                    .filter_map(|r| r.err().map(|e| e.to_string()))
+                    .collect();
+                assert_eq!(errors.len(), 1, "{errors:?}");
+                assert!(errors[0].contains("compressed chunk"), "{errors:?}");
+            }
         }
         let _ = std::fs::remove_dir_all(&scratch.dir);
     }

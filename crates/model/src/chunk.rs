@@ -5,8 +5,9 @@
 //!
 //! ```text
 //! offset 0   "CHNK"              magic, 4 bytes
-//!        4   kind                u8: 1 records, 2 trailer, 3 archive; others
-//!                                are skipped
+//!        4   kind                u8: 1 records, 2 trailer, 3 archive, 4
+//!                                records compressed with zstd (see
+//!                                compression.rs); others are skipped
 //!        5   number              u24 little-endian: records chunks are
 //!                                numbered from 1 (after 2^24-1, 1 again), so
 //!                                that one missing, repeated or out of place
@@ -18,7 +19,9 @@
 //!       20   payload             L bytes
 //! ```
 //!
-//! A records chunk holds whole records (see codec.rs), never part of one.
+//! A records chunk holds whole records (see codec.rs), never part of one;
+//! a compressed one holds them in a zstd frame, and its checksum is that of
+//! the compressed bytes, so that damage is found before decompressing.
 
 pub(crate) const CHUNK_MAGIC: &[u8; 4] = b"CHNK";
 pub(crate) const CHUNK_HEADER_LEN: usize = 20;
@@ -34,6 +37,8 @@ pub(crate) fn chunk_number(count: u64) -> u32 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ChunkKind {
     Records,
+    /// Records in a zstd frame (see compression.rs).
+    ZstdRecords,
     Trailer,
     /// A part of the recording's archive (see archive.rs), found through
     /// the trailer: the chunk walk steps over it.
@@ -48,6 +53,7 @@ impl ChunkKind {
             ChunkKind::Records => 1,
             ChunkKind::Trailer => 2,
             ChunkKind::Archive => 3,
+            ChunkKind::ZstdRecords => 4,
             ChunkKind::Other => 0,
         }
     }
@@ -57,8 +63,15 @@ impl ChunkKind {
             1 => ChunkKind::Records,
             2 => ChunkKind::Trailer,
             3 => ChunkKind::Archive,
+            4 => ChunkKind::ZstdRecords,
             _ => ChunkKind::Other,
         }
+    }
+
+    /// Whether the chunk holds records, plain or compressed: these are
+    /// numbered.
+    pub(crate) fn holds_records(self) -> bool {
+        matches!(self, ChunkKind::Records | ChunkKind::ZstdRecords)
     }
 }
 

@@ -27,8 +27,8 @@ pub enum RecordingError {
     Truncated { path: PathBuf },
 
     #[error(
-        "{} uses recording format version {found}, but this profiler reads version {supported}; \
-         read it with the profiler that wrote it, or record it again",
+        "{} uses recording format version {found}, but this profiler reads versions 2 to \
+         {supported}; read it with the profiler that wrote it, or record it again",
         path.display()
     )]
     Version {

@@ -20,8 +20,11 @@
 
 pub(crate) const MAGIC: &[u8; 8] = b"PROFILER";
 pub(crate) const END_MAGIC: &[u8; 8] = b"PROFEND1";
-/// The version this code writes and reads. Version 1 had no chunks.
-pub const FORMAT_VERSION: u32 = 2;
+/// The version this code writes. Version 1 had no chunks; version 2 has
+/// no compressed chunks, and is read as well.
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest version this code reads.
+pub(crate) const OLDEST_VERSION: u32 = 2;
 pub(crate) const PREAMBLE_LEN: u64 = 20;
 pub(crate) const FOOTER_LEN: u64 = 24;
 /// Headers and trailers larger than this are treated as corruption.

@@ -44,6 +44,7 @@ mod archive_file;
 mod chunk;
 mod chunk_order;
 mod codec;
+mod compression;
 mod damage;
 mod error;
 mod event;
@@ -76,6 +77,7 @@ pub use archive::{
     Archive, ArchivedCode, ArchivedFunction, ArchivedSection, ArchivedUnwind, ModuleArchive,
 };
 pub use archive_file::{ArchiveError, ReadArchive, read_archive, write_archived};
+pub use compression::{DEFAULT_COMPRESSION_LEVEL, MAX_COMPRESSION_LEVEL};
 pub use damage::Damage;
 pub use error::RecordingError;
 pub use event::{EventDescription, EventIndex, EventRole, Sampling};

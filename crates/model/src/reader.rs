@@ -17,10 +17,13 @@ use std::sync::Arc;
 use crate::chunk::{CHUNK_HEADER_LEN, ChunkHeader, ChunkKind};
 use crate::chunk_order::{ChunkOrder, check_chunks};
 use crate::codec::{self, FRAME_HEADER_LEN};
+use crate::compression::{PREFIX_LEN, Unpacker, holds_samples_only};
 use crate::damage::{Damage, Recount};
 use crate::error::RecordingError;
 use crate::header::{RecordingHeader, Trailer};
-use crate::layout::{END_MAGIC, FOOTER_LEN, FORMAT_VERSION, MAGIC, MAX_METADATA_LEN, PREAMBLE_LEN};
+use crate::layout::{
+    END_MAGIC, FOOTER_LEN, FORMAT_VERSION, MAGIC, MAX_METADATA_LEN, OLDEST_VERSION, PREAMBLE_LEN,
+};
 use crate::off_cpu::{OffCpu, OffCpuBuilder, OffCpuEvents, OffCpuStretch, ThreadTimes};
 use crate::record::{Record, Sample, Switch};
 use crate::regular_file::open_regular;
@@ -290,6 +293,7 @@ impl Recording {
             payload: Vec::new(),
             payload_len: 0,
             payload_offset: 0,
+            compressed: None,
             cursor: 0,
             skip_samples,
         })
@@ -380,6 +384,9 @@ pub struct Records {
     payload: Vec<u8>,
     payload_len: usize,
     payload_offset: u64,
+    /// For compressed chunks: the bytes read from the file, and the
+    /// context that decompresses them into `payload`.
+    compressed: Option<(Vec<u8>, Unpacker)>,
     cursor: usize,
     /// Step over samples without decoding them.
     skip_samples: bool,
@@ -468,10 +475,19 @@ impl Records {
     /// The error of the damaged record whose frame is at `start`, which
     /// ends the iteration.
     fn corrupt(&mut self, start: usize, what: &str) -> RecordingError {
+        // In a compressed chunk, the offset is the chunk's payload's, and
+        // the record's place is in the decompressed records.
+        let (offset, what) = match self.compressed {
+            Some(_) => (
+                self.payload_offset,
+                format!("{what} (byte {start} of the chunk's decompressed records)"),
+            ),
+            None => (self.payload_offset + start as u64, what.to_owned()),
+        };
         let error = RecordingError::Corrupt {
             path: self.path.clone(),
-            offset: self.payload_offset + start as u64,
-            what: what.to_owned(),
+            offset,
+            what,
         };
         self.stop(error)
     }
@@ -488,9 +504,9 @@ impl Records {
             self.next_skipped += 1;
             return Ok(());
         }
-        let changed = || RecordingError::Corrupt {
-            path: self.path.clone(),
-            offset: self.position,
+        let changed = |path: &Path, offset| RecordingError::Corrupt {
+            path: path.to_owned(),
+            offset,
             what: "a chunk that was good when the file was opened is not: the file changed while \
                    being read"
                 .to_owned(),
@@ -499,9 +515,43 @@ impl Records {
         self.read_at(&mut bytes, self.position)?;
         let header = ChunkHeader::decode(&bytes)
             .filter(|h| h.total_len() <= self.end - self.position)
-            .ok_or_else(changed)?;
+            .ok_or_else(|| changed(&self.path, self.position))?;
         let payload_offset = self.position + CHUNK_HEADER_LEN as u64;
         let len = header.len as usize;
+        if header.kind == ChunkKind::ZstdRecords && self.skip_samples {
+            // A chunk of samples alone holds nothing for this pass: it is
+            // not read, let alone decompressed.
+            let mut prefix = [0; PREFIX_LEN];
+            if len >= PREFIX_LEN {
+                self.read_at(&mut prefix, payload_offset)?;
+            }
+            if holds_samples_only(&prefix[..len.min(PREFIX_LEN)]) {
+                self.position += header.total_len();
+                return Ok(());
+            }
+        }
+        if header.kind == ChunkKind::ZstdRecords {
+            let (mut raw, mut unpacker) =
+                (self.compressed.take()).unwrap_or_else(|| (Vec::new(), Unpacker::new()));
+            raw.resize(len, 0);
+            let read = self.read_at(&mut raw, payload_offset);
+            let unpacked = match read {
+                Ok(()) if header.verifies(&raw) => unpacker
+                    .unpack(&raw, &mut self.payload)
+                    .map_err(|what| RecordingError::Corrupt {
+                        path: self.path.clone(),
+                        offset: payload_offset,
+                        what: what.to_owned(),
+                    }),
+                Ok(()) => Err(changed(&self.path, self.position)),
+                Err(e) => Err(e),
+            };
+            self.compressed = Some((raw, unpacker));
+            self.payload_offset = payload_offset;
+            self.position += header.total_len();
+            self.payload_len = unpacked?;
+            return Ok(());
+        }
         if self.payload.len() < len {
             self.payload.resize(len, 0);
         }
@@ -510,12 +560,13 @@ impl Records {
         let verified = header.verifies(&payload[..len]);
         self.payload = payload;
         if !verified {
-            return Err(changed());
+            return Err(changed(&self.path, self.position));
         }
         self.position += header.total_len();
         if header.kind == ChunkKind::Records {
             self.payload_len = len;
             self.payload_offset = payload_offset;
+            self.compressed = None;
         }
         Ok(())
     }
@@ -561,7 +612,7 @@ impl Frame<'_> {
             return Err(truncated());
         }
         let version = u32::from_le_bytes(le(&preamble[8..12]));
-        if version != FORMAT_VERSION {
+        if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(RecordingError::Version {
                 path: self.path.to_owned(),
                 found: version,
@@ -698,11 +749,13 @@ mod tests {
 
     /// A mapping, then `count` samples, `per_batch` to a batch and each
     /// batch its own chunk.
-    fn recording_bytes(count: u64, per_batch: u64) -> Vec<u8> {
+    /// The records' chunks at compression `level`, 0 for plain.
+    fn recording_bytes(count: u64, per_batch: u64, level: u8) -> Vec<u8> {
         let limits = ChunkLimits {
             bytes: 1,
             age: Duration::MAX,
             most_bytes: usize::MAX,
+            compression_level: level,
         };
         let mut writer = RecordingWriter::with_limits(Vec::new(), &header(), limits).unwrap();
         writer
@@ -730,9 +783,12 @@ mod tests {
         writer.finish(trailer).unwrap()
     }
 
-    fn write_recording(name: &str, count: u64) -> PathBuf {
+    /// Plain chunks, as format 2 has them, and compressed ones.
+    const LEVELS: [u8; 2] = [0, 1];
+
+    fn write_recording(name: &str, count: u64, level: u8) -> PathBuf {
         let path = path(name);
-        std::fs::write(&path, recording_bytes(count, 1000)).unwrap();
+        std::fs::write(&path, recording_bytes(count, 1000, level)).unwrap();
         path
     }
 
@@ -761,155 +817,165 @@ mod tests {
 
     #[test]
     fn a_written_recording_reads_back_whole_and_twice() {
-        let path = write_recording("whole", 10_000);
-        let recording = Recording::open(&path).unwrap();
-        assert_eq!(recording.header, header());
-        assert_eq!(recording.damage, None);
-        assert_eq!(recording.trailer.stats.events[0].samples, 10_000);
-        assert_eq!(recording.trailer.stats.events[0].period, 100_000);
-        assert_eq!(recording.trailer.outcome, "exited with status 0");
-        for _ in 0..2 {
-            let samples = samples(&recording);
-            assert_eq!(samples.len(), 10_000);
-            assert_eq!(samples[9_999], sample(9_999));
+        for level in LEVELS {
+            let path = write_recording("whole", 10_000, level);
+            let recording = Recording::open(&path).unwrap();
+            assert_eq!(recording.header, header());
+            assert_eq!(recording.damage, None);
+            assert_eq!(recording.trailer.stats.events[0].samples, 10_000);
+            assert_eq!(recording.trailer.stats.events[0].period, 100_000);
+            assert_eq!(recording.trailer.outcome, "exited with status 0");
+            for _ in 0..2 {
+                let samples = samples(&recording);
+                assert_eq!(samples.len(), 10_000);
+                assert_eq!(samples[9_999], sample(9_999));
+            }
         }
     }
 
     #[test]
     fn every_cut_keeps_every_whole_chunk_before_it() {
-        let bytes = recording_bytes(12, 3);
-        let starts = chunk_starts(&bytes);
-        // The mapping and three samples, three chunks of three samples,
-        // the trailer.
-        assert_eq!(starts.len(), 5);
-        let trailer_end = bytes.len() - FOOTER_LEN as usize;
-        let path = path("cut");
-        for len in 0..bytes.len() {
-            std::fs::write(&path, &bytes[..len]).unwrap();
-            let result = Recording::open(&path);
-            if len < starts[0] {
-                let error = result.unwrap_err();
-                assert!(
-                    matches!(
-                        error,
-                        RecordingError::Truncated { .. } | RecordingError::NotARecording { .. }
-                    ),
-                    "cut at {len}: {error}"
+        for level in LEVELS {
+            let bytes = recording_bytes(12, 3, level);
+            let starts = chunk_starts(&bytes);
+            // The mapping and three samples, three chunks of three samples,
+            // the trailer.
+            assert_eq!(starts.len(), 5);
+            let trailer_end = bytes.len() - FOOTER_LEN as usize;
+            let path = path("cut");
+            for len in 0..bytes.len() {
+                std::fs::write(&path, &bytes[..len]).unwrap();
+                let result = Recording::open(&path);
+                if len < starts[0] {
+                    let error = result.unwrap_err();
+                    assert!(
+                        matches!(
+                            error,
+                            RecordingError::Truncated { .. } | RecordingError::NotARecording { .. }
+                        ),
+                        "cut at {len}: {error}"
+                    );
+                    continue;
+                }
+                let recording = result.unwrap();
+                let read = samples(&recording);
+                if len >= trailer_end {
+                    // Only the end marker is missing: nothing was lost.
+                    assert_eq!(recording.damage, None, "cut at {len}");
+                    assert_eq!(read.len(), 12, "cut at {len}");
+                    assert_eq!(recording.trailer.outcome, "exited with status 0");
+                    continue;
+                }
+                let whole = starts[1..].iter().filter(|&&end| end <= len).count();
+                let good_end = if whole == 0 { starts[0] } else { starts[whole] };
+                let expected: Vec<Record> = (0..3 * whole as u64).map(sample).collect();
+                assert_eq!(read, expected, "cut at {len}");
+                assert_eq!(recording.trailer.stats.total().samples, 3 * whole as u64);
+                let damage = recording.damage.as_ref().unwrap();
+                assert_eq!(damage.samples_read, 3 * whole as u64, "cut at {len}");
+                assert_eq!(
+                    damage.ends_early,
+                    Some((len - good_end) as u64),
+                    "cut at {len}"
                 );
-                continue;
+                assert_eq!(damage.skipped_chunks, 0, "cut at {len}");
+                assert!(damage.to_string().starts_with("recording ends early"));
             }
-            let recording = result.unwrap();
-            let read = samples(&recording);
-            if len >= trailer_end {
-                // Only the end marker is missing: nothing was lost.
-                assert_eq!(recording.damage, None, "cut at {len}");
-                assert_eq!(read.len(), 12, "cut at {len}");
-                assert_eq!(recording.trailer.outcome, "exited with status 0");
-                continue;
-            }
-            let whole = starts[1..].iter().filter(|&&end| end <= len).count();
-            let good_end = if whole == 0 { starts[0] } else { starts[whole] };
-            let expected: Vec<Record> = (0..3 * whole as u64).map(sample).collect();
-            assert_eq!(read, expected, "cut at {len}");
-            assert_eq!(recording.trailer.stats.total().samples, 3 * whole as u64);
-            let damage = recording.damage.as_ref().unwrap();
-            assert_eq!(damage.samples_read, 3 * whole as u64, "cut at {len}");
-            assert_eq!(
-                damage.ends_early,
-                Some((len - good_end) as u64),
-                "cut at {len}"
-            );
-            assert_eq!(damage.skipped_chunks, 0, "cut at {len}");
-            assert!(damage.to_string().starts_with("recording ends early"));
         }
     }
 
     #[test]
     fn every_flipped_byte_is_caught_and_never_read_as_a_record() {
-        let bytes = recording_bytes(12, 3);
-        let starts = chunk_starts(&bytes);
-        let originals: Vec<Record> = (0..12).map(sample).collect();
-        let path = path("flip");
-        for at in 0..bytes.len() {
-            let mut flipped = bytes.clone();
-            flipped[at] ^= 0x5a;
-            std::fs::write(&path, &flipped).unwrap();
-            let Ok(recording) = Recording::open(&path) else {
-                assert!(at < starts[0], "byte {at} made the file unreadable");
-                continue;
-            };
-            let read = samples(&recording);
-            assert!(
-                read.iter().all(|r| originals.contains(r)),
-                "byte {at}: a record that was never written"
-            );
-            let damage = recording.damage.clone().unwrap_or_default();
-            if (starts[1]..starts[4]).contains(&at) {
-                // In a chunk of samples: that chunk alone is skipped.
-                assert_eq!(read.len(), 9, "byte {at}");
-                assert_eq!(damage.skipped_chunks, 1, "byte {at}");
-                assert_eq!(damage.samples_written, Some(12), "byte {at}");
+        for level in LEVELS {
+            let bytes = recording_bytes(12, 3, level);
+            let starts = chunk_starts(&bytes);
+            let originals: Vec<Record> = (0..12).map(sample).collect();
+            let path = path("flip");
+            for at in 0..bytes.len() {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= 0x5a;
+                std::fs::write(&path, &flipped).unwrap();
+                let Ok(recording) = Recording::open(&path) else {
+                    assert!(at < starts[0], "byte {at} made the file unreadable");
+                    continue;
+                };
+                let read = samples(&recording);
                 assert!(
-                    damage.to_string().contains("3 of 12 samples lost"),
-                    "{damage}"
+                    read.iter().all(|r| originals.contains(r)),
+                    "byte {at}: a record that was never written"
                 );
-            } else if (starts[4]..bytes.len() - 24).contains(&at) {
-                assert!(damage.trailer_damaged, "byte {at}");
-                assert_eq!(read.len(), 12);
-                assert_eq!(recording.trailer.stats.events[0].samples, 12);
-            } else if at >= starts[0] {
-                // The first chunk holds the mapping and three samples; a
-                // damaged end marker costs nothing.
-                assert!(read.len() >= 9, "byte {at}");
+                let damage = recording.damage.clone().unwrap_or_default();
+                if (starts[1]..starts[4]).contains(&at) {
+                    // In a chunk of samples: that chunk alone is skipped.
+                    assert_eq!(read.len(), 9, "byte {at}");
+                    assert_eq!(damage.skipped_chunks, 1, "byte {at}");
+                    assert_eq!(damage.samples_written, Some(12), "byte {at}");
+                    assert!(
+                        damage.to_string().contains("3 of 12 samples lost"),
+                        "{damage}"
+                    );
+                } else if (starts[4]..bytes.len() - 24).contains(&at) {
+                    assert!(damage.trailer_damaged, "byte {at}");
+                    assert_eq!(read.len(), 12);
+                    assert_eq!(recording.trailer.stats.events[0].samples, 12);
+                } else if at >= starts[0] {
+                    // The first chunk holds the mapping and three samples; a
+                    // damaged end marker costs nothing.
+                    assert!(read.len() >= 9, "byte {at}");
+                }
             }
         }
     }
 
     #[test]
     fn records_read_in_parts_are_the_records_read_whole() {
-        let mut bytes = recording_bytes(30, 3);
-        let starts = chunk_starts(&bytes);
-        // A damaged chunk is skipped by whichever part holds it.
-        bytes[starts[4] + 30] ^= 1;
-        let path = path("parts");
-        std::fs::write(&path, &bytes).unwrap();
-        let recording = Recording::open(&path).unwrap();
-        let whole = samples(&recording);
-        assert_eq!(whole.len(), 27);
-        for parts in 1..14 {
-            let split = recording.records_in_parts(parts).unwrap().unwrap();
-            assert!(split.len() <= parts);
-            let read: Vec<Record> = (split.into_iter().flatten())
-                .map(Result::unwrap)
-                .filter(|r| matches!(r, Record::Sample(_)))
-                .collect();
-            assert_eq!(read, whole, "{parts} parts");
+        for level in LEVELS {
+            let mut bytes = recording_bytes(30, 3, level);
+            let starts = chunk_starts(&bytes);
+            // A damaged chunk is skipped by whichever part holds it.
+            bytes[starts[4] + 30] ^= 1;
+            let path = path("parts");
+            std::fs::write(&path, &bytes).unwrap();
+            let recording = Recording::open(&path).unwrap();
+            let whole = samples(&recording);
+            assert_eq!(whole.len(), 27);
+            for parts in 1..14 {
+                let split = recording.records_in_parts(parts).unwrap().unwrap();
+                assert!(split.len() <= parts);
+                let read: Vec<Record> = (split.into_iter().flatten())
+                    .map(Result::unwrap)
+                    .filter(|r| matches!(r, Record::Sample(_)))
+                    .collect();
+                assert_eq!(read, whole, "{parts} parts");
+            }
         }
     }
 
     #[test]
     fn neighbouring_damaged_chunks_are_each_counted_and_skipped() {
-        let mut bytes = recording_bytes(12, 3);
-        let starts = chunk_starts(&bytes);
-        bytes[starts[1] + 30] ^= 1;
-        bytes[starts[2] + 2] ^= 1;
-        let path = path("neighbours");
-        std::fs::write(&path, &bytes).unwrap();
-        let recording = Recording::open(&path).unwrap();
-        let damage = recording.damage.clone().unwrap();
-        assert_eq!(damage.skipped_chunks, 2);
-        assert_eq!(damage.skipped_bytes, (starts[3] - starts[1]) as u64);
-        let expected: Vec<Record> = [0, 1, 2, 9, 10, 11].into_iter().map(sample).collect();
-        assert_eq!(samples(&recording), expected);
-        assert!(
-            damage.to_string().contains("6 of 12 samples lost"),
-            "{damage}"
-        );
+        for level in LEVELS {
+            let mut bytes = recording_bytes(12, 3, level);
+            let starts = chunk_starts(&bytes);
+            bytes[starts[1] + 30] ^= 1;
+            bytes[starts[2] + 2] ^= 1;
+            let path = path("neighbours");
+            std::fs::write(&path, &bytes).unwrap();
+            let recording = Recording::open(&path).unwrap();
+            let damage = recording.damage.clone().unwrap();
+            assert_eq!(damage.skipped_chunks, 2);
+            assert_eq!(damage.skipped_bytes, (starts[3] - starts[1]) as u64);
+            let expected: Vec<Record> = [0, 1, 2, 9, 10, 11].into_iter().map(sample).collect();
+            assert_eq!(samples(&recording), expected);
+            assert!(
+                damage.to_string().contains("6 of 12 samples lost"),
+                "{damage}"
+            );
+        }
     }
 
     #[test]
     fn foreign_files_and_other_versions_are_named_as_such() {
-        let path = write_recording("foreign", 1);
+        let path = write_recording("foreign", 1, 0);
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[8] = 1;
         std::fs::write(&path, &bytes).unwrap();
@@ -919,7 +985,7 @@ mod tests {
                 error,
                 RecordingError::Version {
                     found: 1,
-                    supported: 2,
+                    supported: 3,
                     ..
                 }
             ),
@@ -947,7 +1013,7 @@ mod tests {
 
     #[test]
     fn a_good_chunk_with_a_bad_record_is_reported_with_its_offset() {
-        let mut bytes = recording_bytes(3, 3);
+        let mut bytes = recording_bytes(3, 3, 0);
         let at = chunk_starts(&bytes)[0];
         let payload = at + CHUNK_HEADER_LEN;
         // Claim a record far longer than its chunk, and make the checksums
@@ -966,5 +1032,54 @@ mod tests {
             error.to_string().contains(&format!("byte {payload}")),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_compressed_chunk_whose_checksums_hold_but_whose_size_lies_is_refused() {
+        let bytes = recording_bytes(300, 300, 1);
+        let at = chunk_starts(&bytes)[0];
+        let header = ChunkHeader::decode(&bytes[at..]).unwrap();
+        assert_eq!(header.kind, ChunkKind::ZstdRecords);
+        let payload = at + CHUNK_HEADER_LEN;
+        let declared = u32::from_le_bytes(bytes[payload..payload + 4].try_into().unwrap());
+        let path = path("lying");
+        // Fewer bytes than the frame holds, more, and far more than any
+        // chunk may hold; the checksums made to agree, as a crafted file
+        // would.
+        for claim in [declared - 1, declared + 1, u32::MAX] {
+            let mut crafted = bytes.clone();
+            crafted[payload..payload + 4].copy_from_slice(&claim.to_le_bytes());
+            let len = header.len as usize;
+            let new = ChunkHeader::encode(
+                ChunkKind::ZstdRecords,
+                header.number,
+                &crafted[payload..payload + len],
+            );
+            crafted[at..payload].copy_from_slice(&new);
+            std::fs::write(&path, &crafted).unwrap();
+            let recording = Recording::open(&path).unwrap();
+            let results: Vec<_> = recording.records().unwrap().collect();
+            assert_eq!(results.len(), 1, "claim {claim}");
+            let error = results[0].as_ref().unwrap_err().to_string();
+            assert!(error.contains(&format!("byte {payload}")), "{error}");
+            assert!(error.contains("compressed chunk"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_pass_over_side_band_records_finds_them_whether_or_not_it_reads_every_chunk() {
+        for level in LEVELS {
+            // The mapping in the first chunk, then chunks of samples alone,
+            // which compressed are stepped over unread.
+            let path = path("side-band");
+            std::fs::write(&path, recording_bytes(30, 3, level)).unwrap();
+            let recording = Recording::open(&path).unwrap();
+            let side_band: Vec<Record> = (recording.side_band_records().unwrap())
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(side_band.len(), 1, "level {level}");
+            assert!(matches!(side_band[0], Record::Mmap(_)), "level {level}");
+            assert_eq!(samples(&recording).len(), 30, "level {level}");
+        }
     }
 }

@@ -26,7 +26,7 @@
 //!     start_unix_ns: 0,
 //!     profiler_version: "0".into(),
 //! };
-//! let mut output = RecordingOutput::open(Vec::new(), header, None, None).unwrap();
+//! let mut output = RecordingOutput::open(Vec::new(), header, None, None, DEFAULT_COMPRESSION_LEVEL).unwrap();
 //! output.end_batch().unwrap();
 //! let bytes = output.finish(Trailer::default()).unwrap();
 //! assert!(bytes.ends_with(b"PROFEND1"));
@@ -41,7 +41,7 @@ use crate::record::Record;
 use crate::splice::CallerSplicer;
 use crate::stats::RecordingStats;
 use crate::unwind::StackUnwinder;
-use crate::writer::{RecordSink, RecordingWriter};
+use crate::writer::{ChunkLimits, RecordSink, RecordingWriter};
 
 /// What a recording is made into, writing to `W`.
 pub enum RecordingOutput<'u, W: Write> {
@@ -58,15 +58,21 @@ impl<'u, W: Write> RecordingOutput<'u, W> {
     /// Writes `header` to `out` and returns the output the records go to:
     /// the histogram recorder when `histogram` is given (its settings noted
     /// in the header), else the file writer, behind a [`CallerSplicer`]
-    /// unwinding with `splice` when that is given.
+    /// unwinding with `splice` when that is given. Chunks of records are
+    /// compressed at zstd's `compression_level`, or written plain at 0.
     pub fn open(
         out: W,
         mut header: RecordingHeader,
         histogram: Option<HistogramOptions>,
         splice: Option<&'u dyn StackUnwinder>,
+        compression_level: u8,
     ) -> io::Result<RecordingOutput<'u, W>> {
         header.histogram = histogram.as_ref().map(HistogramOptions::settings);
-        let writer = RecordingWriter::new(out, &header)?;
+        let limits = ChunkLimits {
+            compression_level,
+            ..ChunkLimits::default()
+        };
+        let writer = RecordingWriter::with_limits(out, &header, limits)?;
         Ok(match (histogram, splice) {
             (Some(options), _) => RecordingOutput::Histograms(HistogramRecorder::new(
                 writer,

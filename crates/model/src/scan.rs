@@ -15,6 +15,7 @@ use std::os::unix::fs::FileExt;
 use crate::chunk::{CHUNK_HEADER_LEN, CHUNK_MAGIC, ChunkHeader, ChunkKind};
 use crate::chunk_order::SeenChunk;
 use crate::codec;
+use crate::compression::declared_samples;
 
 /// What the pass found between the header and the end of the records.
 #[derive(Debug, Default)]
@@ -71,8 +72,14 @@ pub(crate) fn scan(
                     return Ok(map);
                 } else {
                     map.good_starts.push(position);
-                    if header.kind == ChunkKind::Records {
-                        let samples = codec::count_samples(&payload);
+                    if header.kind.holds_records() {
+                        // A compressed chunk's samples are taken as it
+                        // says: decompressing here would be done again by
+                        // every pass over the records.
+                        let samples = match header.kind {
+                            ChunkKind::ZstdRecords => declared_samples(&payload),
+                            _ => codec::count_samples(&payload),
+                        };
                         map.frames_broken |= samples.is_none();
                         map.records.push(SeenChunk {
                             range: position..next,

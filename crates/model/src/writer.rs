@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use crate::chunk::{CHUNK_HEADER_LEN, ChunkHeader, ChunkKind, chunk_number};
 use crate::codec;
+use crate::compression::{DEFAULT_COMPRESSION_LEVEL, Packer};
 use crate::header::{ModuleEntry, RecordingHeader, Trailer};
-use crate::layout::{END_MAGIC, FORMAT_VERSION, MAGIC, PREAMBLE_LEN};
+use crate::layout::{END_MAGIC, FORMAT_VERSION, MAGIC, OLDEST_VERSION, PREAMBLE_LEN};
 use crate::record::Record;
 use crate::stats::{RecordingStats, StatsCollector};
 
@@ -26,7 +27,7 @@ pub trait RecordSink {
     }
 }
 
-/// When the writer hands a chunk of records to its output.
+/// When the writer hands a chunk of records to its output, and how.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChunkLimits {
     /// At the end of a batch, write the chunk once it holds this many
@@ -39,6 +40,10 @@ pub struct ChunkLimits {
     /// [default: 4 MiB], so that a sink that never ends a batch still
     /// writes as it goes.
     pub most_bytes: usize,
+    /// The zstd level each chunk of records is compressed at, 1 to 22; 0
+    /// writes them plain, in format version 2, which older versions read
+    /// [default: 1].
+    pub compression_level: u8,
 }
 
 impl Default for ChunkLimits {
@@ -47,6 +52,7 @@ impl Default for ChunkLimits {
             bytes: 64 << 10,
             age: Duration::from_secs(1),
             most_bytes: 4 << 20,
+            compression_level: DEFAULT_COMPRESSION_LEVEL,
         }
     }
 }
@@ -71,6 +77,10 @@ pub struct RecordingWriter<W: Write> {
     modules: BTreeSet<ModuleEntry>,
     /// Records chunks written so far.
     chunks: u64,
+    /// Samples and other records in the chunk being filled.
+    chunk_counts: (u64, u64),
+    /// Compresses the chunks; `None` writes them plain.
+    packer: Option<Packer>,
 }
 
 impl<W: Write> RecordingWriter<W> {
@@ -86,9 +96,14 @@ impl<W: Write> RecordingWriter<W> {
         limits: ChunkLimits,
     ) -> io::Result<RecordingWriter<W>> {
         let json = serde_json::to_vec(header).map_err(io::Error::other)?;
+        let packer = Packer::new(limits.compression_level);
+        let version = match packer {
+            Some(_) => FORMAT_VERSION,
+            None => OLDEST_VERSION,
+        };
         let mut preamble = Vec::with_capacity(PREAMBLE_LEN as usize + json.len());
         preamble.extend_from_slice(MAGIC);
-        preamble.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        preamble.extend_from_slice(&version.to_le_bytes());
         preamble.extend_from_slice(&(json.len() as u32).to_le_bytes());
         preamble.extend_from_slice(&crc32fast::hash(&json).to_le_bytes());
         preamble.extend_from_slice(&json);
@@ -107,6 +122,8 @@ impl<W: Write> RecordingWriter<W> {
             stats: StatsCollector::new(header.events.len()),
             modules: BTreeSet::new(),
             chunks: 0,
+            chunk_counts: (0, 0),
+            packer,
         })
     }
 
@@ -151,21 +168,30 @@ impl<W: Write> RecordingWriter<W> {
     }
 
     /// Hands the chunk being filled, if it holds any record, to the output
-    /// in one write.
+    /// in one write, compressed where that pays.
     fn write_chunk(&mut self) -> io::Result<()> {
         if self.chunk.len() == CHUNK_HEADER_LEN {
             return Ok(());
         }
         self.chunks += 1;
         let number = chunk_number(self.chunks);
-        let header =
-            ChunkHeader::encode(ChunkKind::Records, number, &self.chunk[CHUNK_HEADER_LEN..]);
-        self.chunk[..CHUNK_HEADER_LEN].copy_from_slice(&header);
-        self.out.write_all(&self.chunk)?;
+        let records = &self.chunk[CHUNK_HEADER_LEN..];
+        let packed =
+            (self.packer.as_mut()).and_then(|p| p.pack(records, self.chunk_counts, number));
+        let written = match packed {
+            Some(chunk) => chunk,
+            None => {
+                let header = ChunkHeader::encode(ChunkKind::Records, number, records);
+                self.chunk[..CHUNK_HEADER_LEN].copy_from_slice(&header);
+                &self.chunk
+            }
+        };
+        self.out.write_all(written)?;
         self.out.flush()?;
-        self.position += self.chunk.len() as u64;
+        self.position += written.len() as u64;
         self.chunk.truncate(CHUNK_HEADER_LEN);
         self.chunk_started = None;
+        self.chunk_counts = (0, 0);
         Ok(())
     }
 }
@@ -198,6 +224,10 @@ impl<W: Write> RecordSink for RecordingWriter<W> {
             });
         }
         self.chunk_started.get_or_insert_with(Instant::now);
+        match record {
+            Record::Sample(_) => self.chunk_counts.0 += 1,
+            _ => self.chunk_counts.1 += 1,
+        }
         codec::encode(record, &mut self.chunk);
         if self.chunk.len() >= self.limits.most_bytes {
             self.write_chunk()?;
@@ -262,6 +292,7 @@ mod tests {
             bytes: 100,
             age: Duration::MAX,
             most_bytes: usize::MAX,
+            compression_level: 0,
         });
         let start = full.bytes_written();
         for _ in 0..10 {
@@ -280,6 +311,7 @@ mod tests {
             bytes: usize::MAX,
             age: Duration::ZERO,
             most_bytes: usize::MAX,
+            compression_level: 0,
         });
         let start = old.bytes_written();
         old.end_batch().unwrap();
@@ -292,9 +324,31 @@ mod tests {
             bytes: usize::MAX,
             age: Duration::MAX,
             most_bytes: 1,
+            compression_level: 0,
         });
         let start = huge.bytes_written();
         huge.push(&sample()).unwrap();
         assert!(huge.bytes_written() > start);
+    }
+
+    #[test]
+    fn compressed_chunks_are_format_3_and_plain_ones_format_2_which_older_versions_read() {
+        let mut sizes = Vec::new();
+        for (level, version) in [(0, 2), (1, 3), (19, 3)] {
+            let mut writer = writer(ChunkLimits {
+                compression_level: level,
+                ..ChunkLimits::default()
+            });
+            for _ in 0..1000 {
+                writer.push(&sample()).unwrap();
+            }
+            let bytes = writer.finish(Trailer::default()).unwrap();
+            assert_eq!(bytes[8..12], u32::to_le_bytes(version), "level {level}");
+            sizes.push(bytes.len());
+        }
+        // 1000 samples of 44 bytes, all alike.
+        assert!(sizes[0] > 44_000, "{sizes:?}");
+        assert!(sizes[1] * 10 < sizes[0], "{sizes:?}");
+        assert!(sizes[2] <= sizes[1], "{sizes:?}");
     }
 }

@@ -9,6 +9,7 @@
 //! [`Recorder::run`].
 //!
 //! ```no_run
+//! use profiler_model::DEFAULT_COMPRESSION_LEVEL;
 //! use profiler_sampler::{EventRequest, RecordConfig, Recorder, Target};
 //!
 //! let recorder = Recorder::new(RecordConfig {
@@ -23,7 +24,7 @@
 //!     wait_descendants: false,
 //!     off_cpu: false,
 //! })?;
-//! let recorded = recorder.record(Vec::new(), None, None)?;
+//! let recorded = recorder.record(Vec::new(), None, None, DEFAULT_COMPRESSION_LEVEL)?;
 //! println!("the command {}", recorded.outcome.describe());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -33,6 +33,10 @@ impl Recorder {
     /// [`CallerSplicer`](profiler_model::CallerSplicer)); without it, the
     /// recording keeps the stack copies for the report to do so.
     ///
+    /// Chunks of records are compressed at zstd's `compression_level`
+    /// ([`DEFAULT_COMPRESSION_LEVEL`](profiler_model::DEFAULT_COMPRESSION_LEVEL)
+    /// unless told otherwise), or written plain at 0.
+    ///
     /// The header is written and flushed before the target runs: an output
     /// that refuses it fails the recording before anything has run.
     pub fn record<W: Write + 'static>(
@@ -40,12 +44,14 @@ impl Recorder {
         output: W,
         histogram: Option<HistogramOptions>,
         unwinder: Option<&dyn StackUnwinder>,
+        compression_level: u8,
     ) -> Result<Recorded<W>, SamplerError> {
         let mut header = self.header();
         header.histogram = histogram.as_ref().map(HistogramOptions::settings);
         let splice = unwinder.filter(|_| self.copies_stack_top());
-        let mut sink = RecordingOutput::open(output, header.clone(), histogram, splice)
-            .map_err(|error| SamplerError::Output { error })?;
+        let mut sink =
+            RecordingOutput::open(output, header.clone(), histogram, splice, compression_level)
+                .map_err(|error| SamplerError::Output { error })?;
         let outcome = self.run(&mut sink)?;
         let stats = sink.stats();
         let trailer = Trailer {

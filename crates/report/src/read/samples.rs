@@ -632,6 +632,7 @@ mod tests {
             bytes: 1,
             age: Duration::MAX,
             most_bytes: usize::MAX,
+            ..ChunkLimits::default()
         };
         let mut writer = RecordingWriter::with_limits(Vec::new(), &header, limits).unwrap();
         for pid in [7, 8] {
