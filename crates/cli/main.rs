@@ -55,6 +55,7 @@ mod report;
 mod script;
 mod shared_args;
 mod stat;
+mod stat_args;
 mod symbolize;
 mod symbols;
 mod top;

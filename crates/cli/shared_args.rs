@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 /// The CPUs of `-C`: one value for clap, however many CPUs it names.
 #[derive(Clone, Debug)]
@@ -41,4 +41,11 @@ pub(crate) struct SymbolArgs {
     /// with any number
     #[arg(long, value_name = "N")]
     pub jobs: Option<std::num::NonZeroUsize>,
+}
+
+/// Text for people, or JSON for programs: `report`, `stat` and `hist`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    Text,
+    Json,
 }

@@ -19,8 +19,9 @@ use profiler_report::{
 };
 use profiler_sampler::{Stat, StatConfig, Target};
 
-use crate::args::{CpuList, Format, StatArgs};
+use crate::args::{CpuList, Format};
 use crate::messages::say;
+use crate::stat_args::StatArgs;
 
 pub(crate) fn run(args: StatArgs) -> Result<ExitCode> {
     let target = if !args.pids.is_empty() {
