@@ -7,12 +7,12 @@
 //! Records the profiler has no use for are counted by kind, so that what
 //! was skipped can be said once.
 //!
-//! The kernel (6.18 at least) leaves an MMAP2 record's build-id flag set where it wrote
-//! the file's device and inode, when another session watching the same
-//! mappings records build-ids: the build-id's length is then the device's
-//! major number (254 for `fe:00`). Such a record is read as the device and
-//! inode it holds (linux-perf-event-reader would assert on the length), and
-//! counted.
+//! The kernel (6.18 at least) leaves an MMAP2 record's build-id flag set
+//! where it wrote the file's device and inode, when another session
+//! watching the same mappings records build-ids: the build-id's length is
+//! then the device's major number (254 for `fe:00`). Such a record is read
+//! as the device and inode it holds (linux-perf-event-reader would assert
+//! on the length), and counted.
 
 use std::collections::HashMap;
 use std::io;
