@@ -357,6 +357,55 @@ live_test!(every_view_reads_perf_data, || {
     );
 });
 
+// perf's recording with each of its MMAP2 records marked as carrying a
+// build-id over its device and inode, as the kernel marks them while
+// another session records build-ids (the major number, here 254, reads as
+// the build-id's length): the same functions in the same modules, and one
+// note. Recorded with -B: perf 6.1 aborts collecting build-ids when the
+// kernel marks its records so.
+live_test!(
+    mappings_marked_as_build_ids_over_their_inode_read_as_unmarked,
+    || {
+        if !profiler_testing::tool("perf") {
+            return;
+        }
+        let dir = scratch("perfdata-marked-mappings");
+        let program = fixture("split");
+        let command = [program.to_str().unwrap(), "1"];
+        perf_record(&dir, "plain.data", &["-g", "-B"], &command);
+        let mut bytes = std::fs::read(dir.join("plain.data")).unwrap();
+        let (data_offset, data_size) = (word(&bytes, 40) as usize, word(&bytes, 48) as usize);
+        let mut at = data_offset;
+        let mut marked = 0;
+        while at < data_offset + data_size {
+            let kind = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+            let size = u16::from_le_bytes([bytes[at + 6], bytes[at + 7]]) as usize;
+            if kind == MMAP2 {
+                bytes[at + 5] |= 0x40;
+                bytes[at + 40] = 254;
+                marked += 1;
+            }
+            at += size.max(8);
+        }
+        assert!(marked > 0, "perf wrote no MMAP2 record");
+        std::fs::write(dir.join("marked.data"), &bytes).unwrap();
+
+        let output = run_ok(&dir, &["report", "-i", "marked.data", "--format", "json"]);
+        let note = stderr(&output);
+        let said = format!("{marked} mapping records are marked as carrying a build-id");
+        assert!(note.contains(&said), "{note}");
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(
+            report["functions"],
+            report_json(&dir, "plain.data")["functions"]
+        );
+        let module = (report["functions"].as_array().unwrap().iter())
+            .find(|f| f["name"] == "burn_60")
+            .map(|f| f["module"].clone());
+        assert_eq!(module, Some(Value::from("split")), "{report}");
+    }
+);
+
 /// Runs a view on `data` and asserts that it refuses in one line naming
 /// the file, with exit status 1: no panic, no abort.
 fn refused(dir: &Path, data: &str) -> String {
@@ -370,6 +419,8 @@ fn refused(dir: &Path, data: &str) -> String {
     );
     message
 }
+
+const MMAP2: u32 = 10;
 
 /// A u64 of a perf.data header, little-endian.
 fn word(bytes: &[u8], at: usize) -> u64 {

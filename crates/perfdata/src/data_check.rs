@@ -8,9 +8,6 @@
 //!   compressed records counted as what they decompress to (a few bytes of
 //!   zstd can claim gigabytes).
 //!
-//! - an MMAP2 record's build-id is at most 20 bytes, its field's size:
-//!   the reader asserts it (a panic) rather than checking.
-//!
 //! Every other record is at most 64 KiB, its size being a u16.
 
 use zstd_safe::{DCtx, InBuffer, OutBuffer};
@@ -23,13 +20,6 @@ const FINISHED_ROUND: u32 = 68;
 const AUXTRACE: u32 = 71;
 const COMPRESSED: u32 = 81;
 const COMPRESSED2: u32 = 83;
-const MMAP2: u32 = 10;
-/// In an MMAP2 record's misc field: a build-id instead of the inode.
-const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
-/// Where an MMAP2 record states its build-id's length; the build-id's field
-/// holds 20 bytes.
-const BUILD_ID_LEN_AT: usize = 40;
-const BUILD_ID_MAX: u8 = 20;
 
 /// What the reader may hold of one round: its records' bytes and, for
 /// each, this much of bookkeeping. It holds two rounds at most. perf
@@ -122,35 +112,11 @@ pub(crate) fn check_records(
                 };
                 walk.decompress(&compressed, at)?;
             }
-            MMAP2 => {
-                let record = walk.bytes(at, size)?;
-                check_mmap2(reader, &record, at)?;
-                walk.round.add(1, size, at)?;
-            }
             _ => walk.round.add(1, size, at)?,
         }
         at = next;
     }
     Ok(summary)
-}
-
-/// An MMAP2 record (`record`, its header included, found at byte `at`)
-/// whose build-id fits its field.
-fn check_mmap2(reader: &Reader<'_>, record: &[u8], at: u64) -> Result<(), Refusal> {
-    let misc = u16::from_le_bytes([record[4], record[5]]);
-    let misc = match reader.big_endian {
-        true => misc.swap_bytes(),
-        false => misc,
-    };
-    match record.get(BUILD_ID_LEN_AT) {
-        Some(&len) if misc & MISC_MMAP_BUILD_ID != 0 && len > BUILD_ID_MAX => {
-            Err(Refusal::Corrupt(format!(
-                "its mapping record at byte {at} claims a build-id of {len} bytes, more than \
-                 the {BUILD_ID_MAX} it has room for"
-            )))
-        }
-        _ => Ok(()),
-    }
 }
 
 fn past_end(at: u64) -> Refusal {
@@ -267,10 +233,6 @@ impl Walk<'_> {
                 }
                 if pending.len() - consumed < size {
                     break;
-                }
-                let record = &pending[consumed..consumed + size];
-                if self.reader.u32(record, 0) == MMAP2 {
-                    check_mmap2(self.reader, record, at)?;
                 }
                 self.round.add(1, size as u64, at)?;
                 consumed += size;

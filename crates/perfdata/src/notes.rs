@@ -1,5 +1,6 @@
 //! What of a perf.data file the views will not show, said once, one line
-//! each: AUX area traces, branch stacks, group reads, BPF and JIT symbols.
+//! each: AUX area traces, branch stacks, group reads, BPF and JIT symbols;
+//! and records read otherwise than they are marked.
 
 use linux_perf_data::linux_perf_event_reader::{PerfEventType, SampleFormat};
 use linux_perf_data::{Feature, PerfFile};
@@ -62,6 +63,13 @@ pub(crate) fn notes(
         notes.push(format!(
             "{} records of kinds profiler does not know skipped",
             skipped.unknown
+        ));
+    }
+    if skipped.inode_mappings > 0 {
+        notes.push(format!(
+            "{} mapping records are marked as carrying a build-id but hold the file's device \
+             and inode (a build-id length of 0 or over 20 bytes): read as device and inode",
+            skipped.inode_mappings
         ));
     }
     let x86_64 = header.host.arch == "x86_64";

@@ -6,13 +6,20 @@
 //!
 //! Records the profiler has no use for are counted by kind, so that what
 //! was skipped can be said once.
+//!
+//! The kernel (6.18 at least) leaves an MMAP2 record's build-id flag set
+//! where it wrote the file's device and inode, when another session
+//! watching the same mappings records build-ids: the build-id's length is
+//! then the device's major number (254 for `fe:00`). Such a record is read
+//! as the device and inode it holds (linux-perf-event-reader would assert
+//! on the length), and counted.
 
 use std::collections::HashMap;
 use std::io;
 
 use linux_perf_data::linux_perf_event_reader::{
     CommOrExecRecord, CpuMode as PerfCpuMode, EventRecord, ForkOrExitRecord, Mmap2FileId,
-    Mmap2Record, MmapRecord, RawEventRecord, RecordType, SampleRecord, SamplingPolicy,
+    Mmap2Record, MmapRecord, RawData, RawEventRecord, RecordType, SampleRecord, SamplingPolicy,
 };
 use linux_perf_data::{DsoInfo, DsoKey, Endianness, PerfFileRecord, UserRecordType};
 use profiler_model::{
@@ -22,6 +29,12 @@ use profiler_model::{
 
 /// `PROT_EXEC` in an MMAP2 record's protection.
 const PROT_EXEC: u32 = 4;
+/// In an MMAP2 record's misc field: a build-id instead of the inode.
+const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
+/// Where an MMAP2 record's body states its build-id's length, and the
+/// first length past the 20 bytes its field holds.
+const BUILD_ID_LEN_AT: usize = 32;
+const BUILD_ID_TOO_LONG: u8 = 21;
 /// x86-64's `perf_regs` numbers.
 const REG_BP: u64 = 6;
 const REG_SP: u64 = 7;
@@ -46,7 +59,8 @@ pub(crate) struct FileFacts {
     pub x86_64: bool,
 }
 
-/// Records of kinds the profiler does not read, counted.
+/// Records of kinds the profiler does not read, and records read otherwise
+/// than they are marked, counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Skipped {
     /// AUX area tracing (Intel PT, BTS, CoreSight, SPE): the trace and its
@@ -56,6 +70,9 @@ pub(crate) struct Skipped {
     pub jit_symbols: u64,
     /// Records of a kind this reader does not know.
     pub unknown: u64,
+    /// MMAP2 records marked as carrying a build-id, of a length no
+    /// build-id has, read as the device and inode they hold.
+    pub inode_mappings: u64,
 }
 
 /// Turns perf's records into the profiler's.
@@ -67,7 +84,7 @@ pub(crate) struct Converter<'a> {
 impl Converter<'_> {
     /// The profiler's record for `record`, if it has one.
     pub(crate) fn convert(&mut self, record: PerfFileRecord<'_>) -> io::Result<Option<Record>> {
-        let (attr_index, raw) = match record {
+        let (attr_index, mut raw) = match record {
             PerfFileRecord::EventRecord { attr_index, record } => (attr_index, record),
             PerfFileRecord::UserRecord(user) => {
                 self.user_record(user.record_type);
@@ -76,6 +93,10 @@ impl Converter<'_> {
         };
         let event = EventIndex::try_from(attr_index).unwrap_or(EventIndex::MAX);
         let time = raw.timestamp().unwrap_or(0);
+        if raw.record_type == RecordType::MMAP2 && holds_inode(&raw) {
+            raw.misc &= !MISC_MMAP_BUILD_ID;
+            self.skipped.inode_mappings += 1;
+        }
         Ok(match raw.parse()? {
             EventRecord::Sample(sample) => Some(self.sample(&sample, event)),
             EventRecord::Mmap(mmap) => self.mmap(&mmap, time),
@@ -233,6 +254,15 @@ impl Converter<'_> {
         let info = self.facts.build_ids.get(&key)?;
         Some(BuildId(info.build_id.clone()))
     }
+}
+
+/// Whether the MMAP2 record `raw` is marked as carrying a build-id but
+/// holds the device and inode: its build-id's length is 0, which the kernel
+/// never marks, or more than the field holds.
+fn holds_inode(raw: &RawEventRecord<'_>) -> bool {
+    let length = raw.data.get(BUILD_ID_LEN_AT..BUILD_ID_LEN_AT + 1);
+    let impossible = |length: RawData<'_>| matches!(length.as_slice()[0], 0 | BUILD_ID_TOO_LONG..);
+    raw.misc & MISC_MMAP_BUILD_ID != 0 && length.is_some_and(impossible)
 }
 
 fn comm_record(comm: &CommOrExecRecord<'_>, time: u64) -> Record {

@@ -12,6 +12,10 @@ const FLAG_FREQ: u64 = 1 << 10;
 const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
 /// A COMM record's `misc` bit for a name taken at exec.
 const MISC_COMM_EXEC: u16 = 1 << 13;
+/// A record's `misc` bits: user space, and of an MMAP2 record, a build-id
+/// instead of the device and inode.
+const MISC_USER: u16 = 2;
+pub(super) const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 
 pub(super) const PERF_CONTEXT_USER: u64 = u64::MAX - 511;
 
@@ -140,7 +144,11 @@ impl PerfFile {
         put64(&mut body, start);
         put64(&mut body, len);
         put64(&mut body, 0);
-        body.extend_from_slice(&[0; 24]); // major, minor, inode, generation
+        // Device fe:00, inode 4242, generation 0.
+        put32(&mut body, 254);
+        put32(&mut body, 0);
+        put64(&mut body, 4242);
+        put64(&mut body, 0);
         put32(&mut body, 5); // PROT_READ | PROT_EXEC
         put32(&mut body, 2);
         put_string(&mut body, path);
@@ -171,8 +179,7 @@ impl PerfFile {
         put32(&mut body, 2);
         put_string(&mut body, path);
         self.sample_id(&mut body, pid, 2);
-        // PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID
-        record(10, 2 | 1 << 14, &body)
+        record(10, MISC_USER | MISC_MMAP_BUILD_ID, &body)
     }
 
     pub(super) fn comm(&self, time: u64, pid: u32, name: &str) -> Vec<u8> {

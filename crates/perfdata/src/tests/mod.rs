@@ -298,6 +298,8 @@ fn every_damaged_byte_is_read_or_refused_never_a_panic() {
     file.sample_type |= SAMPLE_CALLCHAIN;
     let mut file = app(&file);
     file.features = vec![(11, string_list(&["perf", "record"]))];
+    let build_id = file.mmap2_build_id(42, "/bin/app", &[7; 20], 20);
+    file.records.insert(2, build_id);
     let (bytes, _) = file.build();
     for at in 0..bytes.len() {
         for value in [0x00, 0xff, 0x80, 0x07] {
@@ -357,37 +359,51 @@ fn compressed_records_are_read_and_a_round_too_large_to_sort_is_refused() {
 }
 
 #[test]
-fn a_mapping_whose_build_id_overflows_its_field_is_refused() {
+fn a_mapping_build_id_is_read_when_it_fits_its_field() {
     let build_id: Vec<u8> = (1..=20).collect();
-    let with_build_id = |claimed: u8| {
-        let mut file = app(&PerfFile::new());
-        file.records[1] = file.mmap2_build_id(42, "/bin/app", &build_id, claimed);
-        file
-    };
-    let recording = read("build-id", &with_build_id(20).build().0)
-        .unwrap()
-        .recording;
-    let mapping = records(&recording).into_iter().find_map(|r| match r {
-        Record::Mmap(mmap) => Some(mmap),
-        _ => None,
-    });
+    let mut file = app(&PerfFile::new());
+    file.records[1] = file.mmap2_build_id(42, "/bin/app", &build_id, 20);
+    let perf_data = read("build-id", &file.build().0).unwrap();
+    assert_eq!(perf_data.notes, Vec::<String>::new());
+    let mapping = records(&perf_data.recording)
+        .into_iter()
+        .find_map(|r| match r {
+            Record::Mmap(mmap) => Some(mmap),
+            _ => None,
+        });
     assert_eq!(mapping.unwrap().build_id.unwrap().0, build_id);
+}
 
-    for claimed in [21, 255] {
-        let refusal = refused("build-id-long", &with_build_id(claimed).build().0);
-        assert!(
-            refusal
-                .to_string()
-                .contains(&format!("build-id of {claimed} bytes")),
-            "{refusal}"
-        );
-        // The same inside a compressed record.
-        let file = with_build_id(claimed);
-        let inner = file.records[1].clone();
-        let mut file = app(&PerfFile::new());
-        file.records[1] = record(81, 0, &compress(&inner));
-        let refusal = refused("build-id-compressed", &file.build().0);
-        assert!(refusal.to_string().contains("build-id"), "{refusal}");
+// The kernel marks an MMAP2 record of device fe:00 as carrying a build-id
+// when another session records build-ids: its major number, 254, reads as
+// the build-id's length. Such a record, plainly or compressed, is read as
+// the device and inode it holds, and said once.
+#[test]
+fn a_mapping_marked_as_a_build_id_over_its_inode_is_read_as_the_inode() {
+    let plain = app(&PerfFile::new());
+    let expected = records(&read("inode", &plain.build().0).unwrap().recording);
+    for major in [254, 21, 0] {
+        let mut marked = plain.mmap2(2, 42, 0x40_0000, 0x1000, "/bin/app");
+        marked[4..6].copy_from_slice(&(2 | MISC_MMAP_BUILD_ID).to_le_bytes());
+        marked[40] = major;
+        let mut file = plain.clone();
+        file.records[1] = marked.clone();
+        let compressed = {
+            let mut file = plain.clone();
+            file.records[1] = record(81, 0, &compress(&marked));
+            file
+        };
+        for (name, file) in [("marked", file), ("marked-compressed", compressed)] {
+            let perf_data = read(name, &file.build().0).unwrap();
+            assert_eq!(records(&perf_data.recording), expected, "{name} {major}");
+            assert_eq!(perf_data.notes.len(), 1, "{:?}", perf_data.notes);
+            assert!(
+                perf_data.notes[0]
+                    .starts_with("1 mapping records are marked as carrying a build-id"),
+                "{}",
+                perf_data.notes[0]
+            );
+        }
     }
 }
 
