@@ -39,6 +39,7 @@ mod dwarf_roots;
 mod dwarf_units;
 mod elf_module;
 mod error;
+mod file_identity;
 mod functions;
 mod image;
 mod jit;
