@@ -20,6 +20,7 @@ use crate::jit::PerfMap;
 use crate::jitdump::{DumpRead, JitDumps, JitFunction, line_of};
 use crate::kept_modules::{KeptModules, ParsedModule};
 use crate::kernel::Kallsyms;
+use crate::naming_cache::NamingCache;
 use crate::vdso::own_vdso;
 
 /// Choices for symbolization.
@@ -44,6 +45,11 @@ pub struct SymbolizerOptions {
     /// a JIT map is believed only from that user or root. Where it does
     /// not say, from the user reading or root, as perf does.
     pub process_user: Option<u32>,
+    /// Where the names of modules with a build-id are kept between runs
+    /// (see [`default_cache_dir`](crate::default_cache_dir)), so that
+    /// naming them again reads no symbol table or debug info; `None`:
+    /// named afresh each time. The names are the same either way.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl SymbolizerOptions {
@@ -155,10 +161,46 @@ impl ElfSymbolizer {
             let dump = self.jit_dumps.get(&self.options.mapped_files, pid);
             return jit_symbols(pid, dump, offsets, self.options.process_user);
         }
-        if detail == Detail::Functions && KeptModules::keeps(module) {
-            return self.symbolize_kept(module, offsets);
+        if let Some(symbols) = self.symbolize_cached(module, offsets, detail) {
+            return symbols;
         }
-        let files = match self.open(module) {
+        self.symbolize_files(module, offsets, detail, || self.open(module))
+    }
+
+    /// [`ElfSymbolizer::symbolize_raw`] through the naming cache, for a
+    /// module it keeps; `None` for one it does not.
+    fn symbolize_cached(
+        &self,
+        module: &Module,
+        offsets: &[FileOffset],
+        detail: Detail,
+    ) -> Option<ModuleSymbols> {
+        let dir = self.options.cache_dir.as_deref()?;
+        if !KeptModules::keeps(module) {
+            return None;
+        }
+        let files = self.open(module).ok()?;
+        let full = self.options.full_signatures;
+        let cache = NamingCache::new(dir, module, &files, detail, full)?;
+        // The offsets missed are named from the very files the key was
+        // made of.
+        let name =
+            |missed: &[FileOffset]| self.symbolize_files(module, missed, detail, move || Ok(files));
+        Some(cache.symbolize(offsets, name))
+    }
+
+    /// What the files of `module`, opened by `open`, say of `offsets`.
+    fn symbolize_files(
+        &self,
+        module: &Module,
+        offsets: &[FileOffset],
+        detail: Detail,
+        open: impl FnOnce() -> Result<ModuleFiles, Unopened>,
+    ) -> ModuleSymbols {
+        if detail == Detail::Functions && KeptModules::keeps(module) {
+            return self.symbolize_kept(module, offsets, open);
+        }
+        let files = match open() {
             Ok(files) => files,
             Err(Unopened::NoFile(_)) => return unnamed(offsets, None),
             Err(Unopened::Failed(error)) => return unnamed(offsets, Some(error)),
@@ -175,11 +217,16 @@ impl ElfSymbolizer {
         self.kept.len()
     }
 
-    /// The functions of `offsets`, from `module` as kept parsed (parsed
-    /// now if it is not).
-    fn symbolize_kept(&self, module: &Module, offsets: &[FileOffset]) -> ModuleSymbols {
+    /// The functions of `offsets`, from `module` as kept parsed (opened by
+    /// `open` and parsed now if it is not).
+    fn symbolize_kept(
+        &self,
+        module: &Module,
+        offsets: &[FileOffset],
+        open: impl FnOnce() -> Result<ModuleFiles, Unopened>,
+    ) -> ModuleSymbols {
         let parse = || {
-            let files = match self.open(module) {
+            let files = match open() {
                 Ok(files) => files,
                 Err(Unopened::NoFile(_)) => return Ok(None),
                 Err(Unopened::Failed(error)) => return Err(error),
