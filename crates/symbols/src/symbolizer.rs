@@ -164,11 +164,19 @@ impl ElfSymbolizer {
         if let Some(symbols) = self.symbolize_cached(module, offsets, detail) {
             return symbols;
         }
-        self.symbolize_files(module, offsets, detail, || self.open(module))
+        if detail == Detail::Functions && KeptModules::keeps(module) {
+            return self.symbolize_kept(module, offsets);
+        }
+        let files = match self.open(module) {
+            Ok(files) => files,
+            Err(Unopened::NoFile(_)) => return unnamed(offsets, None),
+            Err(Unopened::Failed(error)) => return unnamed(offsets, Some(error)),
+        };
+        self.symbolize_opened(module, &files, offsets, detail)
     }
 
     /// [`ElfSymbolizer::symbolize_raw`] through the naming cache, for a
-    /// module it keeps; `None` for one it does not.
+    /// module with a build-id and files on disk; `None` for another.
     fn symbolize_cached(
         &self,
         module: &Module,
@@ -176,36 +184,28 @@ impl ElfSymbolizer {
         detail: Detail,
     ) -> Option<ModuleSymbols> {
         let dir = self.options.cache_dir.as_deref()?;
-        if !KeptModules::keeps(module) {
+        if module.build_id.is_none() || !KeptModules::keeps(module) {
             return None;
         }
         let files = self.open(module).ok()?;
         let full = self.options.full_signatures;
         let cache = NamingCache::new(dir, module, &files, detail, full)?;
         // The offsets missed are named from the very files the key was
-        // made of.
-        let name =
-            |missed: &[FileOffset]| self.symbolize_files(module, missed, detail, move || Ok(files));
+        // made of, parsed afresh (not as kept, which gives its notes
+        // once): their notes are all said, and answers with notes are not
+        // kept.
+        let name = |missed: &[FileOffset]| self.symbolize_opened(module, &files, missed, detail);
         Some(cache.symbolize(offsets, name))
     }
 
-    /// What the files of `module`, opened by `open`, say of `offsets`.
-    fn symbolize_files(
+    fn symbolize_opened(
         &self,
         module: &Module,
+        files: &ModuleFiles,
         offsets: &[FileOffset],
         detail: Detail,
-        open: impl FnOnce() -> Result<ModuleFiles, Unopened>,
     ) -> ModuleSymbols {
-        if detail == Detail::Functions && KeptModules::keeps(module) {
-            return self.symbolize_kept(module, offsets, open);
-        }
-        let files = match open() {
-            Ok(files) => files,
-            Err(Unopened::NoFile(_)) => return unnamed(offsets, None),
-            Err(Unopened::Failed(error)) => return unnamed(offsets, Some(error)),
-        };
-        match symbolize_offsets(module, &files, offsets, detail, &self.options) {
+        match symbolize_offsets(module, files, offsets, detail, &self.options) {
             Ok(symbols) => symbols,
             Err(error) => unnamed(offsets, Some(error)),
         }
@@ -217,16 +217,11 @@ impl ElfSymbolizer {
         self.kept.len()
     }
 
-    /// The functions of `offsets`, from `module` as kept parsed (opened by
-    /// `open` and parsed now if it is not).
-    fn symbolize_kept(
-        &self,
-        module: &Module,
-        offsets: &[FileOffset],
-        open: impl FnOnce() -> Result<ModuleFiles, Unopened>,
-    ) -> ModuleSymbols {
+    /// The functions of `offsets`, from `module` as kept parsed (parsed
+    /// now if it is not).
+    fn symbolize_kept(&self, module: &Module, offsets: &[FileOffset]) -> ModuleSymbols {
         let parse = || {
-            let files = match open() {
+            let files = match self.open(module) {
                 Ok(files) => files,
                 Err(Unopened::NoFile(_)) => return Ok(None),
                 Err(Unopened::Failed(error)) => return Err(error),
