@@ -1,7 +1,8 @@
 //! The directory the naming cache keeps its files in, used only where it
 //! is safe: a real directory (not a symbolic link) owned by the effective
 //! user, which neither group nor others may write. It is created with
-//! mode 0700 where missing. Every file in it is reached through the
+//! mode 0700 where missing, as are the directories above it, each only in
+//! a directory of the effective user. Every file in it is reached through the
 //! directory held open (`openat`), never by path again, so a directory
 //! swapped after the check is not written into; a file is read only if
 //! it is a regular one, and written whole to a temporary file then
@@ -16,7 +17,7 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::Path;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps};
@@ -31,10 +32,7 @@ pub(crate) struct CacheDir {
 impl CacheDir {
     /// `path`, created if missing, if it is safe to use; `None` if not.
     pub(crate) fn open(path: &Path, bound: u64) -> Option<CacheDir> {
-        let _ = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(path);
+        create(path, 8);
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let dir = rustix::fs::open(path, flags, Mode::empty()).ok()?;
         let stat = rustix::fs::fstat(&dir).ok()?;
@@ -130,6 +128,24 @@ impl CacheDir {
     }
 }
 
+/// Makes the directory `path` (mode 0700) and the missing ones above it,
+/// up to `depth` of them, each only in a directory of the user running:
+/// root reporting with another user's `HOME` makes nothing in it, which
+/// that user could then not use.
+fn create(path: &Path, depth: usize) {
+    let Some(parent) = path.parent() else {
+        return;
+    };
+    if depth == 0 || std::fs::symlink_metadata(path).is_ok() {
+        return;
+    }
+    create(parent, depth - 1);
+    let own = |meta: std::fs::Metadata| meta.uid() == rustix::process::geteuid().as_raw();
+    if std::fs::metadata(parent).is_ok_and(own) {
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(path);
+    }
+}
+
 /// Timestamps that renew the modification time and leave the access time.
 fn renewed() -> Timestamps {
     let time = |nanoseconds| Timespec {
@@ -185,6 +201,21 @@ mod tests {
         }
         std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert!(CacheDir::open(&real, 1 << 20).is_some());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn nothing_is_made_in_another_users_directory() {
+        if !profiler_testing::root("giving a directory to another user") {
+            return;
+        }
+        let root = scratch("stranger");
+        let theirs = root.join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        let nobody = rustix::process::Uid::from_raw(65534);
+        rustix::fs::chown(&theirs, Some(nobody), None).unwrap();
+        assert!(CacheDir::open(&theirs.join("cache/profiler"), 1 << 20).is_none());
+        assert!(!theirs.join("cache").exists());
         std::fs::remove_dir_all(&root).unwrap();
     }
 
