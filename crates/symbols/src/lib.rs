@@ -23,6 +23,11 @@
 //! function's x86 code, each instruction with its inline chain and line),
 //! and [`SourceFiles`] reads the sources the debug info names.
 //!
+//! What a module with a build-id was named may be kept on disk between
+//! runs ([`SymbolizerOptions::cache_dir`], under [`default_cache_dir`]),
+//! checked against the files' identity: naming it again then reads no
+//! symbol table or debug info, and gives the same names.
+//!
 //! Binaries and debug files are mapped read-only: only the pages used are
 //! loaded, and handed back once read (see `image`); a file truncated while
 //! it is read ends the process with SIGBUS, as it would perf or gdb.
