@@ -29,9 +29,9 @@ use crate::elf_module::ModuleFiles;
 use crate::file_identity::FileIdentity;
 use crate::naming_codec::{Answer, CacheKey, decode, encode};
 
-/// The most bytes the cache's files hold together: the names of a debug
-/// build of this profiler, 20k addresses with their inline chains, take
-/// some 2 MB.
+/// The most bytes the cache's files hold together: the names of the
+/// addresses of a 62k-sample recording of a debug build of this profiler,
+/// with their inline chains, take 1.1 MB.
 pub(crate) const BOUND: u64 = 64 << 20;
 
 /// The cache directory of the user running: `$XDG_CACHE_HOME/profiler`,
