@@ -19,6 +19,7 @@ use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps};
 
@@ -67,7 +68,11 @@ impl CacheDir {
         if bytes.len() as u64 > self.bound {
             return;
         }
-        let temporary = format!(".{name}.{}.tmp", std::process::id());
+        // Unique to this write: other processes and threads may be writing
+        // the same file.
+        static WRITES: AtomicU64 = AtomicU64::new(0);
+        let write = WRITES.fetch_add(1, Ordering::Relaxed);
+        let temporary = format!(".{name}.{}.{write}.tmp", std::process::id());
         if self.write_as(&temporary, name, bytes).is_none() {
             let _ = rustix::fs::unlinkat(&self.dir, temporary.as_str(), AtFlags::empty());
         }
@@ -80,7 +85,7 @@ impl CacheDir {
             let flags = flags | OFlags::EXCL;
             rustix::fs::openat(&self.dir, temporary, flags, Mode::from_raw_mode(0o600))
         };
-        // One left by a process of the same id that did not finish.
+        // One left by an earlier process of the same id that did not finish.
         let fd = create()
             .or_else(|_| {
                 rustix::fs::unlinkat(&self.dir, temporary, AtFlags::empty())?;
@@ -231,6 +236,28 @@ mod tests {
         std::os::unix::fs::symlink(root.join("target"), root.join("link")).unwrap();
         assert_eq!(dir.read("link"), None);
         assert_eq!(dir.read("target").as_deref(), Some(&b"x"[..]));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn writers_at_once_leave_one_whole_file() {
+        let root = scratch("concurrent");
+        let dir = CacheDir::open(&root, 1 << 20).unwrap();
+        let contents: Vec<Vec<u8>> = (0..8u8).map(|i| vec![i; 50_000]).collect();
+        std::thread::scope(|scope| {
+            for bytes in &contents {
+                let dir = &dir;
+                scope.spawn(move || (0..20).for_each(|_| dir.write("same", bytes)));
+            }
+            for _ in 0..100 {
+                if let Some(read) = dir.read("same") {
+                    assert!(contents.contains(&read), "a file of {} bytes", read.len());
+                }
+            }
+        });
+        assert!(contents.contains(&dir.read("same").unwrap()));
+        let names: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1, "no temporary file left");
         std::fs::remove_dir_all(&root).unwrap();
     }
 
