@@ -65,11 +65,22 @@ pub(crate) struct Measured {
 /// Wall time, CPU time and peak resident memory of a command, from GNU
 /// time; its standard output goes to /dev/null. `None` if it failed.
 pub(crate) fn measure(program: &str, args: &[&str], stdin: Option<&Path>) -> Option<Measured> {
+    measure_with(program, args, stdin, &[])
+}
+
+/// [`measure`], with the variables `env` set for the command.
+pub(crate) fn measure_with(
+    program: &str,
+    args: &[&str],
+    stdin: Option<&Path>,
+    env: &[(&str, &Path)],
+) -> Option<Measured> {
     let mut command = Command::new("/usr/bin/time");
     command
         .args(["-f", "%e %U %S %M", "--"])
         .arg(program)
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::null());
     if let Some(file) = stdin {
         command.stdin(std::fs::File::open(file).ok()?);

@@ -3,9 +3,11 @@
 //! records the same workload (passes of the debug build of this profiler
 //! symbolizing 100k of its own addresses, as the symbolize bench's reports
 //! do) at a rate and length that give about 10k, 50k, 300k, 1M and 4M
-//! samples, and both reports of each are timed in turns. Then this profiler
-//! profiles its own report of the 50k recording, to show where the time
-//! goes. Written to the report-sizes section of BENCHMARKS.md.
+//! samples, and the reports of each are timed in turns: ours cold (no
+//! names kept from an earlier report) and warm (with them), then perf's.
+//! Then this profiler profiles its own report of the 50k recording, cold
+//! and warm, to show where the time goes. Written to the report-sizes
+//! section of BENCHMARKS.md.
 //!
 //! `cargo bench --bench report_sizes [-- RUNS] [-- --sizes N]` (default 5
 //! runs per figure, interleaved, medians; `--sizes 4` leaves out the
@@ -30,7 +32,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Measured, measure, medians};
+use common::{Measured, measure, measure_with, medians};
 
 /// Each size: its name, passes of the workload, and samples per second.
 const SIZES: [(&str, usize, u32); 5] = [
@@ -81,12 +83,13 @@ fn main() {
          (`profiler record -e cpu-clock -F RATE`, `perf record -e cpu-clock:u -F RATE`) at a \
          rate and length that give each size. `profiler report -i FILE` (the default view, \
          which names the functions inlined into each row from DWARF) against `perf report \
-         --stdio -i FILE` (symbol tables only), output to /dev/null; medians of {runs} \
-         interleaved runs.\n",
+         --stdio -i FILE` (symbol tables only), output to /dev/null; ours cold (no names \
+         kept: `XDG_CACHE_HOME` an empty directory each run) and warm (the names an earlier \
+         report kept there); medians of {runs} interleaved runs.\n",
         common::machine()
     )
     .unwrap();
-    table(&mut page, &recorded, runs);
+    table(&mut page, &dir, &recorded, runs);
     own_profile(&mut page, &dir);
     common::write_section("report-sizes", &page);
 }
@@ -216,74 +219,46 @@ fn header_samples(text: &str) -> u64 {
         .map_or(0, |n| (n * scale as f64) as u64)
 }
 
-/// Each size's figures, both reports timed in turns, with their ratios and
-/// the targets.
-fn table(page: &mut String, recorded: &[Recorded], runs: usize) {
+/// Each size's figures, the reports timed in turns (ours cold, with no
+/// names kept, and warm, with the names the cold one kept; then perf's),
+/// with their ratios and the targets.
+fn table(page: &mut String, dir: &Path, recorded: &[Recorded], runs: usize) {
     writeln!(
         page,
-        "| size | recorded | samples (ours / perf's) | profiler report: wall s | CPU s | MiB | \
-         perf report: wall s | CPU s | MiB | ratio: wall | CPU | memory | targets |"
+        "| size | recorded | samples (ours / perf's) | profiler report cold: wall s | CPU s | MiB | \
+         warm: wall s | CPU s | MiB | perf report: wall s | CPU s | MiB | cold / perf: wall | CPU | \
+         memory | warm / perf: wall | CPU | memory | targets |"
     )
     .unwrap();
-    writeln!(
-        page,
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-    )
-    .unwrap();
-    let ours = env!("CARGO_BIN_EXE_profiler");
+    writeln!(page, "|{}", " --- |".repeat(19)).unwrap();
     let mut verdicts = Vec::new();
     for size in recorded {
-        let (ours_args, perf_args) = (
-            ["report", "-i", size.ours.to_str().unwrap()],
-            ["report", "--stdio", "-i", size.perf.to_str().unwrap()],
-        );
-        let (mut mine, mut theirs) = (Vec::new(), Vec::new());
-        // Once each untimed: the files' pages in the page cache for both.
-        measure(ours, &ours_args, None);
-        measure("perf", &perf_args, None);
-        for _ in 0..runs {
-            mine.extend(measure(ours, &ours_args, None));
-            theirs.extend(measure("perf", &perf_args, None));
-        }
-        let (m, p) = (medians(&mine), medians(&theirs));
-        let (wall, cpu, memory) = (m.wall / p.wall, m.cpu / p.cpu, m.memory / p.memory);
-        // 0.5x wall and 1x CPU at 50k samples, 0.3x wall from 1M on;
-        // memory at most perf's everywhere.
-        let wall_target = match size.our_samples {
-            n if n >= 1_000_000 => Some(0.3),
-            n if (40_000..100_000).contains(&n) => Some(0.5),
-            _ => None,
-        };
-        let cpu_target = (40_000..100_000).contains(&size.our_samples).then_some(1.0);
+        let (cold, warm, p) = time_reports(dir, size, runs);
         let mut targets = Vec::new();
-        let mut check = |what: &str, ratio: f64, target: Option<f64>| {
-            if let Some(target) = target {
-                let met = if ratio <= target { "met" } else { "missed" };
-                targets.push(format!("{what} ≤ {target}×: {met}"));
-            }
-        };
-        check("wall", wall, wall_target);
-        check("CPU", cpu, cpu_target);
-        check("memory", memory, Some(1.0));
+        for (when, m) in [("cold", cold), ("warm", warm)] {
+            targets.extend(checks(size.our_samples, ratios(m, p), when));
+        }
+        let [c, w] = [ratios(cold, p), ratios(warm, p)];
+        let figures = |m: Measured| format!("{} | {:.3} | {:.0}", seconds(m), m.cpu, m.memory);
         writeln!(
             page,
-            "| {} | {} pass{} at {} Hz | {} / {} | {} | {:.3} | {:.0} | {} | {:.3} | {:.0} | {:.2}× | \
-             {:.2}× | {:.2}× | {} |",
+            "| {} | {} pass{} at {} Hz | {} / {} | {} | {} | {} | {:.2}× | {:.2}× | {:.2}× | \
+             {:.2}× | {:.2}× | {:.2}× | {} |",
             size.name,
             size.passes,
             if size.passes == 1 { "" } else { "es" },
             size.rate,
             size.our_samples,
             size.perf_samples,
-            seconds(m),
-            m.cpu,
-            m.memory,
-            seconds(p),
-            p.cpu,
-            p.memory,
-            wall,
-            cpu,
-            memory,
+            figures(cold),
+            figures(warm),
+            figures(p),
+            c[0],
+            c[1],
+            c[2],
+            w[0],
+            w[1],
+            w[2],
             targets.join(", ")
         )
         .unwrap();
@@ -299,49 +274,117 @@ fn table(page: &mut String, recorded: &[Recorded], runs: usize) {
     }
 }
 
+/// The medians of our report cold and warm, and of perf's, of `size`'s
+/// recordings, run in turns. A cold run's cache is emptied before it; the
+/// warm runs use the one an untimed run filled.
+fn time_reports(dir: &Path, size: &Recorded, runs: usize) -> (Measured, Measured, Measured) {
+    let ours = env!("CARGO_BIN_EXE_profiler");
+    let (ours_args, perf_args) = (
+        ["report", "-i", size.ours.to_str().unwrap()],
+        ["report", "--stdio", "-i", size.perf.to_str().unwrap()],
+    );
+    let (cold_cache, warm_cache) = (dir.join("cache-cold"), dir.join("cache-warm"));
+    let _ = std::fs::remove_dir_all(&warm_cache);
+    let cold = || {
+        let _ = std::fs::remove_dir_all(&cold_cache);
+        measure_with(ours, &ours_args, None, &[("XDG_CACHE_HOME", &cold_cache)])
+    };
+    let warm = || measure_with(ours, &ours_args, None, &[("XDG_CACHE_HOME", &warm_cache)]);
+    // Once each untimed: the files' pages in the page cache for all, and
+    // the warm runs' names kept.
+    warm();
+    measure("perf", &perf_args, None);
+    let (mut colds, mut warms, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        colds.extend(cold());
+        warms.extend(warm());
+        theirs.extend(measure("perf", &perf_args, None));
+    }
+    (medians(&colds), medians(&warms), medians(&theirs))
+}
+
+/// Ours over perf's: wall, CPU and memory.
+fn ratios(ours: Measured, perf: Measured) -> [f64; 3] {
+    [
+        ours.wall / perf.wall,
+        ours.cpu / perf.cpu,
+        ours.memory / perf.memory,
+    ]
+}
+
+/// The targets at `samples` against the ratios `[wall, CPU, memory]`:
+/// 0.5x wall and 1x CPU at 50k samples, 0.3x wall from 1M on; memory at
+/// most perf's everywhere.
+fn checks(samples: u64, [wall, cpu, memory]: [f64; 3], when: &str) -> Vec<String> {
+    let wall_target = match samples {
+        n if n >= 1_000_000 => Some(0.3),
+        n if (40_000..100_000).contains(&n) => Some(0.5),
+        _ => None,
+    };
+    let cpu_target = (40_000..100_000).contains(&samples).then_some(1.0);
+    let checked = [
+        ("wall", wall, wall_target),
+        ("CPU", cpu, cpu_target),
+        ("memory", memory, Some(1.0)),
+    ];
+    (checked.into_iter())
+        .filter_map(|(what, ratio, target)| {
+            let target = target?;
+            let met = if ratio <= target { "met" } else { "missed" };
+            Some(format!("{what} ({when}) ≤ {target}×: {met}"))
+        })
+        .collect()
+}
+
 /// Wall seconds, to the hundredth that GNU time gives.
 fn seconds(m: Measured) -> String {
     format!("{:.2}", m.wall)
 }
 
-/// This profiler's profile of its own report of the 50k recording: where
-/// a small report's time goes.
+/// This profiler's profile of its own report of the 50k recording, cold
+/// and warm: where a small report's time goes.
 fn own_profile(page: &mut String, dir: &Path) {
     let (data, profile) = (dir.join("50k.data"), dir.join("self.data"));
     if !data.exists() {
         return;
     }
     let ours = env!("CARGO_BIN_EXE_profiler");
-    let recorded = util::profiler()
-        .args(["record", "-g", "-F", "20000", "-o"])
-        .arg(&profile)
-        .args(["--", ours, "report", "-i"])
-        .arg(&data)
-        .output()
+    let cache = dir.join("cache-profiled");
+    let _ = std::fs::remove_dir_all(&cache);
+    for when in ["cold", "warm"] {
+        let recorded = util::profiler()
+            .env("XDG_CACHE_HOME", &cache)
+            .args(["record", "-g", "-F", "20000", "-o"])
+            .arg(&profile)
+            .args(["--", ours, "report", "-i"])
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(
+            recorded.status.success(),
+            "{}",
+            String::from_utf8_lossy(&recorded.stderr)
+        );
+        let report = common::output_of(
+            util::profiler()
+                .args([
+                    "report",
+                    "--children",
+                    "--percent-limit",
+                    "3",
+                    "--width",
+                    "140",
+                    "-i",
+                ])
+                .arg(&profile),
+        );
+        writeln!(
+            page,
+            "Where the time of `profiler report` goes at 50k samples, {when}: `profiler record -g \
+             -F 20000 -- profiler report -i 50k.data`, then `profiler report --children \
+             --percent-limit 3` (functions with at least 3% of the samples below them):\n\n```\n\
+             {report}\n```\n"
+        )
         .unwrap();
-    assert!(
-        recorded.status.success(),
-        "{}",
-        String::from_utf8_lossy(&recorded.stderr)
-    );
-    let report = common::output_of(
-        util::profiler()
-            .args([
-                "report",
-                "--children",
-                "--percent-limit",
-                "3",
-                "--width",
-                "140",
-                "-i",
-            ])
-            .arg(&profile),
-    );
-    writeln!(
-        page,
-        "Where the time of `profiler report` goes at 50k samples: `profiler record -g -F 20000 -- \
-         profiler report -i 50k.data`, then `profiler report --children --percent-limit 3` \
-         (functions with at least 3% of the samples below them):\n\n```\n{report}\n```\n"
-    )
-    .unwrap();
+    }
 }

@@ -75,7 +75,8 @@ fn profiler_in(dir: &Path, bytes: Option<u64>) -> Command {
             let mut command = Command::new("prlimit");
             command
                 .arg(format!("--fsize={bytes}"))
-                .arg(env!("CARGO_BIN_EXE_profiler"));
+                .arg(env!("CARGO_BIN_EXE_profiler"))
+                .env("XDG_CACHE_HOME", cache_home());
             command
         }
         None => profiler(),

@@ -36,6 +36,7 @@ fn run_bounded_from(dir: &Path, args: &[&str], memory_mib: u64, stdin: Stdio) ->
         ))
         .arg(env!("CARGO_BIN_EXE_profiler"))
         .args(args)
+        .env("XDG_CACHE_HOME", cache_home())
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

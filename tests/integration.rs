@@ -57,6 +57,7 @@ mod shell;
 mod signals;
 mod stat;
 mod suite;
+mod symbol_cache;
 mod symbolization;
 mod symbols;
 mod targets;

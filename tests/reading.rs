@@ -125,6 +125,7 @@ fn run_with(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
         .arg("ulimit -v 1048576; exec timeout 60 \"$0\" \"$@\"")
         .arg(env!("CARGO_BIN_EXE_profiler"))
         .args(args)
+        .env("XDG_CACHE_HOME", cache_home())
         .stdin(Stdio::null());
     for (name, value) in env {
         command.env(name, value);

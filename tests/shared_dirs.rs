@@ -186,6 +186,7 @@ live_test!(new_outputs_get_the_umask_and_no_other_users_mode, || {
         let script = format!("umask 077; exec {profiler} {args}");
         std::process::Command::new("sh")
             .args(["-c", &script])
+            .env("XDG_CACHE_HOME", cache_home())
             .current_dir(&dir)
             .output()
             .unwrap()

@@ -65,8 +65,17 @@ pub(crate) fn scratch(test: &str) -> PathBuf {
     dir
 }
 
+/// Where the profilers the tests run keep names between runs
+/// (`XDG_CACHE_HOME`): the tests' own, never the user's cache. Shared by
+/// all the tests, as a user's is by all their reports: the outputs are the
+/// same with names kept or not.
+pub(crate) fn cache_home() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch/cache")
+}
+
 /// The profiler, its once-per-boot notices stamped under the tests' own
-/// runtime directory rather than the user's.
+/// runtime directory rather than the user's, its names kept in the tests'
+/// own cache.
 pub(crate) fn profiler() -> Command {
     static RUNTIME: OnceLock<PathBuf> = OnceLock::new();
     let runtime = RUNTIME.get_or_init(|| {
@@ -76,6 +85,7 @@ pub(crate) fn profiler() -> Command {
     });
     let mut command = Command::new(env!("CARGO_BIN_EXE_profiler"));
     command.env("XDG_RUNTIME_DIR", runtime);
+    command.env("XDG_CACHE_HOME", cache_home());
     command
 }
 

@@ -276,6 +276,7 @@ fn no_symbol_args() -> SymbolArgs {
         debug_dirs: Vec::new(),
         full_signatures: false,
         jobs: None,
+        no_symbol_cache: false,
     }
 }
 

@@ -41,6 +41,11 @@ pub(crate) struct SymbolArgs {
     /// with any number
     #[arg(long, value_name = "N")]
     pub jobs: Option<std::num::NonZeroUsize>,
+
+    /// Name code afresh from its files, without the names kept from earlier runs in
+    /// $XDG_CACHE_HOME/profiler (or ~/.cache/profiler); what is printed is the same either way
+    #[arg(long)]
+    pub no_symbol_cache: bool,
 }
 
 /// Text for people, or JSON for programs: `report`, `stat` and `hist`.

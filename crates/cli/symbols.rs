@@ -114,6 +114,9 @@ pub(crate) fn options(args: &SymbolArgs, same_kernel: bool) -> SymbolizerOptions
         threads: args.jobs.map_or(0, |n| n.get()),
         mapped_files: Vec::new(),
         process_user: None,
+        cache_dir: (!args.no_symbol_cache)
+            .then(profiler_symbols::default_cache_dir)
+            .flatten(),
     }
 }
 

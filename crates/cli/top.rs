@@ -62,6 +62,9 @@ pub(crate) fn run(mut args: TopArgs) -> Result<ExitCode> {
     // Naming keeps up with a second's new code on one thread; more would
     // only add to top's own share of the CPUs.
     options.threads = args.symbols.jobs.map_or(1, |n| n.get());
+    // Live code is named a few addresses at a time, every second: keeping
+    // the names on disk would cost more than it saves.
+    options.cache_dir = None;
     let symbolizer = ElfSymbolizer::new(options.clone());
     let unwinder = ElfUnwinder::new(&options);
     let sources = SourceFiles::new(Vec::new());

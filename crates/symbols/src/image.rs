@@ -66,6 +66,14 @@ impl Bytes {
         }
     }
 
+    /// The file mapped; `None` for bytes held in memory.
+    pub(crate) fn file(&self) -> Option<&File> {
+        match self {
+            Bytes::Mapped { file, .. } => Some(file),
+            Bytes::Memory(_) => None,
+        }
+    }
+
     /// Where `part` starts in these bytes, if it is a slice of them.
     fn offset_of(&self, part: &[u8]) -> Option<usize> {
         let at = (part.as_ptr() as usize).checked_sub(self.as_ptr() as usize)?;

@@ -10,7 +10,7 @@
 //! parsed (another inode, size or modification time): a program rebuilt
 //! in place names with its new tables.
 
-use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use profiler_model::Module;
@@ -18,6 +18,7 @@ use self_cell::self_cell;
 
 use crate::elf_module::{ElfModule, ModuleFiles};
 use crate::error::SymbolsError;
+use crate::file_identity::FileIdentity;
 
 /// The most modules kept.
 const MAX_MODULES: usize = 16;
@@ -41,31 +42,6 @@ struct Kept {
     functions: usize,
     /// When it was last used, by the count of uses.
     used: u64,
-}
-
-/// What tells a file from the one that was at its path before.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct FileIdentity {
-    device: u64,
-    inode: u64,
-    size: u64,
-    modified: i64,
-    modified_ns: i64,
-}
-
-impl FileIdentity {
-    /// The identity of `module`'s file now, `None` where it cannot be read
-    /// (then nothing kept is used).
-    fn of(module: &Module) -> Option<FileIdentity> {
-        let meta = std::fs::metadata(&module.path).ok()?;
-        Some(FileIdentity {
-            device: meta.dev(),
-            inode: meta.ino(),
-            size: meta.size(),
-            modified: meta.mtime(),
-            modified_ns: meta.mtime_nsec(),
-        })
-    }
 }
 
 /// Parsed modules, the most recently used kept.
@@ -96,7 +72,7 @@ impl KeptModules {
         module: &Module,
         parse: impl FnOnce() -> Result<Option<ParsedModule>, SymbolsError>,
     ) -> Result<Option<Arc<ParsedModule>>, SymbolsError> {
-        let Some(file) = FileIdentity::of(module) else {
+        let Some(file) = FileIdentity::of_path(Path::new(&module.path)) else {
             // Nothing to tell it by: parsed for this once.
             return Ok(parse()?.map(Arc::new));
         };
@@ -154,8 +130,6 @@ impl KeptModules {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use profiler_model::{Detail, FileOffset, ModuleSymbols, Symbolizer};
 
     use super::*;

@@ -23,6 +23,11 @@
 //! function's x86 code, each instruction with its inline chain and line),
 //! and [`SourceFiles`] reads the sources the debug info names.
 //!
+//! What a module with a build-id was named may be kept on disk between
+//! runs ([`SymbolizerOptions::cache_dir`], under [`default_cache_dir`]),
+//! checked against the files' identity: naming it again then reads no
+//! symbol table or debug info, and gives the same names.
+//!
 //! Binaries and debug files are mapped read-only: only the pages used are
 //! loaded, and handed back once read (see `image`); a file truncated while
 //! it is read ends the process with SIGBUS, as it would perf or gdb.
@@ -30,6 +35,7 @@
 mod archived_symbolizer;
 mod archiver;
 mod build_id_cache;
+mod cache_dir;
 mod debug_file;
 mod demangle;
 mod disassemble;
@@ -39,12 +45,15 @@ mod dwarf_roots;
 mod dwarf_units;
 mod elf_module;
 mod error;
+mod file_identity;
 mod functions;
 mod image;
 mod jit;
 mod jitdump;
 mod kept_modules;
 mod kernel;
+mod naming_cache;
+mod naming_codec;
 mod plt;
 mod regions;
 mod sources;
@@ -58,6 +67,7 @@ pub use archived_symbolizer::ArchivedSymbolizer;
 pub use archiver::{Archived, Archiver};
 pub use demangle::{CppDemangler, demangle, demangle_with};
 pub use error::SymbolsError;
+pub use naming_cache::default_cache_dir;
 pub use regions::file_offsets;
 pub use sources::SourceFiles;
 pub use symbol_table::{SymbolTable, symbol_table};

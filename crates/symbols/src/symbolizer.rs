@@ -20,6 +20,7 @@ use crate::jit::PerfMap;
 use crate::jitdump::{DumpRead, JitDumps, JitFunction, line_of};
 use crate::kept_modules::{KeptModules, ParsedModule};
 use crate::kernel::Kallsyms;
+use crate::naming_cache::NamingCache;
 use crate::vdso::own_vdso;
 
 /// Choices for symbolization.
@@ -44,6 +45,11 @@ pub struct SymbolizerOptions {
     /// a JIT map is believed only from that user or root. Where it does
     /// not say, from the user reading or root, as perf does.
     pub process_user: Option<u32>,
+    /// Where the names of modules with a build-id are kept between runs
+    /// (see [`default_cache_dir`](crate::default_cache_dir)), so that
+    /// naming them again reads no symbol table or debug info; `None`:
+    /// named afresh each time. The names are the same either way.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl SymbolizerOptions {
@@ -155,6 +161,9 @@ impl ElfSymbolizer {
             let dump = self.jit_dumps.get(&self.options.mapped_files, pid);
             return jit_symbols(pid, dump, offsets, self.options.process_user);
         }
+        if let Some(symbols) = self.symbolize_cached(module, offsets, detail) {
+            return symbols;
+        }
         if detail == Detail::Functions && KeptModules::keeps(module) {
             return self.symbolize_kept(module, offsets);
         }
@@ -163,7 +172,40 @@ impl ElfSymbolizer {
             Err(Unopened::NoFile(_)) => return unnamed(offsets, None),
             Err(Unopened::Failed(error)) => return unnamed(offsets, Some(error)),
         };
-        match symbolize_offsets(module, &files, offsets, detail, &self.options) {
+        self.symbolize_opened(module, &files, offsets, detail)
+    }
+
+    /// [`ElfSymbolizer::symbolize_raw`] through the naming cache, for a
+    /// module with a build-id and files on disk; `None` for another.
+    fn symbolize_cached(
+        &self,
+        module: &Module,
+        offsets: &[FileOffset],
+        detail: Detail,
+    ) -> Option<ModuleSymbols> {
+        let dir = self.options.cache_dir.as_deref()?;
+        if module.build_id.is_none() || !KeptModules::keeps(module) {
+            return None;
+        }
+        let files = self.open(module).ok()?;
+        let full = self.options.full_signatures;
+        let cache = NamingCache::new(dir, module, &files, detail, full)?;
+        // The offsets missed are named from the very files the key was
+        // made of, parsed afresh (not as kept, which gives its notes
+        // once): their notes are all said, and answers with notes are not
+        // kept.
+        let name = |missed: &[FileOffset]| self.symbolize_opened(module, &files, missed, detail);
+        Some(cache.symbolize(offsets, name))
+    }
+
+    fn symbolize_opened(
+        &self,
+        module: &Module,
+        files: &ModuleFiles,
+        offsets: &[FileOffset],
+        detail: Detail,
+    ) -> ModuleSymbols {
+        match symbolize_offsets(module, files, offsets, detail, &self.options) {
             Ok(symbols) => symbols,
             Err(error) => unnamed(offsets, Some(error)),
         }
