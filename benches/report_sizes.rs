@@ -32,7 +32,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Measured, measure, measure_with, medians};
+use common::{Measured, measure_with, medians};
 
 /// Each size: its name, passes of the workload, and samples per second.
 const SIZES: [(&str, usize, u32); 5] = [
@@ -80,8 +80,9 @@ fn main() {
          CPU time (user and system) is the steadier measure. The workload: passes of the debug \
          build of this profiler ({size_mb:.0} MB) symbolizing 100k of its own addresses \
          (`profiler symbolize --inlines`), recorded by each profiler in the same way \
-         (`profiler record -e cpu-clock -F RATE`, `perf record -e cpu-clock:u -F RATE`) at a \
-         rate and length that give each size. `profiler report -i FILE` (the default view, \
+         in user space (`profiler record -e cpu-clock:u -F RATE`, `perf record -B -e cpu-clock:u \
+         -F RATE`: neither report has kernel code to name) at a rate and length that give each \
+         size. `profiler report -i FILE` (the default view, \
          which names the functions inlined into each row from DWARF) against `perf report \
          --stdio -i FILE` (symbol tables only), output to /dev/null; ours cold (no names \
          kept: `XDG_CACHE_HOME` an empty directory each run) and warm (the names an earlier \
@@ -138,7 +139,7 @@ fn record(dir: &Path, big: &Path, name: &'static str, passes: usize, rate: u32) 
         eprintln!("recording {name} with profiler record");
         let output = util::profiler()
             .current_dir(dir)
-            .args(["record", "-e", "cpu-clock", "-F", &rate_arg, "-o"])
+            .args(["record", "-e", "cpu-clock:u", "-F", &rate_arg, "-o"])
             .arg(&ours)
             .args(["--", "sh", "-c", &script])
             .output()
@@ -153,7 +154,8 @@ fn record(dir: &Path, big: &Path, name: &'static str, passes: usize, rate: u32) 
         eprintln!("recording {name} with perf record");
         let output = Command::new("perf")
             .current_dir(dir)
-            .args(["record", "-q", "-e", "cpu-clock:u", "-F", &rate_arg, "-o"])
+            .env("HOME", perf_home(dir))
+            .args(["record", "-q", "-B", "-e", "cpu-clock:u", "-F", &rate_arg, "-o"])
             .arg(&perf)
             .args(["--", "sh", "-c", &script])
             .output()
@@ -181,10 +183,22 @@ fn our_samples(data: &Path) -> u64 {
     header_samples(&text)
 }
 
+/// The home perf runs with: perf 6.1 on this kernel aborts in its build-id
+/// pass ("assertion failed at util/build-id.c"), most often with the
+/// build-id cache of the user's own `~/.debug`; an empty one of its own
+/// (and `-B` when recording) keeps it going.
+fn perf_home(dir: &Path) -> PathBuf {
+    let home = dir.join("perf-home");
+    std::fs::create_dir_all(&home).unwrap();
+    home
+}
+
 /// Samples in a perf recording, from its report's header.
 fn perf_samples(data: &Path) -> u64 {
+    let home = perf_home(data.parent().unwrap());
     let text = common::output_of(
         Command::new("perf")
+            .env("HOME", &home)
             .args(["report", "--stdio", "--header-only", "--sort", "dso", "-i"])
             .arg(data),
     );
@@ -192,6 +206,7 @@ fn perf_samples(data: &Path) -> u64 {
         true => text,
         false => common::output_of(
             Command::new("perf")
+                .env("HOME", &home)
                 .args(["report", "--stdio", "--sort", "dso", "-i"])
                 .arg(data),
         ),
@@ -201,8 +216,9 @@ fn perf_samples(data: &Path) -> u64 {
 
 /// `# Samples: 54K of event 'cpu-clock'` or `# Samples: 54652 of ...`.
 fn header_samples(text: &str) -> u64 {
+    // Not perf's `# Total Lost Samples: 0`.
     let Some(count) = text.lines().find_map(|l| {
-        let rest = l.split_once("Samples: ")?.1;
+        let rest = l.strip_prefix("# Samples: ")?;
         rest.split_whitespace().next()
     }) else {
         return 0;
@@ -290,15 +306,17 @@ fn time_reports(dir: &Path, size: &Recorded, runs: usize) -> (Measured, Measured
         measure_with(ours, &ours_args, None, &[("XDG_CACHE_HOME", &cold_cache)])
     };
     let warm = || measure_with(ours, &ours_args, None, &[("XDG_CACHE_HOME", &warm_cache)]);
+    let home = perf_home(dir);
+    let perf = || measure_with("perf", &perf_args, None, &[("HOME", &home)]);
     // Once each untimed: the files' pages in the page cache for all, and
     // the warm runs' names kept.
     warm();
-    measure("perf", &perf_args, None);
+    perf();
     let (mut colds, mut warms, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
         colds.extend(cold());
         warms.extend(warm());
-        theirs.extend(measure("perf", &perf_args, None));
+        theirs.extend(perf());
     }
     (medians(&colds), medians(&warms), medians(&theirs))
 }
