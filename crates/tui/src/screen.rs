@@ -16,7 +16,7 @@ use crate::draw::{self, Header, Neighbours, View};
 use crate::intake::{Delivery, Intake};
 use crate::names::{FunctionId, Names};
 use crate::printable::printable;
-use crate::table::{Table, TableInput, build_table};
+use crate::table::{Scratch, Table, TableInput, build_table};
 use crate::tally::Tally;
 
 /// How many callers and callees the panel lists.
@@ -31,6 +31,10 @@ pub(crate) struct Screen<'c> {
     pub code: Code<'c>,
     pub color: bool,
     pub table: Table,
+    /// The most rows the table holds (the hottest): the snapshots show a
+    /// few, the screen scrolls through all.
+    pub rows: usize,
+    scratch: Scratch,
     /// Name every place at once, however long it takes (a recording);
     /// otherwise a module costly to name waits its turn (see `names`).
     pub name_all: bool,
@@ -52,6 +56,8 @@ impl<'c> Screen<'c> {
             code,
             color,
             table: Table::default(),
+            rows: usize::MAX,
+            scratch: Scratch::default(),
             name_all: false,
             neighbours: None,
         }
@@ -95,14 +101,16 @@ impl<'c> Screen<'c> {
     /// Rebuilds the table (and the panel) after the counts or the choices
     /// changed.
     pub(crate) fn rebuild(&mut self) {
-        self.table = build_table(&TableInput {
+        let input = TableInput {
             tally: &self.tally,
             names: &self.names,
             commands: &self.commands,
             event: self.app.event as u16,
             key: self.app.key,
             filter: &self.app.filter,
-        });
+            limit: self.rows,
+        };
+        build_table(&input, &mut self.scratch, &mut self.table);
         self.neighbours = self.app.callers.then(|| self.neighbours());
     }
 
