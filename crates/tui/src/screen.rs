@@ -35,6 +35,8 @@ pub(crate) struct Screen<'c> {
     /// few, the screen scrolls through all.
     pub rows: usize,
     scratch: Scratch,
+    /// The last delivery's maps, emptied, for the next.
+    spare: Delivery,
     /// Name every place at once, however long it takes (a recording);
     /// otherwise a module costly to name waits its turn (see `names`).
     pub name_all: bool,
@@ -58,6 +60,7 @@ impl<'c> Screen<'c> {
             table: Table::default(),
             rows: usize::MAX,
             scratch: Scratch::default(),
+            spare: Delivery::default(),
             name_all: false,
             neighbours: None,
         }
@@ -71,17 +74,18 @@ impl<'c> Screen<'c> {
         let known = self.commands.len();
         self.commands
             .extend(intake.commands.iter().skip(known).cloned());
-        intake.take()
+        intake.exchange(std::mem::take(&mut self.spare))
     }
 
     /// Adds an interval's counts (after decaying the old ones, with decay
     /// on), naming what is new.
-    pub(crate) fn add(&mut self, delivery: Delivery) {
+    pub(crate) fn add(&mut self, mut delivery: Delivery) {
         if self.app.decay {
             self.tally.decay();
         }
         let symbolizer = self.code.symbolizer;
-        let remap = (self.tally).add(delivery, &mut self.names, symbolizer, self.name_all);
+        let remap = (self.tally).add(&mut delivery, &mut self.names, symbolizer, self.name_all);
+        self.spare = delivery;
         if let (Some(remap), Some(open)) = (remap, &mut self.app.annotate) {
             match remap.get(open.function as usize).copied().flatten() {
                 Some(function) => open.function = function,
