@@ -83,7 +83,6 @@ struct Group {
     command: (u64, Reverse<CommandId>),
     commands: usize,
     function: Option<FunctionId>,
-    module: Option<Arc<str>>,
 }
 
 impl Group {
@@ -191,9 +190,11 @@ pub(crate) fn build_table(input: &TableInput<'_>, scratch: &mut Scratch, table: 
     table.rows.clear();
     table.rows.extend(order.iter().map(|&at| {
         let group = &groups[at as usize];
-        let module = match (&group.key, &group.module) {
-            (GroupKey::Module(m), _) | (_, Some(m)) => m.clone(),
-            _ => Arc::from(""),
+        // Named only for the rows kept.
+        let module = match &group.key {
+            GroupKey::Module(m) => m.clone(),
+            GroupKey::Function(f) => input.names.module_of(*f),
+            GroupKey::Command(_) | GroupKey::Pid(_) => Arc::from(""),
         };
         Row {
             name: match &group.key {
@@ -234,7 +235,6 @@ fn gather(input: &TableInput<'_>, scratch: &mut Scratch) {
                 command: (0, Reverse(row.command)),
                 commands: 0,
                 function: None,
-                module: None,
             });
             groups.len() - 1
         };
@@ -244,7 +244,6 @@ fn gather(input: &TableInput<'_>, scratch: &mut Scratch) {
                 if *slot == NO_GROUP {
                     let at = new(groups, GroupKey::Function(row.function));
                     groups[at].function = Some(row.function);
-                    groups[at].module = Some(names.module_of(row.function));
                     *slot = at as u32;
                 }
                 *slot as usize
