@@ -75,14 +75,12 @@ struct Group {
     /// The process that ran it, while only one has.
     pid: Option<u32>,
     several_pids: bool,
-    /// The first command met here and its samples; the others' are in
-    /// [`Scratch::by_command`] (most rows have one command).
-    first: (CommandId, u64),
     /// The command with the most samples here (the lowest id of those
-    /// with as many), and how many commands ran it.
+    /// with as many), and how many commands ran it. While the rows are
+    /// summed: the first command met and its samples, the others' being
+    /// in [`Scratch::by_command`] (most rows have one command).
     command: (u64, Reverse<CommandId>),
     commands: usize,
-    function: Option<FunctionId>,
 }
 
 impl Group {
@@ -208,7 +206,10 @@ pub(crate) fn build_table(input: &TableInput<'_>, scratch: &mut Scratch, table: 
             pid: group.shown_pid(),
             percent: share(group.weight),
             weight: group.weight,
-            function: group.function,
+            function: match group.key {
+                GroupKey::Function(f) => Some(f),
+                _ => None,
+            },
         }
     }));
 }
@@ -231,10 +232,8 @@ fn gather(input: &TableInput<'_>, scratch: &mut Scratch) {
                 weight: Weight::default(),
                 pid: Some(row.pid),
                 several_pids: false,
-                first: (row.command, 0),
                 command: (0, Reverse(row.command)),
-                commands: 0,
-                function: None,
+                commands: 1,
             });
             groups.len() - 1
         };
@@ -243,7 +242,6 @@ fn gather(input: &TableInput<'_>, scratch: &mut Scratch) {
                 let slot = &mut scratch.by_function[row.function as usize];
                 if *slot == NO_GROUP {
                     let at = new(groups, GroupKey::Function(row.function));
-                    groups[at].function = Some(row.function);
                     *slot = at as u32;
                 }
                 *slot as usize
@@ -268,15 +266,11 @@ fn gather(input: &TableInput<'_>, scratch: &mut Scratch) {
         let group = &mut groups[at];
         group.weight.add(*weight);
         group.several_pids |= group.pid != Some(row.pid);
-        if group.first.0 == row.command {
-            group.first.1 += weight.samples;
+        if group.command.1.0 == row.command {
+            group.command.0 += weight.samples;
         } else {
             *scratch.by_command.entry((at, row.command)).or_default() += weight.samples;
         }
-    }
-    for group in &mut scratch.groups {
-        group.commands = 1;
-        group.command = (group.first.1, Reverse(group.first.0));
     }
 }
 
