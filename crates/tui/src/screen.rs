@@ -17,7 +17,7 @@ use crate::intake::{Delivery, Intake};
 use crate::names::{FunctionId, Names};
 use crate::printable::printable;
 use crate::table::{Scratch, Table, TableInput, build_table};
-use crate::tally::Tally;
+use crate::tally::{MAX_EDGES, MAX_PLACES, Tally};
 
 /// How many callers and callees the panel lists.
 const NEIGHBOURS: usize = 12;
@@ -85,6 +85,9 @@ impl<'c> Screen<'c> {
         }
         let symbolizer = self.code.symbolizer;
         let remap = (self.tally).add(&mut delivery, &mut self.names, symbolizer, self.name_all);
+        // An interval of a burst does not keep its maps' size for good.
+        delivery.hits.shrink_to(MAX_PLACES);
+        delivery.edges.shrink_to(MAX_EDGES);
         self.spare = delivery;
         if let (Some(remap), Some(open)) = (remap, &mut self.app.annotate) {
             match remap.get(open.function as usize).copied().flatten() {
