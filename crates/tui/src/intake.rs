@@ -93,11 +93,19 @@ impl Intake {
 
     /// Hands over the samples, edges and losses delivered since the last
     /// call, leaving the modules and commands.
+    #[cfg(test)]
     pub(crate) fn take(&mut self) -> Delivery {
+        self.exchange(Delivery::default())
+    }
+
+    /// As [`take`](Intake::take), counting on in `empty`'s maps: emptied,
+    /// they keep their size, and the next interval's counts go in without
+    /// growing them again.
+    pub(crate) fn exchange(&mut self, empty: Delivery) -> Delivery {
         let events = self.lost.len();
         Delivery {
-            hits: std::mem::take(&mut self.hits),
-            edges: std::mem::take(&mut self.edges),
+            hits: std::mem::replace(&mut self.hits, empty.hits),
+            edges: std::mem::replace(&mut self.edges, empty.edges),
             lost: std::mem::replace(&mut self.lost, vec![0; events]),
             throttled: std::mem::replace(&mut self.throttled, vec![0; events]),
         }

@@ -152,6 +152,9 @@ pub fn top_snapshots(
     let (header, events, _) = header_of(&recorder, options);
     let intake = Arc::new(Mutex::new(Intake::new(events)));
     let mut screen = Screen::new(header, code, false);
+    // Only the rows printed are sorted (one, so that an empty table still
+    // tells no samples from none printed).
+    screen.rows = options.rows.max(1);
     std::thread::scope(|scope| {
         let mut live = start(scope, recorder, unwinder, &intake);
         let mut next = Instant::now() + options.interval;

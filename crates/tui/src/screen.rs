@@ -16,8 +16,8 @@ use crate::draw::{self, Header, Neighbours, View};
 use crate::intake::{Delivery, Intake};
 use crate::names::{FunctionId, Names};
 use crate::printable::printable;
-use crate::table::{Table, TableInput, build_table};
-use crate::tally::Tally;
+use crate::table::{Scratch, Table, TableInput, build_table};
+use crate::tally::{MAX_EDGES, MAX_PLACES, Tally};
 
 /// How many callers and callees the panel lists.
 const NEIGHBOURS: usize = 12;
@@ -31,6 +31,12 @@ pub(crate) struct Screen<'c> {
     pub code: Code<'c>,
     pub color: bool,
     pub table: Table,
+    /// The most rows the table holds (the hottest): the snapshots show a
+    /// few, the screen scrolls through all.
+    pub rows: usize,
+    scratch: Scratch,
+    /// The last delivery's maps, emptied, for the next.
+    spare: Delivery,
     /// Name every place at once, however long it takes (a recording);
     /// otherwise a module costly to name waits its turn (see `names`).
     pub name_all: bool,
@@ -52,6 +58,9 @@ impl<'c> Screen<'c> {
             code,
             color,
             table: Table::default(),
+            rows: usize::MAX,
+            scratch: Scratch::default(),
+            spare: Delivery::default(),
             name_all: false,
             neighbours: None,
         }
@@ -65,17 +74,21 @@ impl<'c> Screen<'c> {
         let known = self.commands.len();
         self.commands
             .extend(intake.commands.iter().skip(known).cloned());
-        intake.take()
+        intake.exchange(std::mem::take(&mut self.spare))
     }
 
     /// Adds an interval's counts (after decaying the old ones, with decay
     /// on), naming what is new.
-    pub(crate) fn add(&mut self, delivery: Delivery) {
+    pub(crate) fn add(&mut self, mut delivery: Delivery) {
         if self.app.decay {
             self.tally.decay();
         }
         let symbolizer = self.code.symbolizer;
-        let remap = (self.tally).add(delivery, &mut self.names, symbolizer, self.name_all);
+        let remap = (self.tally).add(&mut delivery, &mut self.names, symbolizer, self.name_all);
+        // An interval of a burst does not keep its maps' size for good.
+        delivery.hits.shrink_to(MAX_PLACES);
+        delivery.edges.shrink_to(MAX_EDGES);
+        self.spare = delivery;
         if let (Some(remap), Some(open)) = (remap, &mut self.app.annotate) {
             match remap.get(open.function as usize).copied().flatten() {
                 Some(function) => open.function = function,
@@ -95,14 +108,16 @@ impl<'c> Screen<'c> {
     /// Rebuilds the table (and the panel) after the counts or the choices
     /// changed.
     pub(crate) fn rebuild(&mut self) {
-        self.table = build_table(&TableInput {
+        let input = TableInput {
             tally: &self.tally,
             names: &self.names,
             commands: &self.commands,
             event: self.app.event as u16,
             key: self.app.key,
             filter: &self.app.filter,
-        });
+            limit: self.rows,
+        };
+        build_table(&input, &mut self.scratch, &mut self.table);
         self.neighbours = self.app.callers.then(|| self.neighbours());
     }
 

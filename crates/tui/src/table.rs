@@ -76,12 +76,38 @@ struct Group {
     pid: Option<u32>,
     several_pids: bool,
     /// The command with the most samples here (the lowest id of those
-    /// with as many), and how many commands ran it.
-    command: Option<(u64, Reverse<CommandId>)>,
+    /// with as many), and how many commands ran it. While the rows are
+    /// summed: the first command met and its samples, the others' being
+    /// in [`Scratch::by_command`] (most rows have one command).
+    command: (u64, Reverse<CommandId>),
     commands: usize,
-    function: Option<FunctionId>,
-    module: Option<Arc<str>>,
 }
+
+impl Group {
+    /// The process shown: the one that ran it, where only one has.
+    fn shown_pid(&self) -> Option<u32> {
+        self.pid.filter(|_| !self.several_pids)
+    }
+}
+
+/// What a refresh reuses of the last: the maps and lists a table is built
+/// with, kept at their size, so that a refresh over thousands of rows
+/// neither allocates nor hands memory back and forth.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// By function: its group, with the symbol as the key.
+    by_function: Vec<u32>,
+    /// By key: its group, with any other key.
+    index: FxHashMap<GroupKey, usize>,
+    groups: Vec<Group>,
+    /// Samples per group and command, but each group's first command.
+    by_command: FxHashMap<(usize, CommandId), u64>,
+    /// The groups shown, in order.
+    order: Vec<u32>,
+}
+
+/// No group yet, in [`Scratch::by_function`].
+const NO_GROUP: u32 = u32::MAX;
 
 /// What the table is built from.
 pub(crate) struct TableInput<'a> {
@@ -92,109 +118,160 @@ pub(crate) struct TableInput<'a> {
     pub key: SortKey,
     /// Rows whose name holds this (ignoring case) are kept; empty: all.
     pub filter: &'a str,
+    /// The most rows wanted (the hottest).
+    pub limit: usize,
 }
 
-/// Builds the table of `input.event`.
-pub(crate) fn build_table(input: &TableInput<'_>) -> Table {
-    let names = input.names;
-    let command_name = |id: CommandId| {
-        (input.commands.get(id as usize).cloned()).unwrap_or_else(|| Arc::from("-"))
+impl TableInput<'_> {
+    fn command_name(&self, id: CommandId) -> Arc<str> {
+        (self.commands.get(id as usize).cloned()).unwrap_or_else(|| Arc::from("-"))
+    }
+
+    /// The name `group`'s row shows.
+    fn name<'s>(&'s self, group: &'s Group) -> &'s str {
+        match &group.key {
+            GroupKey::Function(f) => &self.names.functions[*f as usize].name,
+            GroupKey::Module(m) | GroupKey::Command(m) => m,
+            GroupKey::Pid(_) => {
+                let id = group.command.1.0;
+                self.commands.get(id as usize).map_or("-", |c| c)
+            }
+        }
+    }
+}
+
+/// Builds the table of `input.event` into `table`, with `scratch`'s
+/// memory.
+pub(crate) fn build_table(input: &TableInput<'_>, scratch: &mut Scratch, table: &mut Table) {
+    gather(input, scratch);
+    let Scratch {
+        groups,
+        by_command,
+        order,
+        ..
+    } = scratch;
+    for ((at, command), samples) in by_command.drain() {
+        let group = &mut groups[at];
+        group.commands += 1;
+        group.command = group.command.max((samples, Reverse(command)));
+    }
+    let filter = input.filter.to_lowercase();
+    order.clear();
+    order.extend((0..groups.len() as u32).filter(|&at| {
+        let group = &groups[at as usize];
+        filter.is_empty()
+            || input.name(group).to_lowercase().contains(&filter)
+            || group
+                .shown_pid()
+                .is_some_and(|pid| pid.to_string() == filter)
+    }));
+    // Hottest first; among equals by name, process, then as met.
+    let hotter = |&a: &u32, &b: &u32| {
+        let (first, second) = (&groups[a as usize], &groups[b as usize]);
+        let weight = |g: &Group| (g.weight.period, g.weight.samples);
+        (weight(second).cmp(&weight(first)))
+            .then_with(|| input.name(first).cmp(input.name(second)))
+            .then_with(|| first.shown_pid().cmp(&second.shown_pid()))
+            .then(a.cmp(&b))
     };
-    // One map of groups and one of samples per group and command, rather
-    // than maps in each group: a refresh over thousands of rows allocates
-    // little.
-    let mut index: FxHashMap<GroupKey, usize> = FxHashMap::default();
-    let mut groups: Vec<Group> = Vec::new();
-    let mut by_command: FxHashMap<(usize, CommandId), u64> = FxHashMap::default();
-    for (row, weight) in input
-        .tally
-        .rows
-        .iter()
-        .filter(|(r, _)| r.event == input.event)
-    {
-        let key = match input.key {
-            SortKey::Symbol => GroupKey::Function(row.function),
-            SortKey::Module => GroupKey::Module(names.module_of(row.function)),
-            SortKey::Command => GroupKey::Command(command_name(row.command)),
-            SortKey::Pid => GroupKey::Pid(row.pid),
+    if input.limit < order.len() {
+        order.select_nth_unstable_by(input.limit, hotter);
+        order.truncate(input.limit);
+    }
+    order.sort_unstable_by(hotter);
+    let total = input.tally.totals.get(input.event as usize).copied();
+    table.total = total.unwrap_or_default();
+    let share = |w: Weight| match table.total.period {
+        0 => w.samples as f64 * 100.0 / table.total.samples.max(1) as f64,
+        period => w.period as f64 * 100.0 / period as f64,
+    };
+    table.rows.clear();
+    table.rows.extend(order.iter().map(|&at| {
+        let group = &groups[at as usize];
+        // Named only for the rows kept.
+        let module = match &group.key {
+            GroupKey::Module(m) => m.clone(),
+            GroupKey::Function(f) => input.names.module_of(*f),
+            GroupKey::Command(_) | GroupKey::Pid(_) => Arc::from(""),
         };
-        let at = *index.entry(key.clone()).or_insert_with(|| {
+        Row {
+            name: match &group.key {
+                GroupKey::Function(f) => input.names.functions[*f as usize].name.clone(),
+                GroupKey::Module(m) | GroupKey::Command(m) => m.clone(),
+                GroupKey::Pid(_) => input.command_name(group.command.1.0),
+            },
+            module,
+            command: input.command_name(group.command.1.0),
+            other_commands: group.commands.saturating_sub(1),
+            pid: group.shown_pid(),
+            percent: share(group.weight),
+            weight: group.weight,
+            function: match group.key {
+                GroupKey::Function(f) => Some(f),
+                _ => None,
+            },
+        }
+    }));
+}
+
+/// Sums the tally's rows of `input.event` into groups by the sort key.
+fn gather(input: &TableInput<'_>, scratch: &mut Scratch) {
+    let names = input.names;
+    scratch.groups.clear();
+    scratch.index.clear();
+    scratch.by_function.clear();
+    if input.key == SortKey::Symbol {
+        scratch.by_function.resize(names.functions.len(), NO_GROUP);
+    }
+    let rows = (input.tally.rows.iter()).filter(|(r, _)| r.event == input.event);
+    for (row, weight) in rows {
+        let groups = &mut scratch.groups;
+        let new = |groups: &mut Vec<Group>, key| {
             groups.push(Group {
                 key,
                 weight: Weight::default(),
                 pid: Some(row.pid),
                 several_pids: false,
-                command: None,
-                commands: 0,
-                function: None,
-                module: None,
+                command: (0, Reverse(row.command)),
+                commands: 1,
             });
             groups.len() - 1
-        });
+        };
+        let at = match input.key {
+            SortKey::Symbol => {
+                let slot = &mut scratch.by_function[row.function as usize];
+                if *slot == NO_GROUP {
+                    let at = new(groups, GroupKey::Function(row.function));
+                    *slot = at as u32;
+                }
+                *slot as usize
+            }
+            key => {
+                let key = match key {
+                    SortKey::Module => GroupKey::Module(names.module_of(row.function)),
+                    SortKey::Command => GroupKey::Command(input.command_name(row.command)),
+                    // (The symbol's groups are found above.)
+                    SortKey::Pid | SortKey::Symbol => GroupKey::Pid(row.pid),
+                };
+                match scratch.index.get(&key) {
+                    Some(&at) => at,
+                    None => {
+                        let at = new(groups, key.clone());
+                        scratch.index.insert(key, at);
+                        at
+                    }
+                }
+            }
+        };
         let group = &mut groups[at];
         group.weight.add(*weight);
         group.several_pids |= group.pid != Some(row.pid);
-        *by_command.entry((at, row.command)).or_default() += weight.samples;
-        if input.key == SortKey::Symbol && group.function.is_none() {
-            group.function = Some(row.function);
-            group.module = Some(names.module_of(row.function));
+        if group.command.1.0 == row.command {
+            group.command.0 += weight.samples;
+        } else {
+            *scratch.by_command.entry((at, row.command)).or_default() += weight.samples;
         }
     }
-    for ((at, command), samples) in by_command {
-        let group = &mut groups[at];
-        group.commands += 1;
-        let this = (samples, Reverse(command));
-        if group.command.is_none_or(|top| this > top) {
-            group.command = Some(this);
-        }
-    }
-    let total = input.tally.totals.get(input.event as usize).copied();
-    let total = total.unwrap_or_default();
-    let share = |w: Weight| match total.period {
-        0 => w.samples as f64 * 100.0 / total.samples.max(1) as f64,
-        period => w.period as f64 * 100.0 / period as f64,
-    };
-    let filter = input.filter.to_lowercase();
-    let mut rows: Vec<Row> = groups
-        .into_iter()
-        .map(|group| {
-            let key = &group.key;
-            let command =
-                (group.command).map_or_else(|| Arc::from("-"), |(_, id)| command_name(id.0));
-            let name = match key {
-                GroupKey::Function(f) => names.functions[*f as usize].name.clone(),
-                GroupKey::Module(m) | GroupKey::Command(m) => m.clone(),
-                GroupKey::Pid(_) => command.clone(),
-            };
-            let module = match (key, group.module) {
-                (GroupKey::Module(m), _) => m.clone(),
-                (_, Some(module)) => module,
-                _ => Arc::from(""),
-            };
-            Row {
-                name,
-                module,
-                command,
-                other_commands: group.commands.saturating_sub(1),
-                pid: group.pid.filter(|_| !group.several_pids),
-                percent: share(group.weight),
-                weight: group.weight,
-                function: group.function,
-            }
-        })
-        .filter(|row| {
-            filter.is_empty()
-                || row.name.to_lowercase().contains(&filter)
-                || row.pid.is_some_and(|pid| pid.to_string() == filter)
-        })
-        .collect();
-    rows.sort_by(|a, b| {
-        (b.weight.period, b.weight.samples)
-            .cmp(&(a.weight.period, a.weight.samples))
-            .then_with(|| a.name.cmp(&b.name))
-            .then_with(|| a.pid.cmp(&b.pid))
-    });
-    Table { rows, total }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

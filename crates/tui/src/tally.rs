@@ -63,18 +63,19 @@ impl Tally {
         }
     }
 
-    /// Names the places of `delivery` and adds its counts; those at places
-    /// that wait to be named (unless `name_all`) are kept for the next time.
-    /// Where functions were let go, returns each old id's new one.
+    /// Names the places of `delivery` and adds its counts, emptying it;
+    /// those at places that wait to be named (unless `name_all`) are kept
+    /// for the next time. Where functions were let go, returns each old
+    /// id's new one.
     pub(crate) fn add(
         &mut self,
-        delivery: Delivery,
+        delivery: &mut Delivery,
         names: &mut Names,
         symbolizer: &dyn Symbolizer,
         name_all: bool,
     ) -> Option<Vec<Option<FunctionId>>> {
-        let mut hits = std::mem::take(&mut self.pending);
-        for (key, weight) in delivery.hits {
+        let hits = &mut delivery.hits;
+        for (key, weight) in self.pending.drain() {
             hits.entry(key).or_default().add(weight);
         }
         let places = hits.keys().map(|key| &key.location);
@@ -83,7 +84,7 @@ impl Tally {
         let all = name_all || hits.len() > MAX_PLACES;
         self.forget_names(names);
         names.name(places.chain(edge_places), symbolizer, all);
-        for (key, weight) in hits {
+        for (key, weight) in hits.drain() {
             let Some(named) = names.get(&key.location) else {
                 self.pending.insert(key, weight);
                 continue;
@@ -101,7 +102,7 @@ impl Tally {
             let place = self.places.entry((key.event, key.location)).or_default();
             *place = place.saturating_add(weight.samples);
         }
-        for (key, count) in delivery.edges {
+        for (key, count) in delivery.edges.drain() {
             let (Some(callee), Some(caller)) = (names.get(&key.callee), names.get(&key.caller))
             else {
                 continue;
@@ -289,7 +290,7 @@ mod tests {
                     },
                 );
             }
-            tally.add(delivery, &mut names, &NoSymbols, true);
+            tally.add(&mut delivery, &mut names, &NoSymbols, true);
             assert!(names.named_places() <= CACHED_PLACES + per_delivery);
             assert!(tally.places.len() <= MAX_PLACES + per_delivery);
         }

@@ -525,3 +525,25 @@ fn a_module_slow_to_name_waits_its_turn_and_loses_nothing() {
     assert_eq!(screen.table.total.samples, 2, "counted once named");
     assert!(screen.table.rows.iter().any(|r| &*r.name == "burn_30"));
 }
+
+#[test]
+fn a_table_of_the_hottest_rows_is_the_whole_tables_head() {
+    let mut screen = screen(false);
+    for _ in 0..4 {
+        screen.rows = usize::MAX;
+        screen.rebuild();
+        let whole = screen.table.clone();
+        assert!(!whole.rows.is_empty());
+        if screen.app.key == crate::table::SortKey::Symbol {
+            assert!(whole.rows.len() > 2, "{:?}", whole.rows);
+        }
+        for limit in [1, 2] {
+            screen.rows = limit;
+            screen.rebuild();
+            let head = &whole.rows[..limit.min(whole.rows.len())];
+            assert_eq!(screen.table.rows, head, "{:?}", screen.app.key);
+            assert_eq!(screen.table.total, whole.total);
+        }
+        screen.app.key = screen.app.key.next();
+    }
+}
