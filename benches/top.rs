@@ -88,11 +88,12 @@ fn main() {
          (its snapshots to a file) and `perf top -a -F 4000 -e cpu-clock:u --stdio` ran side \
          by side for {minutes} minutes, with a `nice -n 19` copy of the `split` fixture keeping \
          a CPU busy and a shell loop starting and ending some twenty processes a second \
-         (`{CHURN}`); the machine was shared with other builds and tests the whole time, so \
-         there was more to sample than that. CPU is each tool's own (user and system, from \
+         (`{CHURN}`); the machine's load average (/proc/loadavg: 1, 5 and 15 minutes) was \
+         {} as the run started. CPU is each tool's own (user and system, from \
          /proc) over the stretch up to each point, as a share of one CPU; memory is resident \
          memory then (the peak so far in parentheses).\n",
         common::machine(),
+        load_average(),
     )
     .unwrap();
     let split = util::fixture("split");
@@ -167,16 +168,23 @@ fn main() {
         let _ = child.wait();
     }
     table(&mut page, &points, &watchers);
+    writeln!(page, "\nThe load average as the run ended: {}.", load_average()).unwrap();
     let log = std::fs::read_to_string(dir.join("top.log")).unwrap_or_default();
     if let Some(rate) = sample_rate(&log) {
         writeln!(
             page,
             "\n`profiler top` counted {rate:.0} samples a second over the run (both CPUs, user \
-             space; 4 kHz a CPU while busy).",
+             space and kernel; 4 kHz a CPU while busy).",
         )
         .unwrap();
     }
     common::write_section("top", &page);
+}
+
+/// The 1, 5 and 15-minute load averages, as /proc/loadavg gives them.
+fn load_average() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
 /// Some twenty short-lived processes a second: a program, a shell and a
@@ -249,8 +257,9 @@ fn refresh() {
          alone) on {}. A refresh of the screen (160x50) over 5,000 distinct functions in 4 \
          processes, each interval bringing 8,000 samples (4 kHz on 2 CPUs), from taking the interval's counts \
          to the frame drawn: median {median:.1} ms, slowest {max:.1} ms of 30 (after the first, \
-         which names every function). The machine was shared with other builds and tests.",
+         which names every function). The load average was {} as it started.",
         common::machine(),
+        load_average(),
     )
     .unwrap();
     common::write_section("top-refresh", &page);
