@@ -155,7 +155,16 @@ fn record(dir: &Path, big: &Path, name: &'static str, passes: usize, rate: u32) 
         let output = Command::new("perf")
             .current_dir(dir)
             .env("HOME", perf_home(dir))
-            .args(["record", "-q", "-B", "-e", "cpu-clock:u", "-F", &rate_arg, "-o"])
+            .args([
+                "record",
+                "-q",
+                "-B",
+                "-e",
+                "cpu-clock:u",
+                "-F",
+                &rate_arg,
+                "-o",
+            ])
             .arg(&perf)
             .args(["--", "sh", "-c", &script])
             .output()

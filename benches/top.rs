@@ -168,7 +168,12 @@ fn main() {
         let _ = child.wait();
     }
     table(&mut page, &points, &watchers);
-    writeln!(page, "\nThe load average as the run ended: {}.", load_average()).unwrap();
+    writeln!(
+        page,
+        "\nThe load average as the run ended: {}.",
+        load_average()
+    )
+    .unwrap();
     let log = std::fs::read_to_string(dir.join("top.log")).unwrap_or_default();
     if let Some(rate) = sample_rate(&log) {
         writeln!(
@@ -184,7 +189,10 @@ fn main() {
 /// The 1, 5 and 15-minute load averages, as /proc/loadavg gives them.
 fn load_average() -> String {
     let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    text.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+    text.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Some twenty short-lived processes a second: a program, a shell and a
