@@ -311,7 +311,9 @@ fn reports(page: &mut String, big: &Path, dir: &Path, runs: usize) {
         page,
         "The workload: passes of `profiler symbolize --inlines` over the 100000 addresses above, \
          run by the debug build, recorded by each profiler in the same way (`profiler record -e \
-         cpu-clock`, `perf record -e cpu-clock:u`). Reports go to /dev/null. By default the \
+         cpu-clock`, `perf record -e cpu-clock:u`). Reports go to /dev/null; ours keep names between runs, so \
+         after the first run of each the names are read back: the medians are warm figures \
+         (report_sizes has cold ones). By default the \
          report names the functions inlined into each row from DWARF; `--inline` counts code \
          as the function inlined there; perf report reads symbol tables only.\n"
     )
