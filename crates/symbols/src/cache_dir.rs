@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_symbolic_link_or_a_directory_others_may_write_is_not_used() {
-        let root = scratch("unsafe");
+        let root = scratch("refused");
         let real = root.join("real");
         std::fs::create_dir(&real).unwrap();
         std::os::unix::fs::symlink(&real, root.join("link")).unwrap();
