@@ -170,6 +170,18 @@ pub(crate) fn perf_counts(_output: &Output, data: &Path) -> (u64, u64) {
     (samples, lost)
 }
 
+/// What `command` printed, once it has succeeded: a benchmark stops at a
+/// command that fails, showing its standard error.
+pub(crate) fn succeeded(command: &mut Command) -> Output {
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
 pub(crate) fn output_of(command: &mut Command) -> String {
     command
         .output()

@@ -137,17 +137,12 @@ fn record(dir: &Path, big: &Path, name: &'static str, passes: usize, rate: u32) 
     let rate_arg = rate.to_string();
     if !ours.exists() {
         eprintln!("recording {name} with profiler record");
-        let output = util::profiler()
-            .current_dir(dir)
-            .args(["record", "-e", "cpu-clock:u", "-F", &rate_arg, "-o"])
-            .arg(&ours)
-            .args(["--", "sh", "-c", &script])
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
+        common::succeeded(
+            util::profiler()
+                .current_dir(dir)
+                .args(["record", "-e", "cpu-clock:u", "-F", &rate_arg, "-o"])
+                .arg(&ours)
+                .args(["--", "sh", "-c", &script]),
         );
     }
     if !perf.exists() {
@@ -379,18 +374,13 @@ fn own_profile(page: &mut String, dir: &Path) {
     let cache = dir.join("cache-profiled");
     let _ = std::fs::remove_dir_all(&cache);
     for when in ["cold", "warm"] {
-        let recorded = util::profiler()
-            .env("XDG_CACHE_HOME", &cache)
-            .args(["record", "-g", "-F", "20000", "-o"])
-            .arg(&profile)
-            .args(["--", ours, "report", "-i"])
-            .arg(&data)
-            .output()
-            .unwrap();
-        assert!(
-            recorded.status.success(),
-            "{}",
-            String::from_utf8_lossy(&recorded.stderr)
+        common::succeeded(
+            util::profiler()
+                .env("XDG_CACHE_HOME", &cache)
+                .args(["record", "-g", "-F", "20000", "-o"])
+                .arg(&profile)
+                .args(["--", ours, "report", "-i"])
+                .arg(&data),
         );
         let report = common::output_of(
             util::profiler()

@@ -271,16 +271,7 @@ fn reports(page: &mut String, big: &Path, dir: &Path, runs: usize) {
         args.extend_from_slice(extra);
         let script = workload(passes);
         args.extend(["--", "sh", "-c", &script]);
-        let recorded = util::profiler()
-            .current_dir(dir)
-            .args(&args)
-            .output()
-            .unwrap();
-        assert!(
-            recorded.status.success(),
-            "{}",
-            String::from_utf8_lossy(&recorded.stderr)
-        );
+        let recorded = common::succeeded(util::profiler().current_dir(dir).args(&args));
         let perf_data = format!("{name}.perf");
         let mut args = vec![
             "record",
