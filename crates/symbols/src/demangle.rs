@@ -2,57 +2,20 @@
 //! suffix, C++ without the argument list.
 //!
 //! C++ names are spelled as `c++filt -i` spells them (`std::string`, as
-//! perf and gdb print it), or `c++filt -i -p` without argument lists. Where
-//! the build found GNU libiberty, the demangler of c++filt, gdb and perf
-//! (see `profiler-libiberty`), it demangles them, to the letter; elsewhere
-//! cpp_demangle does, its output respelled where it differs from
-//! libiberty's (`respell`) and names it misreads read again (`reread`).
-//! `docs/demangling.md` lists the names of libstdc++ and libLLVM on which
-//! the two still differ.
+//! perf and gdb print it), or `c++filt -i -p` without argument lists:
+//! cpp_demangle reads them, its output respelled where it differs from GNU
+//! libiberty's, the demangler of c++filt, gdb and perf (`respell`), and
+//! names it misreads read again (`reread`). `docs/demangling.md` lists the
+//! names of libstdc++ and libLLVM on which the two still differ.
 
 mod reread;
 mod respell;
 
 use std::fmt::Write;
 
-/// Which demangler reads C++ names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CppDemangler {
-    /// GNU libiberty's, the one c++filt, gdb and perf use, where the build
-    /// found it.
-    Libiberty,
-    /// The cpp_demangle crate's, respelled as libiberty spells names.
-    CppDemangle,
-}
-
-impl CppDemangler {
-    /// The demangler [`demangle`] uses: libiberty where this build has it.
-    pub fn in_use() -> Self {
-        if profiler_libiberty::PRESENT {
-            Self::Libiberty
-        } else {
-            Self::CppDemangle
-        }
-    }
-
-    /// Its name, for people.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::Libiberty => "GNU libiberty (the system's, as c++filt)",
-            Self::CppDemangle => "cpp_demangle (pure Rust, respelled as c++filt)",
-        }
-    }
-}
-
 /// Demangles `name` if it is a Rust or C++ symbol; returns it unchanged
 /// otherwise. C++ names lose their argument lists unless `full_signatures`.
 pub fn demangle(name: &str, full_signatures: bool) -> String {
-    demangle_with(name, full_signatures, CppDemangler::in_use())
-}
-
-/// [`demangle`] with C++ names read by `demangler`; libiberty, asked for
-/// where this build has none, is cpp_demangle.
-pub fn demangle_with(name: &str, full_signatures: bool, demangler: CppDemangler) -> String {
     if let Ok(rust) = rustc_demangle::try_demangle(name) {
         // The alternate form drops the `::h0123456789abcdef` hash. The
         // demangler writes a piece at a time: a name seldom outgrows its
@@ -63,28 +26,18 @@ pub fn demangle_with(name: &str, full_signatures: bool, demangler: CppDemangler)
     }
     // Mangled names are ASCII; anything else is left alone rather than
     // risk text that is not UTF-8 coming back.
-    if name.starts_with("_Z") && name.is_ascii() {
-        let text = match demangler {
-            CppDemangler::Libiberty if profiler_libiberty::PRESENT => {
-                profiler_libiberty::demangle(name, full_signatures)
-            }
-            _ => reread::demangle(name, full_signatures),
-        };
-        if let Some(text) = text {
-            return text;
-        }
+    if name.starts_with("_Z")
+        && name.is_ascii()
+        && let Some(text) = reread::demangle(name, full_signatures)
+    {
+        return text;
     }
     name.to_owned()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{CppDemangler, demangle, demangle_with};
-
-    /// Both demanglers, whichever the build has.
-    fn each(name: &str, full: bool) -> [String; 2] {
-        [CppDemangler::Libiberty, CppDemangler::CppDemangle].map(|d| demangle_with(name, full, d))
-    }
+    use super::demangle;
 
     #[test]
     fn rust_legacy_names_lose_their_hash() {
@@ -111,7 +64,7 @@ mod tests {
             ("_ZNK3foo3Bar4sizeEv", "foo::Bar::size"),
             ("_ZNKSs4findEcm", "std::string::find"),
         ] {
-            assert_eq!(each(name, false), [short, short], "{name}");
+            assert_eq!(demangle(name, false), short, "{name}");
         }
     }
 
@@ -156,7 +109,7 @@ mod tests {
                  std::basic_streambuf<char, std::char_traits<char> >*)",
             ),
         ] {
-            assert_eq!(each(name, true), [full, full], "{name}");
+            assert_eq!(demangle(name, true), full, "{name}");
         }
     }
 
@@ -172,7 +125,7 @@ mod tests {
     #[test]
     fn plain_names_are_left_alone() {
         for name in ["main", "_Zinvalid", "hot_loop.cold", "_ZN3foo\u{e9}E"] {
-            assert_eq!(each(name, false), [name, name]);
+            assert_eq!(demangle(name, false), name);
         }
     }
 }

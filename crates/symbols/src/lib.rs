@@ -65,7 +65,7 @@ mod vdso;
 
 pub use archived_symbolizer::ArchivedSymbolizer;
 pub use archiver::{Archived, Archiver};
-pub use demangle::{CppDemangler, demangle, demangle_with};
+pub use demangle::demangle;
 pub use error::SymbolsError;
 pub use naming_cache::default_cache_dir;
 pub use regions::file_offsets;

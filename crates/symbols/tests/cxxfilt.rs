@@ -3,10 +3,9 @@
 //! has), demangled with and without argument lists, must read as
 //! `c++filt -i` and `c++filt -i -p` print them (`-i`: `std::string` rather
 //! than its full template, as perf and gdb print it), at least 99.9% of
-//! them, by the demangler this build uses, which the test names, and by
-//! the pure-Rust one a build without libiberty uses.
+//! them.
 //!
-//! The pure-Rust one's differences are written to `docs/demangling.md`,
+//! The differences are written to `docs/demangling.md`,
 //! which is compared with what the libraries give where they are the
 //! builds it was written from; `PROFILER_BLESS=1` rewrites it.
 
@@ -19,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use object::{Object, ObjectSymbol};
-use profiler_symbols::{CppDemangler, demangle_with};
+use profiler_symbols::demangle;
 
 const LIBRARIES: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
@@ -90,15 +89,15 @@ fn cxxfilt(names: &[String], options: &[&str]) -> Vec<String> {
     lines
 }
 
-/// Where `demangler` and c++filt differ on `library`'s names, with
-/// argument lists and then without.
-fn differences(library: &Library, demangler: CppDemangler) -> [Vec<Difference<'_>>; 2] {
+/// Where our names and c++filt's differ on `library`'s, with argument
+/// lists and then without.
+fn differences(library: &Library) -> [Vec<Difference<'_>>; 2] {
     [true, false].map(|full| {
         let theirs = &library.cxxfilt[usize::from(!full)];
         (library.names.iter().zip(theirs))
             .map(|(name, theirs)| Difference {
                 name,
-                ours: demangle_with(name, full, demangler),
+                ours: demangle(name, full),
                 theirs,
             })
             .filter(|d| d.ours != d.theirs)
@@ -117,15 +116,6 @@ fn say(line: &str) {
 
 #[test]
 fn cpp_names_read_as_cxxfilt_prints_them() {
-    let in_use = CppDemangler::in_use();
-    say(&format!("C++ demangler in use: {}", in_use.describe()));
-    if std::env::var_os("PROFILER_NO_LIBIBERTY").is_some_and(|v| v == "1") {
-        assert_eq!(
-            in_use,
-            CppDemangler::CppDemangle,
-            "PROFILER_NO_LIBIBERTY=1 was not heeded"
-        );
-    }
     if !profiler_testing::tool("c++filt") {
         return;
     }
@@ -137,16 +127,13 @@ fn cpp_names_read_as_cxxfilt_prints_them() {
         libraries.iter().any(|l| l.path.ends_with("libstdc++.so.6")),
         "libstdc++ is missing"
     );
-    let pure_rust: Vec<[Vec<Difference>; 2]> = (libraries.iter())
-        .map(|l| differences(l, CppDemangler::CppDemangle))
-        .collect();
+    let listed: Vec<[Vec<Difference>; 2]> = libraries.iter().map(differences).collect();
     let mut failures = Vec::new();
-    let mut report = |demangler: CppDemangler, library: &Library, lists: &[Vec<Difference>; 2]| {
+    for (library, lists) in libraries.iter().zip(&listed) {
         for (differ, options) in lists.iter().zip(["-i", "-i -p"]) {
             let agree = agreement(differ.len(), library.names.len());
             let line = format!(
-                "{}, {}: {} of {} names differ from c++filt {options}, {agree:.3}% agree",
-                demangler.describe(),
+                "{}: {} of {} names differ from c++filt {options}, {agree:.3}% agree",
                 library.path,
                 differ.len(),
                 library.names.len()
@@ -156,16 +143,8 @@ fn cpp_names_read_as_cxxfilt_prints_them() {
                 failures.push(line);
             }
         }
-    };
-    if in_use != CppDemangler::CppDemangle {
-        for library in &libraries {
-            report(in_use, library, &differences(library, in_use));
-        }
     }
-    for (library, lists) in libraries.iter().zip(&pure_rust) {
-        report(CppDemangler::CppDemangle, library, lists);
-    }
-    check_list(&libraries, &pure_rust);
+    check_list(&libraries, &listed);
     assert!(
         failures.is_empty(),
         "below {AGREEMENT}%:\n{}",
@@ -173,12 +152,12 @@ fn cpp_names_read_as_cxxfilt_prints_them() {
     );
 }
 
-/// Compares `docs/demangling.md` with the pure-Rust demangler's differences
+/// Compares `docs/demangling.md` with our names' differences from c++filt's
 /// where it was written from these builds of these libraries; writes it
 /// with `PROFILER_BLESS=1`.
-fn check_list(libraries: &[Library], pure_rust: &[[Vec<Difference>; 2]]) {
+fn check_list(libraries: &[Library], listed: &[[Vec<Difference>; 2]]) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/demangling.md");
-    let page = differences_page(libraries, pure_rust);
+    let page = differences_page(libraries, listed);
     let bless = std::env::var_os("PROFILER_BLESS").is_some_and(|v| v == "1");
     assert!(
         !(bless && profiler_testing::ci()),
@@ -199,22 +178,22 @@ fn check_list(libraries: &[Library], pure_rust: &[[Vec<Difference>; 2]]) {
     }
     assert!(
         written == page,
-        "{} differs from what the pure-Rust demangler gives now; \
+        "{} differs from what the demangler gives now; \
          PROFILER_BLESS=1 rewrites it: review the diff",
         path.display()
     );
 }
 
 /// The differences page up to its table of libraries.
-const PAGE_HEAD: &str = r"# C++ names without libiberty
+const PAGE_HEAD: &str = r"# C++ names against c++filt
 
-Where the build finds no GNU libiberty (`libiberty-dev` on Debian and Ubuntu),
-or with `PROFILER_NO_LIBIBERTY=1` at build time, C++ names are demangled by the
-cpp_demangle crate, whose spelling is then made c++filt's. This page lists
-every C++ symbol of libstdc++ and libLLVM on which that reading still differs
-from `c++filt -i` (names with their argument lists, as `--full-signatures`
-prints them) or `c++filt -i -p` (without, as reports print functions). The
-differences are of four kinds, each cpp_demangle's reading of the mangled name:
+C++ names are demangled by the cpp_demangle crate, whose spelling is then made
+that of c++filt (GNU libiberty's demangler, which perf and gdb use too). This
+page lists every C++ symbol of libstdc++ and libLLVM on which that reading
+still differs from `c++filt -i` (names with their argument lists, as
+`--full-signatures` prints them) or `c++filt -i -p` (without, as reports print
+functions). The differences are of four kinds, each cpp_demangle's reading of
+the mangled name:
 
 - a lambda of a function template, in a template argument: cpp_demangle gives
   the enclosing function its return type (`void llvm::cfg::LegalizeUpdates<..>(..)::{lambda..}`);
@@ -235,7 +214,7 @@ PROFILER_BLESS=1 cargo test -p profiler-symbols --test cxxfilt
 | --- | --- | ---: | ---: | ---: |
 ";
 
-/// The page listing every name on which the pure-Rust demangler and c++filt
+/// The page listing every name on which our demangling and c++filt
 /// differ.
 fn differences_page(libraries: &[Library], listed: &[[Vec<Difference>; 2]]) -> String {
     let mut page = String::from(PAGE_HEAD);

@@ -1,4 +1,4 @@
-//! C++ names demangled by cpp_demangle, for builds without libiberty.
+//! C++ names demangled by cpp_demangle.
 //!
 //! Two kinds of name cpp_demangle misreads are read again, changed so
 //! that it reads them right, and the result is kept only where the change
