@@ -10,7 +10,7 @@ use crate::perf_options::{
     CallGraphForm, DEFAULT_CALL_GRAPH, PerfReportArgs, parse_report_call_graph,
 };
 pub(crate) use crate::record_args::{Frequency, HistogramArgs, RecordArgs};
-pub(crate) use crate::shared_args::{CpuList, Format, SymbolArgs, parse_seconds};
+pub(crate) use crate::shared_args::{Format, SymbolArgs, parse_seconds};
 use crate::width::WidthArgs;
 
 #[derive(Debug, Parser)]

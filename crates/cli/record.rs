@@ -15,12 +15,11 @@ use profiler_model::{
 };
 use profiler_report::{loss_advice, stack_advice, stack_completeness, stack_phrase};
 use profiler_sampler::{
-    DrainPriority, EventRequest, RecordConfig, RecordOutcome, Recorder, Target, TargetEnd,
-    TargetExit,
+    DrainPriority, EventRequest, RecordConfig, RecordOutcome, Recorder, TargetEnd, TargetExit,
 };
 use profiler_symbols::ElfUnwinder;
 
-use crate::args::{CpuList, Frequency, RecordArgs, SymbolArgs};
+use crate::args::{Frequency, RecordArgs, SymbolArgs};
 use crate::env_options::VARIABLE;
 use crate::exit_status::PROFILER_FAILED;
 use crate::job::RankedRecord;
@@ -43,7 +42,7 @@ pub(crate) fn run(mut args: RecordArgs, matches: &ArgMatches) -> Result<ExitCode
     {
         ranked.notice(&format!("options from {VARIABLE}: {options}"));
     }
-    let target = target(&mut args);
+    let target = std::mem::take(&mut args.target).target(std::mem::take(&mut args.command));
     let (events, sampling) = event_requests(&args, matches)?;
     let histogram = HistogramRequest::check(&args.histogram)?;
     let mut call_graph = match (args.call_graph, args.frame_pointers) {
@@ -228,24 +227,6 @@ fn print_event_counts(header: &RecordingHeader, stats: &RecordingStats, ranked: 
         for advice in loss_advice(stats) {
             ranked.problem(&format!("{}: {advice}", event.name));
         }
-    }
-}
-
-/// What to record, from -p, -t, -a, -C and the command (clap has refused
-/// the combinations that cannot be meant).
-fn target(args: &mut RecordArgs) -> Target {
-    let command = std::mem::take(&mut args.command);
-    if !args.pids.is_empty() {
-        Target::Processes(std::mem::take(&mut args.pids))
-    } else if !args.tids.is_empty() {
-        Target::Threads(std::mem::take(&mut args.tids))
-    } else if args.all_cpus || args.cpus.is_some() {
-        Target::SystemWide {
-            cpus: args.cpus.take().map(|CpuList(cpus)| cpus),
-            command: (!command.is_empty()).then_some(command),
-        }
-    } else {
-        Target::Command(command)
     }
 }
 

@@ -8,7 +8,7 @@ use clap::Args;
 use profiler_model::CallGraph;
 use profiler_sampler::DEFAULT_STACK_BYTES;
 
-use crate::shared_args::{CpuList, parse_cpu_list, parse_seconds};
+use crate::shared_args::{TargetArgs, parse_seconds};
 
 const RECORD_AFTER_HELP: &str = "\
 Each -c or -F applies to the -e before it; given before any -e, it applies to every event \
@@ -78,35 +78,8 @@ pub(crate) struct RecordArgs {
     #[arg(long, value_name = "N", value_parser = parse_mmap_pages)]
     pub mmap_pages: Option<usize>,
 
-    /// Attach to these running processes: every thread they have, and the threads and
-    /// children they start later; they are left running at the end
-    #[arg(
-        short = 'p',
-        long = "pid",
-        value_name = "PID[,PID...]",
-        value_delimiter = ',',
-        conflicts_with_all = ["tids", "all_cpus", "cpus", "command"]
-    )]
-    pub pids: Vec<u32>,
-
-    /// Attach to these running threads (and the threads they start later)
-    #[arg(
-        short = 't',
-        long = "tid",
-        value_name = "TID[,TID...]",
-        value_delimiter = ',',
-        conflicts_with_all = ["all_cpus", "cpus", "command"]
-    )]
-    pub tids: Vec<u32>,
-
-    /// Sample every process on every online CPU (needs kernel.perf_event_paranoid <= 0,
-    /// CAP_PERFMON or root)
-    #[arg(short = 'a', long = "all-cpus")]
-    pub all_cpus: bool,
-
-    /// Sample every process on these CPUs, e.g. 0,2-3 (privileged, as -a)
-    #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = parse_cpu_list)]
-    pub cpus: Option<CpuList>,
+    #[command(flatten)]
+    pub target: TargetArgs,
 
     /// At the end, add to the recording what reporting it needs of its binaries (see `profiler
     /// archive`)

@@ -17,28 +17,16 @@ use profiler_report::{
     StatExit, StatSummary, render_stat_interval_json, render_stat_interval_text, render_stat_json,
     render_stat_text,
 };
-use profiler_sampler::{Stat, StatConfig, Target};
+use profiler_sampler::{Stat, StatConfig};
 
-use crate::args::{CpuList, Format};
+use crate::args::Format;
 use crate::messages::say;
 use crate::stat_args::StatArgs;
 
 pub(crate) fn run(args: StatArgs) -> Result<ExitCode> {
-    let target = if !args.pids.is_empty() {
-        Target::Processes(args.pids)
-    } else if !args.tids.is_empty() {
-        Target::Threads(args.tids)
-    } else if args.all_cpus || args.cpus.is_some() {
-        Target::SystemWide {
-            cpus: args.cpus.map(|CpuList(cpus)| cpus),
-            command: None,
-        }
-    } else {
-        Target::Command(args.command)
-    };
     let stat = Stat::new(StatConfig {
         events: args.events,
-        target,
+        target: args.target.target(args.command),
         interval: args.interval_ms.map(Duration::from_millis),
         duration: args.duration,
         per_thread: args.per_thread,

@@ -5,13 +5,16 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::shared_args::{CpuList, Format, parse_cpu_list, parse_seconds};
+use crate::shared_args::{Format, TargetArgs, parse_seconds};
 
 pub(crate) const STAT_AFTER_HELP: &str = "\
 Each count is scaled for multiplexing (count × enabled / running) and followed by the share of \
 the time its counter ran. Default events: task-clock (cpu-clock with -a, -C), context-switches, \
 cpu-migrations, page-faults, cycles and instructions; those the machine cannot count show as \
 <not supported>.
+
+-p and -t count until the processes or threads all exit, --duration is up or Ctrl-C; -a and -C \
+count every task on the CPUs until --duration is up or Ctrl-C.
 
 Exit status: the command's own, or 128+N if a signal N ended it; 125 if the profiler failed, \
 126 if the command cannot be run, 127 if it was not found.";
@@ -24,34 +27,8 @@ pub(crate) struct StatArgs {
     #[arg(short = 'e', long = "event", value_name = "EVENT[,EVENT...]")]
     pub events: Vec<String>,
 
-    /// Count these running processes, every thread of them, until they exit or Ctrl-C
-    #[arg(
-        short = 'p',
-        long = "pid",
-        value_name = "PID[,PID...]",
-        value_delimiter = ',',
-        conflicts_with_all = ["tids", "all_cpus", "cpus"]
-    )]
-    pub pids: Vec<u32>,
-
-    /// Count these threads, until they exit or Ctrl-C
-    #[arg(
-        short = 't',
-        long = "tid",
-        value_name = "TID[,TID...]",
-        value_delimiter = ',',
-        conflicts_with_all = ["all_cpus", "cpus"]
-    )]
-    pub tids: Vec<u32>,
-
-    /// Count every task on every online CPU, until Ctrl-C (needs
-    /// kernel.perf_event_paranoid <= 0 or CAP_PERFMON)
-    #[arg(short = 'a', long = "all-cpus", conflicts_with = "cpus")]
-    pub all_cpus: bool,
-
-    /// Count every task on these CPUs, e.g. 0-3,8
-    #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = parse_cpu_list)]
-    pub cpus: Option<CpuList>,
+    #[command(flatten)]
+    pub target: TargetArgs,
 
     /// Also print the counts of every MS milliseconds as they pass (at least 10)
     #[arg(short = 'I', long = "interval-ms", value_name = "MS")]

@@ -17,7 +17,7 @@ use profiler_sampler::{EventRequest, RecordConfig, Recorder, Target};
 use profiler_symbols::{ElfSymbolizer, ElfUnwinder, SourceFiles};
 use profiler_tui::{BrowseOptions, Code, TopOptions, colors_allowed, top_screen, top_snapshots};
 
-use crate::args::{CpuList, SymbolArgs};
+use crate::args::SymbolArgs;
 use crate::messages::say;
 use crate::top_args::TopArgs;
 
@@ -140,32 +140,23 @@ fn code<'a, S: Symbolizer + Disassembler>(symbolizer: &'a S, sources: &'a Source
 /// processes, saying why.
 fn target(args: &mut TopArgs) -> Result<(Target, String)> {
     let command = std::mem::take(&mut args.command);
-    let cpus = args.cpus.take().map(|CpuList(cpus)| cpus);
-    Ok(if !args.pids.is_empty() {
-        let pids = std::mem::take(&mut args.pids);
-        (
-            Target::Processes(pids.clone()),
-            format!("pid {}", list(&pids)),
-        )
-    } else if !args.tids.is_empty() {
-        let tids = std::mem::take(&mut args.tids);
-        (
-            Target::Threads(tids.clone()),
-            format!("tid {}", list(&tids)),
-        )
-    } else if args.all_cpus || cpus.is_some() {
-        let described = match &cpus {
-            Some(cpus) => format!("CPUs {}", format_cpu_list(cpus)),
-            None => "all CPUs".to_owned(),
-        };
-        let command = (!command.is_empty()).then_some(command);
-        (Target::SystemWide { cpus, command }, described)
-    } else if !command.is_empty() {
-        let described = format!("command {}", command[0].to_string_lossy());
-        (Target::Command(command), described)
-    } else {
-        default_target(args.kernel)?
-    })
+    if args.target.is_empty() && command.is_empty() {
+        return default_target(args.kernel);
+    }
+    let target = std::mem::take(&mut args.target).target(command);
+    let described = match &target {
+        Target::Processes(pids) => format!("pid {}", list(pids)),
+        Target::Threads(tids) => format!("tid {}", list(tids)),
+        Target::SystemWide {
+            cpus: Some(cpus), ..
+        } => format!("CPUs {}", format_cpu_list(cpus)),
+        Target::SystemWide { cpus: None, .. } => "all CPUs".to_owned(),
+        Target::Command(command) => {
+            let program = command.first().map(|p| p.to_string_lossy());
+            format!("command {}", program.unwrap_or_default())
+        }
+    };
+    Ok((target, described))
 }
 
 fn list(ids: &[u32]) -> String {

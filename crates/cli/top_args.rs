@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::shared_args::{CpuList, SymbolArgs, parse_seconds};
+use crate::shared_args::{SymbolArgs, TargetArgs, parse_seconds};
 
 #[derive(Debug, Args)]
 #[command(after_help = TOP_AFTER_HELP)]
@@ -37,33 +37,8 @@ pub(crate) struct TopArgs {
     #[arg(long)]
     pub kernel: bool,
 
-    /// Sample every process on every online CPU [the default where allowed]
-    #[arg(short = 'a', long = "all-cpus")]
-    pub all_cpus: bool,
-
-    /// Sample every process on these CPUs, e.g. 0,2-3
-    #[arg(short = 'C', long = "cpu", value_name = "LIST", value_parser = crate::shared_args::parse_cpu_list)]
-    pub cpus: Option<CpuList>,
-
-    /// Attach to these running processes (and the threads and children they start)
-    #[arg(
-        short = 'p',
-        long = "pid",
-        value_name = "PID[,PID...]",
-        value_delimiter = ',',
-        conflicts_with_all = ["tids", "all_cpus", "cpus", "command"]
-    )]
-    pub pids: Vec<u32>,
-
-    /// Attach to these running threads
-    #[arg(
-        short = 't',
-        long = "tid",
-        value_name = "TID[,TID...]",
-        value_delimiter = ',',
-        conflicts_with_all = ["all_cpus", "cpus", "command"]
-    )]
-    pub tids: Vec<u32>,
+    #[command(flatten)]
+    pub target: TargetArgs,
 
     /// Refresh every SECS seconds
     #[arg(short = 'd', long = "delay", value_name = "SECS", default_value = "1", value_parser = parse_seconds)]
