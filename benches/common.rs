@@ -2,7 +2,7 @@
 //! time and peak memory, and BENCHMARKS.md, where each benchmark rewrites its
 //! own section between markers and leaves the others.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// `2 CPUs (AMD EPYC), Linux 6.18.44, 2026-11-22 21:56 UTC`.
@@ -180,6 +180,32 @@ pub(crate) fn succeeded(command: &mut Command) -> Output {
         String::from_utf8_lossy(&output.stderr)
     );
     output
+}
+
+/// `bin`, a program of the crate `krate` at `version` (`cargo install`
+/// with `args` besides), installed under target/bench-tools on first use;
+/// `None` where cargo cannot install it.
+pub(crate) fn cargo_installed(
+    krate: &str,
+    version: &str,
+    args: &[&str],
+    bin: &str,
+) -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-tools");
+    let tool = root.join("bin").join(bin);
+    if !tool.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["install", "--quiet", krate, "--version", version])
+            .args(args)
+            .arg("--root")
+            .arg(&root)
+            .status()
+            .ok()?;
+        if !status.success() {
+            return None;
+        }
+    }
+    Some(tool)
 }
 
 pub(crate) fn output_of(command: &mut Command) -> String {

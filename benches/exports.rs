@@ -137,26 +137,7 @@ fn perf_record(dir: &Path, workload: &str) -> bool {
 
 /// inferno's perf collapser, installed on first use.
 fn inferno_collapse_perf() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-tools");
-    let tool = root.join("bin/inferno-collapse-perf");
-    if !tool.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "install",
-                "--quiet",
-                "inferno",
-                "--version",
-                "0.12.8",
-                "--root",
-            ])
-            .arg(&root)
-            .status()
-            .ok()?;
-        if !status.success() {
-            return None;
-        }
-    }
-    Some(tool)
+    common::cargo_installed("inferno", "0.12.8", &[], "inferno-collapse-perf")
 }
 
 /// What one command took.

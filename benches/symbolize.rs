@@ -99,28 +99,7 @@ fn address_file(dir: &Path, addresses: &[u64], count: usize) -> PathBuf {
 
 /// The addr2line crate's command-line tool, installed on first use.
 fn addr2line_crate() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-tools");
-    let tool = root.join("bin/addr2line");
-    if !tool.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "install",
-                "--quiet",
-                "addr2line",
-                "--version",
-                "0.25.1",
-                "--features",
-                "bin",
-                "--root",
-            ])
-            .arg(&root)
-            .status()
-            .ok()?;
-        if !status.success() {
-            return None;
-        }
-    }
-    Some(tool)
+    common::cargo_installed("addr2line", "0.25.1", &["--features", "bin"], "addr2line")
 }
 
 /// A tool that names addresses read from stdin: its name, program and
