@@ -403,12 +403,13 @@ live_test!(firefox_holds_the_off_cpu_event, || {
         .filter(|(_, s)| s.names.iter().any(|n| n == "nap"))
         .map(|(i, _)| i)
         .collect();
-    assert!(!nap.is_empty(), "no sample of nap");
-    assert!(
-        nap.iter().all(|&i| deltas[i] == 0),
-        "off-CPU samples with CPU time"
-    );
-    let weight: i64 = nap.iter().map(|&i| samples[i].weight).sum();
+    // nap's time off the CPU, without CPU time; on it, a tick or two at
+    // most, of its few microseconds of user code (libc's wrapper, the
+    // first call's symbol binding).
+    let (off, on): (Vec<usize>, Vec<usize>) = nap.iter().partition(|&&i| deltas[i] == 0);
+    assert!(!off.is_empty(), "no sample of nap without CPU time");
+    assert!(on.len() <= 2, "{} samples of nap with CPU time", on.len());
+    let weight: i64 = off.iter().map(|&i| samples[i].weight).sum();
     // burn's samples on the CPU carry its CPU time (in µs); those of its
     // preemptions, none.
     let burn_us: u64 = (samples.iter().zip(deltas))

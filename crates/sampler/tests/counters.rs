@@ -340,6 +340,7 @@ fn share_in(calls: &[Call], bit: u64, range: &Range<usize>) -> f64 {
 }
 
 live_test!(two_events_overflow_in_the_thread_that_did_the_work, || {
+    let _turn = process_wide();
     let calls = Calls::new();
     let (clock, fault) = (recording(&calls), recording(&calls));
     let worker = thread::spawn(move || {
@@ -406,6 +407,7 @@ live_test!(threshold_0_stops_the_calls, || {
 live_test!(
     emulated_overflow_calls_every_threshold_from_the_spin,
     || {
+        let _turn = process_wide();
         let calls = Calls::new();
         let counters = Counters::new(&["task-clock"], Scope::Thread).unwrap();
         counters
