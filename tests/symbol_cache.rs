@@ -180,7 +180,7 @@ fn a_program_changed_since_or_a_damaged_cache_file_is_named_afresh() {
 
 #[test]
 fn a_cache_directory_that_is_a_link_or_that_others_may_write_is_not_used() {
-    let dir = scratch("symbol-cache-unsafe");
+    let dir = scratch("symbol-cache-refused");
     write_recording(&dir);
     let uncached = reports(&dir, &dir.join("none"), &["--no-symbol-cache"]);
 
