@@ -171,12 +171,12 @@ pub(crate) fn perf_counts(_output: &Output, data: &Path) -> (u64, u64) {
 }
 
 /// What `command` printed, once it has succeeded: a benchmark stops at a
-/// command that fails, showing its standard error.
+/// command that fails, showing it and its standard error.
 pub(crate) fn succeeded(command: &mut Command) -> Output {
     let output = command.output().unwrap();
     assert!(
         output.status.success(),
-        "{}",
+        "{command:?}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     output

@@ -148,7 +148,7 @@ fn own_cpu(page: &mut String, dir: &Path, split: &str, tools: &[Tool], runs: usi
             let mut command = tool.command(dir, data, &[&["-F", "10000"], *flags].concat());
             command.args(["bash", "-c", script, split, OWN_CPU_ROUNDS]);
             let before = common::children_cpu_seconds();
-            let output = checked(&mut command);
+            let output = common::succeeded(&mut command);
             let total = common::children_cpu_seconds() - before;
             let workload = shell_times(&output);
             let samples = counts(*tool, dir, data, &output).0;
@@ -197,7 +197,7 @@ fn dwarf_losses(page: &mut String, dir: &Path, split: &str, tools: &[Tool], runs
             let flags = ["--call-graph", "dwarf", "-F", "10000"];
             let mut command = tool.command(dir, data, &flags);
             command.args([split, DWARF_ROUNDS]);
-            let output = checked(&mut command);
+            let output = common::succeeded(&mut command);
             measures.push(counts(*tool, dir, data, &output));
         }
     }
@@ -272,7 +272,7 @@ fn sizes(page: &mut String, dir: &Path, split: &str, tools: &[Tool], runs: usize
                     }
                     let mut command = tool.command(dir, &data, &all);
                     command.args([split, SIZE_ROUNDS]);
-                    let output = checked(&mut command);
+                    let output = common::succeeded(&mut command);
                     let samples = counts(*tool, dir, &data, &output).0;
                     let bytes = std::fs::metadata(dir.join(&data)).map_or(0, |m| m.len());
                     if commands.len() <= at {
@@ -344,7 +344,7 @@ fn report_times(page: &mut String, dir: &Path, split: &str, runs: usize) {
             all.extend(*flags);
             let mut command = Tool::Profiler.command(dir, &data, &all);
             command.args([split, REPORT_ROUNDS]);
-            let output = checked(&mut command);
+            let output = common::succeeded(&mut command);
             let samples = common::profiler_counts(&output).0;
             let path = dir.join(&data).to_str().unwrap().to_owned();
             let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
@@ -412,7 +412,7 @@ fn histograms(page: &mut String, dir: &Path, split: &str, perf_available: bool) 
             .args(recorder.get_args())
             .args([split, rounds])
             .stdin(Stdio::null());
-        let output = checked(&mut command);
+        let output = common::succeeded(&mut command);
         let time = String::from_utf8_lossy(&output.stderr);
         let mut fields = time.lines().last().unwrap_or_default().split_whitespace();
         let wall: f64 = fields.next().and_then(|f| f.parse().ok()).unwrap_or(0.0);
@@ -454,17 +454,6 @@ fn name(tool: Tool) -> &'static str {
         Tool::Profiler => "profiler record",
         Tool::Perf => "perf record",
     }
-}
-
-/// Runs `command` with its output captured; it must succeed.
-fn checked(command: &mut Command) -> Output {
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{command:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }
 
 /// Samples and lost samples, from the recorder's own summary.
