@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps};
 
 /// The cache directory, held open.
+#[derive(Debug)]
 pub(crate) struct CacheDir {
     dir: OwnedFd,
     /// The most bytes its files may hold together.

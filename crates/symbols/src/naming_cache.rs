@@ -48,25 +48,30 @@ pub fn default_cache_dir() -> Option<PathBuf> {
     }
 }
 
+/// The cache's directory at `path`, if it is safe to use.
+pub(crate) fn open_dir(path: &Path) -> Option<CacheDir> {
+    CacheDir::open(path, BOUND)
+}
+
 /// One module's file in the cache.
-pub(crate) struct NamingCache {
-    dir: CacheDir,
+pub(crate) struct NamingCache<'d> {
+    dir: &'d CacheDir,
     name: String,
     key: CacheKey,
 }
 
-impl NamingCache {
+impl<'d> NamingCache<'d> {
     /// The cache of `module`'s answers from `files` (as opened for it), in
     /// the directory `dir`; `None` where the module is not cached (no
     /// build-id, files that state another, files not on disk) or the
     /// directory is not safe to use.
     pub(crate) fn new(
-        dir: &Path,
+        dir: &'d CacheDir,
         module: &Module,
         files: &ModuleFiles,
         detail: Detail,
         full_signatures: bool,
-    ) -> Option<NamingCache> {
+    ) -> Option<NamingCache<'d>> {
         let build_id = module.build_id.as_ref()?;
         let cached = module.pid.is_none()
             && module.has_file()
@@ -94,7 +99,6 @@ impl NamingCache {
             detail,
             full_signatures,
         };
-        let dir = CacheDir::open(dir, BOUND)?;
         Some(NamingCache { dir, name, key })
     }
 
@@ -108,11 +112,12 @@ impl NamingCache {
         let kept = (self.dir.read(&self.name))
             .and_then(|bytes| decode(&bytes, &self.key))
             .unwrap_or_default();
-        let found = |offset: &FileOffset| kept.binary_search_by_key(offset, |(o, _)| *o).ok();
-        let missed: Vec<FileOffset> = offsets
-            .iter()
-            .copied()
-            .filter(|o| found(o).is_none())
+        let found: Vec<Option<usize>> = (offsets.iter())
+            .map(|offset| kept.binary_search_by_key(offset, |(o, _)| *o).ok())
+            .collect();
+        let missed: Vec<FileOffset> = (offsets.iter().zip(&found))
+            .filter(|(_, at)| at.is_none())
+            .map(|(&offset, _)| offset)
             .collect();
         let mut named = match missed.is_empty() {
             true => ModuleSymbols::default(),
@@ -125,8 +130,8 @@ impl NamingCache {
         let mut fresh = std::mem::take(&mut named.addresses).into_iter();
         let mut answers = Vec::with_capacity(offsets.len());
         let mut new = Vec::with_capacity(missed.len());
-        for &offset in offsets {
-            let answer = match found(&offset) {
+        for (&offset, &at) in offsets.iter().zip(&found) {
+            let answer = match at {
                 Some(at) => kept[at].1.clone(),
                 None => {
                     let answer = fresh.next().unwrap_or_default();
@@ -206,7 +211,8 @@ mod tests {
         detail: Detail,
     ) -> (Vec<FileOffset>, ModuleSymbols) {
         let files = ModuleFiles::open(Path::new(&module.path), &[]).unwrap();
-        let cache = NamingCache::new(dir, module, &files, detail, false).unwrap();
+        let dir = open_dir(dir).unwrap();
+        let cache = NamingCache::new(&dir, module, &files, detail, false).unwrap();
         let asked = RefCell::new(Vec::new());
         let answer = cache.symbolize(offsets, |missed| {
             asked.borrow_mut().extend_from_slice(missed);
@@ -298,18 +304,19 @@ mod tests {
             build_id: None,
             ..module.clone()
         };
-        assert!(NamingCache::new(&dir, &without, &files, detail, false).is_none());
+        let cache_dir = open_dir(&dir).unwrap();
+        assert!(NamingCache::new(&cache_dir, &without, &files, detail, false).is_none());
         let other = Module {
             build_id: Some(profiler_model::BuildId(vec![0; 20])),
             ..module.clone()
         };
-        assert!(NamingCache::new(&dir, &other, &files, detail, false).is_none());
+        assert!(NamingCache::new(&cache_dir, &other, &files, detail, false).is_none());
         let jit = Module {
             pid: Some(1),
             ..module.clone()
         };
-        assert!(NamingCache::new(&dir, &jit, &files, detail, false).is_none());
-        assert!(NamingCache::new(&dir, &module, &files, detail, false).is_some());
+        assert!(NamingCache::new(&cache_dir, &jit, &files, detail, false).is_none());
+        assert!(NamingCache::new(&cache_dir, &module, &files, detail, false).is_some());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -14,13 +14,14 @@ use profiler_model::{
 };
 
 use crate::build_id_cache::open_as_recorded;
+use crate::cache_dir::CacheDir;
 use crate::elf_module::{ElfModule, ModuleFiles, Naming};
 use crate::error::SymbolsError;
 use crate::jit::PerfMap;
 use crate::jitdump::{DumpRead, JitDumps, JitFunction, line_of};
 use crate::kept_modules::{KeptModules, ParsedModule};
 use crate::kernel::Kallsyms;
-use crate::naming_cache::NamingCache;
+use crate::naming_cache::{NamingCache, open_dir};
 use crate::vdso::own_vdso;
 
 /// Choices for symbolization.
@@ -80,6 +81,9 @@ pub struct ElfSymbolizer {
     jit_dumps: JitDumps,
     /// Modules kept parsed for naming functions again.
     kept: KeptModules,
+    /// The names cache's directory, opened once; `None` without one, or
+    /// where it is not safe to use.
+    cache_dir: OnceLock<Option<CacheDir>>,
 }
 
 impl ElfSymbolizer {
@@ -89,6 +93,7 @@ impl ElfSymbolizer {
             kallsyms: OnceLock::new(),
             jit_dumps: JitDumps::default(),
             kept: KeptModules::default(),
+            cache_dir: OnceLock::new(),
         }
     }
 
@@ -183,10 +188,12 @@ impl ElfSymbolizer {
         offsets: &[FileOffset],
         detail: Detail,
     ) -> Option<ModuleSymbols> {
-        let dir = self.options.cache_dir.as_deref()?;
         if module.build_id.is_none() || !KeptModules::keeps(module) {
             return None;
         }
+        let dir = (self.cache_dir)
+            .get_or_init(|| self.options.cache_dir.as_deref().and_then(open_dir))
+            .as_ref()?;
         let files = self.open(module).ok()?;
         let full = self.options.full_signatures;
         let cache = NamingCache::new(dir, module, &files, detail, full)?;
