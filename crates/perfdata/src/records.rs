@@ -20,6 +20,7 @@ use std::io;
 use linux_perf_data::linux_perf_event_reader::{
     CommOrExecRecord, CpuMode as PerfCpuMode, EventRecord, ForkOrExitRecord, Mmap2FileId,
     Mmap2Record, MmapRecord, RawData, RawEventRecord, RecordType, SampleRecord, SamplingPolicy,
+    constants::PERF_RECORD_MISC_MMAP_BUILD_ID,
 };
 use linux_perf_data::{DsoInfo, DsoKey, Endianness, PerfFileRecord, UserRecordType};
 use profiler_model::{
@@ -29,8 +30,6 @@ use profiler_model::{
 
 /// `PROT_EXEC` in an MMAP2 record's protection.
 const PROT_EXEC: u32 = 4;
-/// In an MMAP2 record's misc field: a build-id instead of the inode.
-const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 /// Where an MMAP2 record's body states its build-id's length, and the
 /// first length past the 20 bytes its field holds.
 const BUILD_ID_LEN_AT: usize = 32;
@@ -94,7 +93,7 @@ impl Converter<'_> {
         let event = EventIndex::try_from(attr_index).unwrap_or(EventIndex::MAX);
         let time = raw.timestamp().unwrap_or(0);
         if raw.record_type == RecordType::MMAP2 && holds_inode(&raw) {
-            raw.misc &= !MISC_MMAP_BUILD_ID;
+            raw.misc &= !PERF_RECORD_MISC_MMAP_BUILD_ID;
             self.skipped.inode_mappings += 1;
         }
         Ok(match raw.parse()? {
@@ -262,7 +261,7 @@ impl Converter<'_> {
 fn holds_inode(raw: &RawEventRecord<'_>) -> bool {
     let length = raw.data.get(BUILD_ID_LEN_AT..BUILD_ID_LEN_AT + 1);
     let impossible = |length: RawData<'_>| matches!(length.as_slice()[0], 0 | BUILD_ID_TOO_LONG..);
-    raw.misc & MISC_MMAP_BUILD_ID != 0 && length.is_some_and(impossible)
+    raw.misc & PERF_RECORD_MISC_MMAP_BUILD_ID != 0 && length.is_some_and(impossible)
 }
 
 fn comm_record(comm: &CommOrExecRecord<'_>, time: u64) -> Record {
