@@ -182,6 +182,15 @@ pub(crate) fn succeeded(command: &mut Command) -> Output {
     output
 }
 
+/// The load averages over 1, 5 and 15 minutes, as /proc/loadavg says them.
+pub(crate) fn load_average() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `bin`, a program of the crate `krate` at `version` (`cargo install`
 /// with `args` besides), installed under target/bench-tools on first use;
 /// `None` where cargo cannot install it.

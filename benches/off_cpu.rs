@@ -151,12 +151,7 @@ fn main() {
         .map_or(5e-6, |m| m.cpu / calibration as f64);
 
     let mut page = String::new();
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load = load
-        .split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ");
+    let load = common::load_average();
     writeln!(page, "## Off-CPU time\n").unwrap();
     writeln!(
         page,

@@ -147,24 +147,23 @@ fn record(dir: &Path, big: &Path, name: &'static str, passes: usize, rate: u32) 
     }
     if !perf.exists() {
         eprintln!("recording {name} with perf record");
-        let output = Command::new("perf")
-            .current_dir(dir)
-            .env("HOME", perf_home(dir))
-            .args([
-                "record",
-                "-q",
-                "-B",
-                "-e",
-                "cpu-clock:u",
-                "-F",
-                &rate_arg,
-                "-o",
-            ])
-            .arg(&perf)
-            .args(["--", "sh", "-c", &script])
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "perf record failed");
+        common::succeeded(
+            Command::new("perf")
+                .current_dir(dir)
+                .env("HOME", perf_home(dir))
+                .args([
+                    "record",
+                    "-q",
+                    "-B",
+                    "-e",
+                    "cpu-clock:u",
+                    "-F",
+                    &rate_arg,
+                    "-o",
+                ])
+                .arg(&perf)
+                .args(["--", "sh", "-c", &script]),
+        );
     }
     Recorded {
         name,

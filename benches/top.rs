@@ -93,7 +93,7 @@ fn main() {
          /proc) over the stretch up to each point, as a share of one CPU; memory is resident \
          memory then (the peak so far in parentheses).\n",
         common::machine(),
-        load_average(),
+        common::load_average(),
     )
     .unwrap();
     let split = util::fixture("split");
@@ -171,7 +171,7 @@ fn main() {
     writeln!(
         page,
         "\nThe load average as the run ended: {}.",
-        load_average()
+        common::load_average()
     )
     .unwrap();
     let log = std::fs::read_to_string(dir.join("top.log")).unwrap_or_default();
@@ -184,15 +184,6 @@ fn main() {
         .unwrap();
     }
     common::write_section("top", &page);
-}
-
-/// The 1, 5 and 15-minute load averages, as /proc/loadavg gives them.
-fn load_average() -> String {
-    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    text.split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Some twenty short-lived processes a second: a program, a shell and a
@@ -267,7 +258,7 @@ fn refresh() {
          to the frame drawn: median {median:.1} ms, slowest {max:.1} ms of 30 (after the first, \
          which names every function). The load average was {} as it started.",
         common::machine(),
-        load_average(),
+        common::load_average(),
     )
     .unwrap();
     common::write_section("top-refresh", &page);
